@@ -1,0 +1,3 @@
+from gemmprof.cli import main
+
+main()

@@ -1,0 +1,326 @@
+"""Nsight Compute CSV: the text `ncu --csv` prints (details or raw page) in, typed launch records out.
+
+Both layouts are read:
+
+* `--page details` (the default): one row per metric, keyed by "Section Name" and a human label ("Duration",
+  "Block Limit Registers"); metrics asked for with --metrics appear under "Command line profiler metrics" with their
+  raw names; rule rows (empty metric, filled "Rule Name" ... "Estimated Speedup") carry ncu's advice.
+* `--page raw`: one row per launch, one column per raw metric name, and a units row right after the header.
+
+Around the table there may be program output and `==PROF==` / `==WARNING==` / `==ERROR==` lines (kept as messages),
+numbers with thousands separators ("8,394,496"), "n/a" and empty units, scaled units ("us", "Kbyte"; converted to
+base units), NVTX columns (with `--nvtx`), and many kernels, launches and even several tables in one file.
+Everything here is pure: text in, dataclasses out.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+import re
+from dataclasses import dataclass, field
+
+from gemmprof.errors import InputError
+
+IDENTITY_COLUMNS = ("ID", "Process ID", "Process Name", "Host Name", "Kernel Name", "Context", "Stream",
+                    "Block Size", "Grid Size", "Device", "CC")
+DETAILS_COLUMNS = ("Section Name", "Metric Name", "Metric Unit", "Metric Value", "Rule Name", "Rule Type",
+                   "Rule Description", "Estimated Speedup Type", "Estimated Speedup")
+COMMAND_LINE_SECTION = "Command line profiler metrics"
+_MESSAGE = re.compile(r"^==(PROF|WARNING|ERROR|INFO)==")
+_NUMBER = re.compile(r"^[+-]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:[eE][+-]?\d+)?$")
+_TIME_NS = {"ns": 1, "nsecond": 1, "us": 1e3, "usecond": 1e3, "ms": 1e6, "msecond": 1e6, "s": 1e9, "second": 1e9}
+_SI = {"K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15}
+_SCALABLE = {"byte", "hz", "inst", "cycle", "sector", "request", "warp", "thread", "block", "wavefront", "flop",
+             "register", "transaction", "pass", "branches", "ops", "op"}
+
+
+@dataclass(frozen=True)
+class Metric:
+    name: str  # the label (details page) or the raw metric name (raw page, command-line metrics)
+    section: str  # "" on the raw page
+    unit: str  # as printed
+    text: str  # the value as printed
+    value: float | int | str | None  # numbers converted to `base_unit`; None for "n/a" or empty
+    base_unit: str
+    exact: bool = True  # False when a scaled unit (Kbyte, us) was printed with rounding
+
+    @property
+    def number(self) -> float | int | None:
+        return self.value if isinstance(self.value, (int, float)) and not isinstance(self.value, bool) else None
+
+
+@dataclass(frozen=True)
+class Rule:
+    section: str
+    name: str
+    type: str  # INF | OPT | WRN | ERR
+    description: str
+    speedup_type: str  # local | global | ""
+    speedup: float | None  # estimated speedup in percent
+
+
+@dataclass
+class Launch:
+    """One profiled kernel launch: its identity columns, NVTX ranges, metrics and rules."""
+
+    id: int
+    kernel_name: str
+    process_id: str = ""
+    process_name: str = ""
+    device: str = ""
+    cc: str = ""
+    stream: str = ""
+    block: tuple[int, ...] | None = None
+    grid: tuple[int, ...] | None = None
+    nvtx: dict[str, str] = field(default_factory=dict)  # NVTX column header -> cell
+    metrics: dict[tuple[str, str], Metric] = field(default_factory=dict)  # (section, name) -> metric
+    rules: list[Rule] = field(default_factory=list)
+    table: int = 0  # which CSV table of the file it came from
+
+    def find(self, name: str, section: str | None = None) -> Metric | None:
+        if section is not None:
+            return self.metrics.get((section, name))
+        for key in (("", name), (COMMAND_LINE_SECTION, name)):
+            if key in self.metrics:
+                return self.metrics[key]
+        return next((m for (_, n), m in self.metrics.items() if n == name), None)
+
+    def number(self, *names: str, section: str | None = None) -> float | int | None:
+        """The first of `names` present with a numeric value (in base units)."""
+        for n in names:
+            m = self.find(n, section)
+            if m is not None and m.number is not None:
+                return m.number
+        return None
+
+    def text(self, *names: str) -> str | None:
+        for n in names:
+            m = self.find(n)
+            if m is not None and m.text not in ("", "n/a"):
+                return m.text
+        return None
+
+    def matching(self, prefix: str, suffix: str = "") -> dict[str, Metric]:
+        """Metrics whose raw name starts with `prefix` and ends with `suffix`, by name."""
+        return {n: m for (_, n), m in self.metrics.items() if n.startswith(prefix) and n.endswith(suffix)}
+
+    @property
+    def nvtx_ranges(self) -> tuple[str, ...]:
+        """Push/pop range names, outermost first (best effort: see `range_names`)."""
+        out: list[str] = []
+        for header, cell in self.nvtx.items():
+            if "Push/Pop" in header or "Start/Stop" not in header:
+                out.extend(range_names(cell))
+        return tuple(out)
+
+
+@dataclass
+class NcuReport:
+    layout: str  # details | raw | empty
+    launches: list[Launch]
+    messages: list[str]  # ==PROF== / ==WARNING== / ==ERROR== lines, in order
+    other_lines: list[str]  # program output and anything else that is not the table
+
+    @property
+    def gpu(self) -> str | None:
+        for launch in self.launches:
+            name = launch.text("device__attribute_display_name")
+            if name:
+                return name
+        return None
+
+    def errors(self) -> list[str]:
+        return [m for m in self.messages if m.startswith("==ERROR==")]
+
+
+def parse_number(text: str) -> float | int | None:
+    t = text.strip()
+    if _NUMBER.match(t):
+        t = t.replace(",", "")
+        if "." in t or "e" in t or "E" in t:
+            return float(t)
+        return int(t)
+    if t.lower() in ("nan", "inf", "-inf", "+inf"):
+        return float(t)
+    return None
+
+
+def to_base(value: float | int, unit: str) -> tuple[float | int, str, bool]:
+    """Convert a number in ncu's (possibly scaled) unit to its base unit: (value, base unit, exact)."""
+    u = unit.strip()
+    if u in _TIME_NS:
+        scale = _TIME_NS[u]
+        return (value * scale if scale != 1 else value), "ns", scale == 1
+    head, slash, tail = u.partition("/")
+    if len(head) > 1 and head[0] in _SI and head[1:].lower() in _SCALABLE:
+        return value * _SI[head[0]], head[1:] + slash + tail, False
+    return value, u, True
+
+
+def _metric(name: str, section: str, unit: str, text: str) -> Metric:
+    t = (text or "").strip()
+    if t in ("", "n/a", "N/A"):
+        return Metric(name, section, unit, t, None, unit.strip())
+    num = parse_number(t)
+    if num is None:
+        return Metric(name, section, unit, t, t, unit.strip())
+    if isinstance(num, float) and not math.isfinite(num):
+        return Metric(name, section, unit, t, num, unit.strip())
+    value, base, exact = to_base(num, unit)
+    if not exact:
+        value = float(f"{value:.12g}")  # drop the float noise of scaling ("59.30" us -> 59300 ns)
+        if value.is_integer():
+            value = int(value)
+    return Metric(name, section, unit, t, value, base, exact)
+
+
+def _triple(text: str) -> tuple[int, ...] | None:
+    nums = re.findall(r"\d+", text or "")
+    return tuple(int(n) for n in nums) if nums else None
+
+
+def is_nvtx_column(header: str) -> bool:
+    return "_Range" in header or "nvtx" in header.lower()
+
+
+def range_names(cell: str) -> list[str]:
+    """Range names in an NVTX cell such as `1  "<default domain>:NAME:none:none:none:none:none:none"`.
+
+    ncu prints, per range on the stack, Domain:Range:PL_Type:PL_Value:CLR_Type:Color:Msg_Type:Msg. The exact layout
+    varies between versions, so the parts beyond the range name are dropped only when all six are present.
+    """
+    parts = re.findall(r'"([^"]*)"', cell) or ([cell.strip()] if cell.strip() else [])
+    names = []
+    for p in parts:
+        fields = p.split(":")
+        if len(fields) >= 8:
+            names.append(":".join(fields[1:-6]))
+        elif len(fields) >= 2:
+            names.append(":".join(fields[1:]))
+        else:
+            names.append(p)
+    return [n for n in names if n]
+
+
+def _split_tables(lines: list[str]) -> tuple[list[list[str]], list[str], list[str]]:
+    """Group the CSV lines of each table; messages and stray lines go aside."""
+    tables: list[list[str]] = []
+    messages: list[str] = []
+    other: list[str] = []
+    current: list[str] | None = None
+    for line in lines:
+        stripped = line.strip()
+        if _MESSAGE.match(stripped):
+            messages.append(stripped)
+            continue
+        if stripped.startswith('"ID",'):
+            current = [line]
+            tables.append(current)
+            continue
+        if current is not None and stripped and (stripped.startswith('"') or current[-1].count('"') % 2 == 1):
+            current.append(line)  # a row, or the continuation of a quoted field spanning lines
+            continue
+        if stripped:
+            other.append(line)
+    return tables, messages, other
+
+
+def parse_csv(text: str) -> NcuReport:
+    """Parse everything `ncu --csv` printed (or a file a user saved). A file without a table gives no launches."""
+    text = text.lstrip("\ufeff")
+    tables, messages, other = _split_tables(text.splitlines())
+    launches: list[Launch] = []
+    layouts = set()
+    for index, lines in enumerate(tables):
+        rows = list(csv.reader(io.StringIO("\n".join(lines))))
+        header = rows[0]
+        if "Metric Name" in header and "Metric Value" in header:
+            layouts.add("details")
+            launches.extend(_parse_details(header, rows[1:], index))
+        else:
+            layouts.add("raw")
+            launches.extend(_parse_raw(header, rows[1:], index))
+    layout = "empty" if not layouts else (layouts.pop() if len(layouts) == 1 else "mixed")
+    return NcuReport(layout, launches, messages, other)
+
+
+def _launch(cells: dict[str, str], table: int) -> Launch:
+    return Launch(id=int(cells["ID"]), kernel_name=cells.get("Kernel Name", ""),
+                  process_id=cells.get("Process ID", ""), process_name=cells.get("Process Name", ""),
+                  device=cells.get("Device", ""), cc=cells.get("CC", ""), stream=cells.get("Stream", ""),
+                  block=_triple(cells.get("Block Size", "")), grid=_triple(cells.get("Grid Size", "")),
+                  nvtx={h: v for h, v in cells.items() if is_nvtx_column(h)}, table=table)
+
+
+def _parse_details(header: list[str], rows: list[list[str]], table: int) -> list[Launch]:
+    by_id: dict[int, Launch] = {}
+    for row in rows:
+        cells = dict(zip(header, row))  # metric rows stop after "Metric Value": missing cells are absent
+        if not cells.get("ID", "").strip().isdigit():
+            continue
+        lid = int(cells["ID"])
+        launch = by_id.get(lid)
+        if launch is None:
+            launch = by_id[lid] = _launch(cells, table)
+        section = cells.get("Section Name", "")
+        if cells.get("Rule Name"):
+            launch.rules.append(Rule(section, cells["Rule Name"], cells.get("Rule Type", ""),
+                                     " ".join(cells.get("Rule Description", "").split()),
+                                     cells.get("Estimated Speedup Type", ""),
+                                     _float(cells.get("Estimated Speedup", ""))))
+        elif cells.get("Metric Name"):
+            m = _metric(cells["Metric Name"], section, cells.get("Metric Unit", ""), cells.get("Metric Value", ""))
+            launch.metrics[(section, m.name)] = m
+    return list(by_id.values())
+
+
+def _parse_raw(header: list[str], rows: list[list[str]], table: int) -> list[Launch]:
+    units: list[str] = [""] * len(header)
+    launches = []
+    for row in rows:
+        first = row[0].strip() if row else ""
+        if not first.isdigit():
+            if not first and not launches and len(row) == len(header):
+                units = row  # the units row right after the header
+            continue
+        cells = dict(zip(header, row))
+        launch = _launch(cells, table)
+        for i, name in enumerate(header):
+            if name in IDENTITY_COLUMNS or is_nvtx_column(name) or i >= len(row):
+                continue
+            launch.metrics[("", name)] = _metric(name, "", units[i] if i < len(units) else "", row[i])
+        launches.append(launch)
+    return launches
+
+
+def _float(text: str) -> float | None:
+    v = parse_number(text or "")
+    return float(v) if v is not None else None
+
+
+def merge(primary: NcuReport, secondary: NcuReport) -> NcuReport:
+    """Add the metrics of `secondary` (e.g. the raw page of the same report) to the launches of `primary` by ID."""
+    by_id = {(launch.table, launch.id): launch for launch in secondary.launches}
+    for launch in primary.launches:
+        other = by_id.get((launch.table, launch.id))
+        if other is None:
+            continue
+        for key, m in other.metrics.items():
+            launch.metrics.setdefault(key, m)
+        for h, v in other.nvtx.items():
+            launch.nvtx.setdefault(h, v)
+    return primary
+
+
+def read_csv_file(path) -> NcuReport:
+    """Read a saved ncu CSV, or raise InputError naming the file and the problem."""
+    from pathlib import Path
+
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8", errors="replace")
+    except OSError as exc:
+        raise InputError(f"--from: cannot read {p}: {exc.strerror or exc}") from None
+    return parse_csv(text)

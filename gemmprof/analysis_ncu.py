@@ -1,0 +1,370 @@
+"""What Nsight Compute says about each launch, set beside gemmprof's model and occupancy calculator.
+
+Pure functions: an `NcuReport` (gemmprof.adapters.ncu) plus a GPU profile and, where known, the GEMM shape and the
+variants' dtypes and tile sizes in; one `LaunchFindings` per profiled launch out. Every figure is None when the
+CSV does not hold the metrics it needs, so a partial CSV (only some sections) still gives what it can.
+The results file `gemmprof profile --save` writes is described in gemmprof.profile_results.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from gemmprof import nvtx
+from gemmprof.adapters.ncu import Launch, NcuReport, Rule
+from gemmprof.errors import InputError
+from gemmprof.model import DTYPES, GemmShape, Tiles, gemm_flops, min_bytes, tiled_traffic
+from gemmprof.occupancy import occupancy
+from gemmprof.profiles import GpuProfile
+
+SOL = "GPU Speed Of Light Throughput"
+LAUNCH_STATS = "Launch Statistics"
+OCCUPANCY = "Occupancy"
+WARP_STATE = "Warp State Statistics"
+
+# (raw metric name, details-page label, details-page section): the raw name wins when both are present.
+DURATION = ("gpu__time_duration.sum", "Duration", SOL)
+SOL_COMPUTE = ("sm__throughput.avg.pct_of_peak_sustained_elapsed", "Compute (SM) Throughput", SOL)
+SOL_MEMORY = ("gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed", "Memory Throughput", SOL)
+SOL_DRAM = ("gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed", "DRAM Throughput", SOL)
+ACHIEVED = ("sm__warps_active.avg.pct_of_peak_sustained_active", "Achieved Occupancy", OCCUPANCY)
+THEORETICAL = ("sm__maximum_warps_per_active_cycle_pct", "Theoretical Occupancy", OCCUPANCY)
+BLOCK_LIMITS = {  # gemmprof.occupancy's limiter names -> where ncu reports the block limit
+    "registers": ("launch__occupancy_limit_registers", "Block Limit Registers", OCCUPANCY),
+    "shared memory": ("launch__occupancy_limit_shared_mem", "Block Limit Shared Mem", OCCUPANCY),
+    "warps": ("launch__occupancy_limit_warps", "Block Limit Warps", OCCUPANCY),
+    "blocks": ("launch__occupancy_limit_blocks", "Block Limit SM", OCCUPANCY),
+    "barriers": ("launch__occupancy_limit_barriers", "Block Limit Barriers", OCCUPANCY),
+}
+BLOCK_SIZE = ("launch__block_size", "Block Size", LAUNCH_STATS)
+REGISTERS = ("launch__registers_per_thread", "Registers Per Thread", LAUNCH_STATS)
+STATIC_SMEM = ("launch__shared_mem_per_block_static", "Static Shared Memory Per Block", LAUNCH_STATS)
+DYNAMIC_SMEM = ("launch__shared_mem_per_block_dynamic", "Dynamic Shared Memory Per Block", LAUNCH_STATS)
+SMEM_CONFIG = ("launch__shared_mem_config_size", "Shared Memory Configuration Size", LAUNCH_STATS)
+CYCLES_PER_ISSUE = ("smsp__average_warp_latency_per_inst_issued.ratio", "Warp Cycles Per Issued Instruction",
+                    WARP_STATE)
+
+STALL_PREFIX = "smsp__average_warp_latency_issue_stalled_"
+PCSAMP_PREFIX = "smsp__pcsamp_warps_issue_stalled_"
+# "selected" is left out of the stall shares. The Nsight Compute Profiling Guide lists it among the warp states as
+# "warp was selected by the micro scheduler and issued an instruction": it is the issue cycle itself, not a stall
+# (its ratio is ~1 cycle per issued instruction), so shares here are fractions of the cycles a warp spent *not*
+# issuing. "not_selected" (eligible, but another warp issued) stays: from the warp's side it is a stall, and a large
+# share of it means there are more eligible warps than issue slots. ncu's CPIStall rule divides by all cycles
+# between two issues (selected included), so its percentages are a few percent lower than ours for the same run.
+EXCLUDED_STALLS = ("selected",)
+
+FFMA = "smsp__sass_thread_inst_executed_op_ffma_pred_on.sum"
+FADD = "smsp__sass_thread_inst_executed_op_fadd_pred_on.sum"
+FMUL = "smsp__sass_thread_inst_executed_op_fmul_pred_on.sum"
+# Math ops in the tensor path; ncu counts 2 per multiply-add, so they are FLOPs. Only these exact names are summed
+# (the _sparsity_on/_off and per-instruction-kind variants are subsets of them).
+TENSOR_OPS = ("sm__ops_path_tensor_src_fp16_dst_fp32.sum", "sm__ops_path_tensor_src_fp16_dst_fp16.sum",
+              "sm__ops_path_tensor_src_bf16_dst_fp32.sum", "sm__ops_path_tensor_src_tf32_dst_fp32.sum")
+DRAM_READ, DRAM_WRITE, DRAM_TOTAL = "dram__bytes_read.sum", "dram__bytes_write.sum", "dram__bytes.sum"
+L2_BYTES, L1_BYTES = "lts__t_bytes.sum", "l1tex__t_bytes.sum"
+SMEM = {
+    "ld_conflicts": ("l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum",),
+    "st_conflicts": ("l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum",),
+    "ld_wavefronts": ("l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum",),
+    "st_wavefronts": ("l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum",),
+    "ld_requests": ("smsp__inst_executed_op_shared_ld.sum", "smsp__sass_inst_executed_op_shared_ld.sum",
+                    "l1tex__t_requests_pipe_lsu_mem_shared_op_ld.sum"),
+    "st_requests": ("smsp__inst_executed_op_shared_st.sum", "smsp__sass_inst_executed_op_shared_st.sum",
+                    "l1tex__t_requests_pipe_lsu_mem_shared_op_st.sum"),
+}
+THEORETICAL_TOLERANCE_PCT = 0.05  # ncu prints two decimals
+
+
+@dataclass(frozen=True)
+class VariantInfo:
+    """What gemmprof knows about a variant: its dtype and, for a ladder rung, the tiles of its traffic model."""
+
+    dtype: str | None = None
+    tiles: Tiles | None = None
+
+
+@dataclass
+class OccupancyCheck:
+    threads: int | None = None
+    registers: int | None = None
+    static_smem: int | None = None
+    dynamic_smem: int | None = None
+    achieved_pct: float | None = None
+    theoretical_pct_ncu: float | None = None
+    theoretical_pct_gemmprof: float | None = None
+    limits_ncu: dict[str, int] = field(default_factory=dict)
+    limits_gemmprof: dict[str, int] = field(default_factory=dict)
+    limiters_ncu: tuple[str, ...] = ()
+    limiters_gemmprof: tuple[str, ...] = ()
+    disagreements: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def agrees(self) -> bool | None:
+        """True/False once both sides were computed; None when either is missing."""
+        if self.theoretical_pct_ncu is None or self.theoretical_pct_gemmprof is None:
+            return None
+        return not self.disagreements
+
+
+@dataclass
+class SharedMemory:
+    ld_conflicts: float | None = None
+    st_conflicts: float | None = None
+    ld_wavefronts: float | None = None
+    st_wavefronts: float | None = None
+    ld_requests: float | None = None
+    st_requests: float | None = None
+
+    def per(self, op: str, denominator: str) -> float | None:
+        c, d = getattr(self, f"{op}_conflicts"), getattr(self, f"{op}_{denominator}")
+        return c / d if c is not None and d else None
+
+
+@dataclass(frozen=True)
+class RuleAdvice:
+    section: str
+    name: str
+    type: str
+    summary: str  # one line
+    speedup: float | None
+    speedup_type: str
+    description: str
+
+
+@dataclass
+class LaunchFindings:
+    id: int
+    variant: str
+    kernel_name: str
+    nvtx_range: str | None
+    dtype: str | None
+    shape: GemmShape | None
+    grid: tuple[int, ...] | None
+    block: tuple[int, ...] | None
+    duration_ns: float | None = None
+    sol_compute_pct: float | None = None
+    sol_memory_pct: float | None = None
+    sol_dram_pct: float | None = None
+    occupancy: OccupancyCheck = field(default_factory=OccupancyCheck)
+    stalls: dict[str, float] = field(default_factory=dict)  # reason -> share of stall cycles, largest first
+    stalls_sampled: dict[str, float] = field(default_factory=dict)  # from PC sampling, same convention
+    warp_cycles_per_issue: float | None = None
+    smem: SharedMemory = field(default_factory=SharedMemory)
+    dram_read_bytes: float | None = None
+    dram_write_bytes: float | None = None
+    dram_bytes: float | None = None
+    l2_bytes: float | None = None
+    l1_bytes: float | None = None
+    model_min_bytes: int | None = None
+    model_tiled_bytes: int | None = None
+    flops_fp32: float | None = None  # 2*FFMA + FADD + FMUL, thread-level
+    flops_tensor: float | None = None
+    flops_model: int | None = None  # 2*M*N*K
+    rules: list[RuleAdvice] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def flops_executed(self) -> float | None:
+        parts = [x for x in (self.flops_fp32, self.flops_tensor) if x is not None]
+        return sum(parts) if parts else None
+
+    @property
+    def flops(self) -> float | None:
+        """The FLOPs intensities are computed with: executed when measured, else the model's."""
+        return self.flops_executed if self.flops_executed else self.flops_model
+
+    def ratio(self, a: float | None, b: float | None) -> float | None:
+        return a / b if a is not None and b else None
+
+    @property
+    def ai_dram(self) -> float | None:
+        return self.ratio(self.flops, self.dram_bytes)
+
+    @property
+    def ai_l2(self) -> float | None:
+        return self.ratio(self.flops, self.l2_bytes)
+
+    @property
+    def achieved_flops_per_s(self) -> float | None:
+        """2*M*N*K over the duration (gemmprof's convention for every FLOP/s figure), else executed FLOPs."""
+        seconds = self.duration_ns * 1e-9 if self.duration_ns else None
+        return self.ratio(self.flops_model or self.flops_executed, seconds)
+
+
+def _get(launch: Launch, spec: tuple[str, str, str]) -> float | int | None:
+    raw, label, section = spec
+    v = launch.number(raw)
+    return v if v is not None else launch.number(label, section=section)
+
+
+def gemmprof_range(launch: Launch) -> tuple[str, str, GemmShape] | None:
+    """The innermost `gemmprof VARIANT MxNxK` range a launch ran in: (range text, variant, shape)."""
+    pattern = re.compile(rf"{nvtx.PREFIX} [A-Za-z0-9_.\-]+ \d+x\d+x\d+")
+    for candidate in reversed(launch.nvtx_ranges + tuple(launch.nvtx.values())):
+        for text in reversed(pattern.findall(candidate)):
+            parsed = nvtx.parse_range_name(text)
+            if parsed:
+                return text, parsed[0], parsed[1]
+    return None
+
+
+def short_kernel_name(name: str) -> str:
+    """`void ns::gemm<128, 64>(float*, ...)` -> `ns::gemm`."""
+    n = re.sub(r"^void\s+", "", name.strip())
+    depth, out = 0, []
+    for ch in n:
+        if ch in "<(":
+            depth += 1
+        elif ch in ">)":
+            depth -= 1
+        elif depth == 0:
+            out.append(ch)
+    return "".join(out).strip() or name
+
+
+def stall_shares(launch: Launch, prefix: str = STALL_PREFIX, suffix: str = ".ratio") -> dict[str, float]:
+    values = {}
+    for name, m in launch.matching(prefix, suffix).items():
+        reason = name[len(prefix):len(name) - len(suffix)] if suffix else name[len(prefix):]
+        if reason.endswith("_not_issued") or reason in EXCLUDED_STALLS or m.number is None:
+            continue
+        values[reason] = float(m.number)
+    total = sum(values.values())
+    if total <= 0:
+        return {}
+    return dict(sorted(((k, v / total) for k, v in values.items()), key=lambda kv: -kv[1]))
+
+
+def summarise_rule(rule: Rule, width: int = 160) -> RuleAdvice:
+    """One line of advice: the first sentence that carries a figure (else the first), without links."""
+    text = re.sub(r"\s*\((?:see )?https?://[^)]*\)", "", rule.description)
+    text = re.sub(r"https?://\S+", "", text).strip()
+    sentences = [s.strip() for s in re.split(r"(?<=[.!?])\s+(?=[A-Z])", text) if s.strip()]
+    pick = next((s for s in sentences if re.search(r"\d", s)), sentences[0] if sentences else "")
+    if len(pick) > width:
+        pick = pick[:width - 1].rstrip() + "…"
+    return RuleAdvice(rule.section, rule.name, rule.type, pick, rule.speedup, rule.speedup_type, rule.description)
+
+
+def check_occupancy(launch: Launch, profile: GpuProfile | None) -> OccupancyCheck:
+    oc = OccupancyCheck()
+    threads = _get(launch, BLOCK_SIZE)
+    if threads is None and launch.block:
+        threads = 1
+        for d in launch.block:
+            threads *= d
+    oc.threads = int(threads) if threads is not None else None
+    for attr, spec in (("registers", REGISTERS), ("static_smem", STATIC_SMEM), ("dynamic_smem", DYNAMIC_SMEM)):
+        v = _get(launch, spec)
+        setattr(oc, attr, int(v) if v is not None else None)
+    oc.achieved_pct = _get(launch, ACHIEVED)
+    oc.theoretical_pct_ncu = _get(launch, THEORETICAL)
+    oc.limits_ncu = {k: int(v) for k, spec in BLOCK_LIMITS.items() if (v := _get(launch, spec)) is not None}
+    if oc.limits_ncu:
+        low = min(oc.limits_ncu.values())
+        oc.limiters_ncu = tuple(k for k, v in oc.limits_ncu.items() if v == low)
+    if profile is None or oc.threads is None or oc.registers is None:
+        if profile is not None:
+            oc.notes.append("no launch configuration in the CSV (add --section LaunchStats): occupancy not computed")
+        return oc
+    for spec in (STATIC_SMEM, DYNAMIC_SMEM):
+        m = launch.find(spec[0]) or launch.find(spec[1], spec[2])
+        if m is not None and not m.exact:
+            oc.notes.append(f"{spec[1]} was printed as {m.text} {m.unit}, rounded: rerun ncu with --print-units base")
+    try:
+        occ = occupancy(profile, oc.threads, oc.registers, oc.static_smem or 0, oc.dynamic_smem or 0)
+    except InputError as exc:
+        oc.notes.append(f"gemmprof's occupancy calculation failed: {exc}")
+        return oc
+    oc.theoretical_pct_gemmprof = occ.theoretical_occupancy * 100
+    oc.limits_gemmprof = {"registers": occ.block_limit_registers, "shared memory": occ.block_limit_shared_mem,
+                          "warps": occ.block_limit_warps, "blocks": occ.block_limit_sm}
+    oc.limiters_gemmprof = occ.limiters
+    if oc.theoretical_pct_ncu is not None and abs(oc.theoretical_pct_ncu - oc.theoretical_pct_gemmprof) > \
+            THEORETICAL_TOLERANCE_PCT:
+        oc.disagreements.append(f"theoretical occupancy: ncu {oc.theoretical_pct_ncu:g}%, "
+                                f"gemmprof {oc.theoretical_pct_gemmprof:g}%")
+    config = _get(launch, SMEM_CONFIG)
+    for key, ours in oc.limits_gemmprof.items():
+        theirs = oc.limits_ncu.get(key)
+        if theirs is None or theirs == ours:
+            continue
+        if key == "shared memory" and config and int(config) // occ.shared_memory_per_block == theirs:
+            oc.notes.append(f"shared-memory block limit: ncu {theirs} with the {config / 1024:g} KiB carveout the "
+                            f"driver chose, gemmprof {ours} with the smallest sufficient one "
+                            f"({occ.carveout_kib:g} KiB); same calculation")
+            continue
+        oc.disagreements.append(f"block limit {key}: ncu {theirs}, gemmprof {ours}")
+    return oc
+
+
+def analyse_launch(launch: Launch, profile: GpuProfile | None, shape: GemmShape | None = None,
+                   variants: dict[str, VariantInfo] | None = None, default_dtype: str | None = None
+                   ) -> LaunchFindings:
+    found = gemmprof_range(launch)
+    variant = found[1] if found else launch.kernel_name
+    if found:
+        shape = found[2]
+    info = (variants or {}).get(variant, VariantInfo())
+    dtype = info.dtype or default_dtype
+    f = LaunchFindings(id=launch.id, variant=variant, kernel_name=launch.kernel_name,
+                       nvtx_range=found[0] if found else None, dtype=dtype, shape=shape,
+                       grid=launch.grid, block=launch.block)
+    f.duration_ns = _get(launch, DURATION)
+    f.sol_compute_pct, f.sol_memory_pct, f.sol_dram_pct = (_get(launch, s) for s in (SOL_COMPUTE, SOL_MEMORY,
+                                                                                      SOL_DRAM))
+    f.occupancy = check_occupancy(launch, profile)
+    f.stalls = stall_shares(launch)
+    f.stalls_sampled = stall_shares(launch, PCSAMP_PREFIX, "")
+    f.warp_cycles_per_issue = _get(launch, CYCLES_PER_ISSUE)
+    f.smem = SharedMemory(**{k: launch.number(*names) for k, names in SMEM.items()})
+    f.dram_read_bytes, f.dram_write_bytes = launch.number(DRAM_READ), launch.number(DRAM_WRITE)
+    if f.dram_read_bytes is not None and f.dram_write_bytes is not None:
+        f.dram_bytes = f.dram_read_bytes + f.dram_write_bytes
+    else:
+        f.dram_bytes = launch.number(DRAM_TOTAL)
+    f.l2_bytes, f.l1_bytes = launch.number(L2_BYTES), launch.number(L1_BYTES)
+    fp = [launch.number(n) for n in (FFMA, FADD, FMUL)]
+    if any(v is not None for v in fp):
+        f.flops_fp32 = 2 * (fp[0] or 0) + (fp[1] or 0) + (fp[2] or 0)
+    tensor = [v for n in TENSOR_OPS if (v := launch.number(n)) is not None]
+    f.flops_tensor = sum(tensor) if tensor else None
+    if shape is not None:
+        f.flops_model = gemm_flops(shape)
+        dt = DTYPES.get(dtype or "")
+        if dt is not None:
+            f.model_min_bytes = min_bytes(shape, dt).total
+            if info.tiles is not None:
+                f.model_tiled_bytes = tiled_traffic(shape, dt, info.tiles).gmem_bytes
+        else:
+            f.notes.append("dtype unknown (pass --dtype): no byte model")
+    f.rules = sorted((summarise_rule(r) for r in launch.rules),
+                     key=lambda r: ({"OPT": 0, "WRN": 1, "ERR": 1}.get(r.type, 2), -(r.speedup or 0)))
+    return f
+
+
+def choose_profile(report: NcuReport, explicit: GpuProfile | None, all_profiles) -> tuple[GpuProfile | None, str]:
+    """The GPU profile for the occupancy calculation: given, else by device name, else by compute capability."""
+    if explicit is not None:
+        return explicit, ""
+    gpu = report.gpu
+    for p in all_profiles:
+        if gpu and gpu in p.cuda_names:
+            return p, ""
+    ccs = {launch.cc for launch in report.launches if launch.cc}
+    if len(ccs) == 1:
+        cc = ccs.pop()
+        same = [p for p in all_profiles if p.compute_capability == cc]
+        if same:
+            return same[0], f"occupancy computed with the SM limits of {same[0].name} (compute capability {cc})"
+        return None, f"no GPU profile for compute capability {cc}: pass --gpu or --profile to compute occupancy"
+    return None, "the CSV does not say which GPU: pass --gpu or --profile to compute occupancy"
+
+
+def analyse(report: NcuReport, profile: GpuProfile | None, shape: GemmShape | None = None,
+            variants: dict[str, VariantInfo] | None = None, default_dtype: str | None = None
+            ) -> list[LaunchFindings]:
+    return [analyse_launch(launch, profile, shape, variants, default_dtype) for launch in report.launches]

@@ -1,0 +1,63 @@
+"""cuBLAS baselines (SGEMM, TF32, HGEMM with fp32 accumulate) through cublasGemmEx, launched like any rung."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from gemmprof.launch import Problem
+
+CUDA_R_32F, CUDA_R_16F = 0, 2
+CUBLAS_COMPUTE_32F, CUBLAS_COMPUTE_32F_FAST_TF32 = 68, 77
+CUBLAS_OP_N, CUBLAS_OP_T = 0, 1
+CUBLAS_GEMM_DEFAULT = -1
+
+
+@dataclass(frozen=True)
+class Baseline:
+    name: str
+    title: str
+    dtype: str  # dtype of the rungs it is compared with
+    storage: str  # fp32 | fp16: the problem it runs on
+    tolerance_key: str
+    peak_kind: str
+
+
+BASELINES = {
+    "cublas_sgemm": Baseline("cublas_sgemm", "cuBLAS SGEMM (fp32)", "fp32", "fp32", "fp32", "fp32"),
+    "cublas_tf32": Baseline("cublas_tf32", "cuBLAS GEMM, TF32 tensor cores", "tf32", "fp32", "tf32", "tf32_tensor"),
+    "cublas_hgemm": Baseline("cublas_hgemm", "cuBLAS HGEMM (fp16 in, fp32 accumulate)", "fp16", "fp16", "fp16",
+                             "fp16_tensor_fp32_acc"),
+}
+
+
+def for_dtypes(dtypes: set[str]) -> list[Baseline]:
+    out = []
+    if "fp32" in dtypes:
+        out += [BASELINES["cublas_sgemm"], BASELINES["cublas_tf32"]]
+    if "fp16" in dtypes:
+        out.append(BASELINES["cublas_hgemm"])
+    return out
+
+
+def make_launcher(baseline: Baseline, problem: Problem, out):
+    """A no-argument callable running C = alpha*A@B + beta*C (row-major) with cuBLAS into `out`."""
+    from cupy.cuda import cublas, device
+
+    s = problem.shape
+    handle = device.get_cublas_handle()
+    # row-major C = A @ B is column-major C^T = B^T @ A^T: swap the operands, keep no transposes
+    A = problem.operand("A", "row")
+    B = problem.operand("B", "row")
+    dtype = CUDA_R_16F if baseline.storage == "fp16" else CUDA_R_32F
+    compute = CUBLAS_COMPUTE_32F_FAST_TF32 if baseline.name == "cublas_tf32" else CUBLAS_COMPUTE_32F
+    alpha = np.array(problem.alpha, dtype=np.float32)
+    beta = np.array(problem.beta, dtype=np.float32)
+
+    def launch():
+        cublas.gemmEx(handle, CUBLAS_OP_N, CUBLAS_OP_N, s.N, s.M, s.K, alpha.ctypes.data, B.data.ptr, dtype, s.N,
+                      A.data.ptr, dtype, s.K, beta.ctypes.data, out.data.ptr, CUDA_R_32F, s.N, compute,
+                      CUBLAS_GEMM_DEFAULT)
+
+    return launch

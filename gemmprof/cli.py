@@ -1,0 +1,69 @@
+"""The gemmprof command line: a lazy click group, so `gemmprof --help` imports no command's dependencies."""
+
+from __future__ import annotations
+
+import importlib
+import sys
+
+import click
+
+from gemmprof import __version__
+from gemmprof.errors import GemmprofError
+
+# name -> (module, one-line help). Modules are imported only when their command runs.
+COMMANDS = {
+    "list": ("gemmprof.commands.list_cmd", "Show the kernel ladder: rung, name, technique, source, dtype, parameters."),
+    "run": ("gemmprof.commands.run", "Compile, verify against cuBLAS and time ladder rungs (or your own kernel) on the GPU."),
+    "build": ("gemmprof.commands.build", "Compile every kernel offline with nvcc and report registers, shared memory, spills."),
+    "model": ("gemmprof.commands.model", "FLOPs, bytes, arithmetic intensity and lower-bound times of a GEMM (no GPU)."),
+    "occupancy": ("gemmprof.commands.occupancy", "Theoretical occupancy of a launch configuration on a GPU (no GPU)."),
+    "gpus": ("gemmprof.commands.gpus", "List the GPU profiles, or show one with its sources."),
+    "profile": ("gemmprof.commands.profile", "Run Nsight Compute on rungs (or read its CSV) and say what limits each."),
+    "compare-nsys": ("gemmprof.commands.compare_nsys", "Compare kernels from Nsight Systems reports side by side."),
+    "roofline": ("gemmprof.commands.roofline", "Draw the roofline of the ladder against a GPU's ceilings, with a table."),
+}
+
+
+class LazyGroup(click.Group):
+    def list_commands(self, ctx):
+        return list(COMMANDS)
+
+    def get_command(self, ctx, name):
+        if name not in COMMANDS:
+            return None
+        module = importlib.import_module(COMMANDS[name][0])
+        return module.command
+
+    def format_commands(self, ctx, formatter):
+        rows = [(name, help_) for name, (_, help_) in COMMANDS.items()]
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 110})
+@click.version_option(__version__, prog_name="gemmprof")
+def cli():
+    """Profile, verify and explain CUDA GEMM kernels.
+
+    \b
+    Examples:
+      gemmprof model --size 4096 --gpu h100            # FLOPs, bytes, bounds: no GPU needed
+      gemmprof run --all --size 4096 -o results.json   # the whole fp32 ladder on your GPU
+      gemmprof roofline results.json -o roofline.png   # plot it, on any machine
+    """
+
+
+def main(argv=None):
+    try:
+        cli.main(args=argv, prog_name="gemmprof", standalone_mode=False)
+    except GemmprofError as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(exc.exit_code)
+    except click.exceptions.Abort:
+        click.echo("aborted", err=True)
+        sys.exit(130)
+    except click.ClickException as exc:
+        exc.show()
+        sys.exit(exc.exit_code)
+    except click.exceptions.Exit as exc:
+        sys.exit(exc.exit_code)

@@ -1,0 +1,1 @@
+"""One small module per subcommand: each parses options and calls the library."""

@@ -1,0 +1,65 @@
+"""gemmprof gpus: the GPU profiles."""
+
+from __future__ import annotations
+
+import click
+
+from gemmprof.commands._options import output_options
+from gemmprof.render import Column, Table, emit
+
+
+@click.command("gpus")
+@click.argument("name", required=False)
+@click.option("--profile", "profile_file", type=click.Path(dir_okay=False), default=None, metavar="FILE.yaml",
+              help="Show (and validate) a profile file of your own.")
+@output_options
+def command(name, profile_file, fmt, output):
+    """List the GPU profiles, or show one with every figure's source.
+
+    \b
+    Examples:
+      gemmprof gpus
+      gemmprof gpus h100
+      gemmprof gpus --profile my_card.yaml
+    """
+    from gemmprof import profiles
+
+    if name or profile_file:
+        prof = profiles.load_profile_file(profile_file) if profile_file else profiles.get_profile(name)
+        emit(_detail(prof), fmt, output)
+        return
+    rows = [{"key": p.key, "name": p.name, "cc": p.compute_capability, "sms": p.sm_count,
+             "fp32": p.peak_tflops.get("fp32"), "tf32": p.peak_tflops.get("tf32_tensor"),
+             "fp16": p.peak_tflops.get("fp16_tensor_fp32_acc"), "dram": p.dram_bandwidth_gbs,
+             "l2": p.l2_size_mib, "measured": "yes" if p.measured else ""} for p in profiles.all_profiles()]
+    cols = [Column("key", "profile", fmt="s"), Column("name", "GPU", fmt="s"), Column("cc", "cc", fmt="s"),
+            Column("sms", "SMs"), Column("fp32", "fp32", "TFLOP/s", ".1f"),
+            Column("tf32", "tf32 tensor", "TFLOP/s", ".1f"), Column("fp16", "fp16 tensor (fp32 acc)", "TFLOP/s", ".1f"),
+            Column("dram", "DRAM", "GB/s", ".0f"), Column("l2", "L2", "MiB", ".0f"), Column("measured", "measured", fmt="s")]
+    emit(Table("GPU profiles (dense peaks, datasheet)", cols, rows), fmt, output)
+
+
+def _detail(p) -> Table:
+    rows = []
+
+    def add(key, value, unit=""):
+        rows.append({"figure": key, "value": value, "unit": unit, "source": p.citation(key)})
+
+    add("sm_count", p.sm_count)
+    add("boost_clock_mhz", p.boost_clock_mhz, "MHz")
+    for k, v in p.peak_tflops.items():
+        add(f"peak_tflops.{k}", v, "TFLOP/s")
+    add("dram_bandwidth_gbs", p.dram_bandwidth_gbs, "GB/s")
+    add("l2.size_mib", p.l2_size_mib, "MiB")
+    if p.l2_bandwidth_gbs:
+        add("l2.bandwidth_gbs", p.l2_bandwidth_gbs, "GB/s")
+    if p.smem_bandwidth_gbs:
+        add("smem_bandwidth_gbs", p.smem_bandwidth_gbs, "GB/s")
+    for k, v in p.sm_limits.__dict__.items():
+        add(f"sm_limits.{k}", list(v) if isinstance(v, tuple) else v)
+    for k, v in p.measured.items():
+        add(f"measured.{k}", v)
+    cols = [Column("figure", "figure", fmt="s"), Column("value", "value"), Column("unit", "unit", fmt="s"),
+            Column("source", "source", fmt="s")]
+    title = f"{p.name} (cc {p.compute_capability}; CUDA names: {', '.join(p.cuda_names)}) from {p.path}"
+    return Table(title, cols, rows, meta={"profile": p.key})

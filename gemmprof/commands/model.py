@@ -1,0 +1,139 @@
+"""gemmprof model: the analytic model of a GEMM on a GPU, with the ladder's traffic models."""
+
+from __future__ import annotations
+
+import click
+
+from gemmprof.commands._options import gpu_options, output_options, resolve_profile, resolve_shape, shape_options
+from gemmprof.errors import InputError
+from gemmprof.render import Column, Table, emit_many
+
+
+@click.command("model")
+@shape_options
+@click.option("--dtype", type=click.Choice(["fp32", "fp16", "tf32"]), default="fp32", show_default=True)
+@click.option("--alpha", type=float, default=1.0, show_default=True)
+@click.option("--beta", type=float, default=0.0, show_default=True, help="C is read only when beta != 0.")
+@gpu_options
+@click.option("--peak-tflops", type=float, default=None, help="Compute ceiling instead of the profile's.")
+@click.option("--bandwidth", type=float, default=None, help="Memory ceiling in GB/s instead of the profile's.")
+@click.option("--ceiling", type=click.Choice(["datasheet", "measured"]), default="datasheet", show_default=True,
+              help="Use the profile's datasheet peaks or its measured ceilings.")
+@click.option("--flop-convention", type=click.Choice(["2mnk", "seed004", "seed003"]), default="2mnk",
+              show_default=True, help="2MNK; seed 004 adds the epilogue's MN; seed 003 counts M(2K-1)N.")
+@click.option("--rung", "rungs", multiple=True, help="Show the traffic model of these rungs (ids, ranges, names).")
+@click.option("--ladder", is_flag=True, help="Show the traffic model of every rung of --dtype.")
+@click.option("--tiles", default=None, metavar="BM,BN,TM,TN", help="Traffic model of a tiling of your own.")
+@output_options
+def command(size, m, n, k, dtype, alpha, beta, gpu, profile_file, peak_tflops, bandwidth, ceiling, flop_convention,
+            rungs, ladder, tiles, fmt, output):
+    """FLOPs, minimum bytes, arithmetic intensity and lower-bound times; per-rung memory traffic.
+
+    Without a GPU. Ceilings come from the GPU profile (--gpu/--profile, default H100 SXM) or from
+    --peak-tflops/--bandwidth. The traffic models are the documents' worst case (no cache hits): a BM x BN block
+    tile reads M*N*K*(1/BM + 1/BN) elements of A and B; BM = BN = 1 is the naive kernel.
+
+    \b
+    Examples:
+      gemmprof model --size 4092 --beta 1 --peak-tflops 30 --bandwidth 768 --flop-convention seed004 --tiles 1,1,1,1
+      gemmprof model --size 4096 --peak-tflops 156 --bandwidth 2039 --flop-convention seed003
+      gemmprof model --size 4096 --gpu h100 --ladder
+    """
+    from gemmprof import model as mdl
+
+    shape = resolve_shape(size, m, n, k)
+    dt = mdl.get_dtype(dtype)
+    prof = resolve_profile(gpu, profile_file) if (peak_tflops is None or bandwidth is None) else None
+    peak, bw, peak_src, bw_src = _ceilings(prof, dt, peak_tflops, bandwidth, ceiling)
+    flops = {"2mnk": mdl.gemm_flops, "seed004": mdl.gemm_flops_with_epilogue,
+             "seed003": mdl.gemm_flops_seed003}[flop_convention](shape)
+    nbytes = mdl.min_bytes(shape, dt, beta)
+    b = mdl.lower_bounds(flops, nbytes, peak, bw)
+    rows = [
+        _row("FLOPs", flops / 1e9, "GFLOP", {"2mnk": "2*M*N*K", "seed004": "2*M*N*K + M*N (seed 004)",
+                                              "seed003": "M*(2K-1)*N (seed 003)"}[flop_convention]),
+        _row("bytes read (minimum)", nbytes.read / 1e6, "MB",
+             f"{nbytes.read / 2**20:.1f} MiB: A, B" + (", C (beta != 0)" if beta else "")),
+        _row("bytes written (minimum)", nbytes.written / 1e6, "MB", f"{nbytes.written / 2**20:.1f} MiB: C"),
+        _row("bytes moved (minimum)", nbytes.total / 1e6, "MB", f"{nbytes.total / 2**20:.1f} MiB"),
+        _row("arithmetic intensity (minimum traffic)", b.arithmetic_intensity, "FLOP/B", ""),
+        _row("compute ceiling", peak / 1e12, "TFLOP/s", peak_src),
+        _row("memory ceiling", bw / 1e9, "GB/s", bw_src),
+        _row("ridge point", b.ridge_point, "FLOP/B", "intensity above which the ceiling is compute"),
+        _row("compute-bound time", b.compute_time_s * 1e3, "ms", "FLOPs / compute ceiling"),
+        _row("memory-bound time", b.memory_time_s * 1e3, "ms", "bytes / memory ceiling"),
+    ]
+    if flop_convention == "seed003":
+        rows.append(_row("memory-bound time, seed 003's arithmetic",
+                         mdl.seed003_memory_time_s(shape, dt, bw / 1e9) * 1e3, "ms",
+                         "MiB divided by GB/s read as MB/ms, as seed 003 does"))
+    rows.append(_row("lower bound", b.lower_bound_s * 1e3, "ms", f"{b.bound}-bound"))
+    cols = [Column("quantity", "quantity", fmt="s"), Column("value", "value", fmt=".4g"),
+            Column("unit", "unit", fmt="s"), Column("note", "note", fmt="s")]
+    title = f"GEMM {shape.label}, {dt.name} ({dt.description}), alpha={alpha:g} beta={beta:g}"
+    tables = [Table(title, cols, rows, meta={"shape": shape.to_dict(), "dtype": dtype, "bound": b.bound})]
+    traffic = _traffic_rows(shape, dt, beta, peak, bw, rungs, ladder, tiles, dtype)
+    if traffic:
+        tcols = [Column("rung", "rung", fmt="s"), Column("name", "name", fmt="s"),
+                 Column("tiles", "BMxBN / TMxTN", fmt="s"),
+                 Column("gmem_reads_g", "A+B element reads", "G", ".4g"),
+                 Column("gmem_gb", "GMEM traffic", "GB", ".4g"),
+                 Column("gmem_per_result", "GMEM accesses/result", fmt=".4g"),
+                 Column("smem_per_result", "SMEM accesses/result", fmt=".4g"),
+                 Column("ai", "AI", "FLOP/B", ".3g"), Column("memory_time_ms", "memory time", "ms", ".3g"),
+                 Column("bound", "bound", fmt="s")]
+        tables.append(Table("Traffic models (no cache hits; C read only when beta != 0)", tcols, traffic,
+                            ["GMEM accesses per result: K*(1/BM + 1/BN); SMEM accesses per result: K*(TM+TN)/(TM*TN)"
+                             " (seed 004 sections 4 and 5)."]))
+    emit_many(tables, fmt, output)
+
+
+def _row(q, v, unit, note):
+    return {"quantity": q, "value": v, "unit": unit, "note": note}
+
+
+def _ceilings(prof, dt, peak_tflops, bandwidth, ceiling):
+    if peak_tflops is not None:
+        peak, peak_src = peak_tflops * 1e12, "--peak-tflops"
+    elif ceiling == "measured":
+        key = f"{dt.peak_kind}_tflops"
+        if key not in prof.measured:
+            raise InputError(f"--ceiling measured: profile {prof.key} has no measured.{key}")
+        peak, peak_src = prof.measured[key] * 1e12, f"{prof.name} measured.{key}"
+    else:
+        peak, peak_src = prof.peak_flops(dt.peak_kind), f"{prof.name} peak_tflops.{dt.peak_kind} (dense)"
+    if bandwidth is not None:
+        bw, bw_src = bandwidth * 1e9, "--bandwidth"
+    elif ceiling == "measured" and "dram_bandwidth_gbs" in prof.measured:
+        bw, bw_src = prof.measured["dram_bandwidth_gbs"] * 1e9, f"{prof.name} measured DRAM bandwidth"
+    else:
+        bw, bw_src = prof.dram_bandwidth, f"{prof.name} DRAM bandwidth (datasheet)"
+    return peak, bw, peak_src, bw_src
+
+
+def _traffic_rows(shape, dt, beta, peak, bw, rungs, ladder, tiles, dtype):
+    from gemmprof import model as mdl
+    from gemmprof import spec as specmod
+
+    entries = []
+    if tiles:
+        try:
+            bm, bn, tm, tn = (int(x) for x in tiles.split(","))
+        except ValueError:
+            raise InputError(f"--tiles {tiles!r}: expected four integers BM,BN,TM,TN") from None
+        entries.append(("-", "--tiles", mdl.Tiles(bm, bn, tm, tn, smem=(bm, bn) != (1, 1))))
+    if rungs or ladder:
+        chosen = specmod.select(rungs, all_=ladder, dtype=None if rungs else ("fp16" if dtype == "fp16" else "fp32"))
+        for s in chosen:
+            entries.append((s.id, s.name, specmod.bind(s).tiles()))
+    rows = []
+    flops = mdl.gemm_flops(shape)
+    for rid, name, t in entries:
+        tr = mdl.tiled_traffic(shape, dt, t, beta)
+        mem_t = tr.gmem_bytes / bw
+        rows.append({"rung": rid, "name": name, "tiles": f"{t.BM}x{t.BN} / {t.TM}x{t.TN}",
+                     "gmem_reads_g": tr.gmem_element_reads / 1e9, "gmem_gb": tr.gmem_bytes / 1e9,
+                     "gmem_per_result": tr.gmem_accesses_per_result, "smem_per_result": tr.smem_accesses_per_result,
+                     "ai": tr.arithmetic_intensity, "memory_time_ms": mem_t * 1e3,
+                     "bound": "memory" if mem_t > flops / peak else "compute"})
+    return rows

@@ -1,0 +1,159 @@
+"""gemmprof run: compile, verify and time rungs of the ladder (or your own kernel) on the GPU."""
+
+from __future__ import annotations
+
+import shlex
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import click
+
+from gemmprof.commands._options import gpu_options, resolve_profile, resolve_shape, shape_options
+from gemmprof.errors import InputError, require_cupy
+from gemmprof.render import FORMATS, emit
+from gemmprof.results import load_run
+
+
+@click.command("run")
+@click.argument("variants", nargs=-1)
+@click.option("--all", "all_", is_flag=True, help="Every rung of the ladder (with --dtype, every rung of that dtype).")
+@click.option("--dtype", type=click.Choice(["fp32", "fp16"]), default=None, help="Only rungs of this dtype.")
+@click.option("--spec", "spec_files", multiple=True, type=click.Path(dir_okay=False),
+              help="Run your own kernel from its YAML spec (repeatable). See docs/kernel-spec.md.")
+@shape_options
+@click.option("--param", "params", multiple=True, metavar="NAME=VALUE",
+              help="Override a tunable parameter of the selected rungs (repeatable), e.g. --param BK=16.")
+@click.option("--alpha", type=float, default=1.0, show_default=True)
+@click.option("--beta", type=float, default=0.0, show_default=True, help="With beta=0, C is poisoned, never read.")
+@gpu_options
+@click.option("--no-cublas", is_flag=True, help="Skip the cuBLAS baselines (then no % of cuBLAS).")
+@click.option("--seed", type=int, default=None, help="Seed for the random inputs (default: fresh every run).")
+@click.option("--budget", type=float, default=1.0, show_default=True, help="Seconds of timed launches per variant.")
+@click.option("--max-reps", type=int, default=200, show_default=True)
+@click.option("--no-flush", is_flag=True, help="Do not flush L2 between repetitions.")
+@click.option("--launch-once", is_flag=True, help="Verify, then launch each variant once in its NVTX range (for ncu).")
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default=None, help="Output format for the terminal.")
+@click.option("-o", "--output", type=click.Path(dir_okay=False), default=None,
+              help="Save the full results (JSON: device, versions, clocks, raw samples) or a table (.csv/.txt).")
+@click.option("--child-results", type=click.Path(dir_okay=False), hidden=True)
+def command(variants, all_, dtype, spec_files, size, m, n, k, params, alpha, beta, gpu, profile_file, no_cublas, seed,
+            budget, max_reps, no_flush, launch_once, fmt, output, child_results):
+    """Compile, verify against cuBLAS and time rungs of the GEMM ladder on the GPU.
+
+    VARIANTS are rung ids (5, 3b, h2), ranges (1-6), or names (warptiling); several may be given.
+    Every launch runs inside an NVTX range "gemmprof NAME MxNxK" so nsys and ncu can find it.
+
+    \b
+    Examples:
+      gemmprof run --all --size 4096 -o results.json
+      gemmprof run 1-6 10 --size 4096
+      gemmprof run 10 --param BK=16 --param TM=8 -m 4095 -n 4097 -k 1023
+      gemmprof run --spec my_kernel.yaml --size 2048 --format json
+    """
+    from gemmprof import spec as specmod
+    from gemmprof.runner import ContextLost, RunOptions, Runner, baselines_for, new_result
+    from gemmprof.tables import run_table
+    from gemmprof.timing import TimingConfig
+
+    shape = resolve_shape(size, m, n, k)
+    overrides = specmod.parse_param_overrides(params)
+    chosen = specmod.select(variants, all_=all_, dtype=dtype) if (variants or all_) else []
+    chosen += [specmod.load_spec(f) for f in spec_files]
+    if not chosen:
+        raise InputError("no variants selected: name rungs (e.g. 1-6, 10, warptiling), pass --all or --spec FILE")
+    kernels = []
+    for s in chosen:
+        mine = {kk: v for kk, v in overrides.items() if kk in s.params}
+        kernels.append(specmod.bind(s, mine))
+    if overrides and not any(set(overrides) <= set(k.spec.params) for k in kernels):
+        raise InputError(f"--param: no selected variant has {', '.join(overrides)}")
+    require_cupy()
+    profile = resolve_profile(gpu, profile_file, prefer_current_device=True)
+    options = RunOptions(shape=shape, alpha=alpha, beta=beta, seed=seed, baselines=not no_cublas,
+                         launch_once=launch_once,
+                         timing=TimingConfig(budget_s=budget, max_reps=max_reps, flush_l2=not no_flush))
+    runner = Runner(profile, options)
+    result = new_result(profile, options, runner, "gemmprof " + shlex.join(sys.argv[1:]))
+    jobs = [("baseline", b) for b in baselines_for(kernels, options.baselines)] + [("kernel", kk) for kk in kernels]
+    _run_jobs(runner, result, jobs, options, profile)
+    if child_results:
+        result.save(child_results)
+        return
+    if output and Path(output).suffix.lower() == ".json":
+        result.save(output)
+        click.echo(f"results saved to {output}", err=True)
+        output = None
+    if fmt == "json" and not output:
+        import json
+
+        click.echo(json.dumps(result.to_dict(), indent=1, default=str))
+    else:
+        emit(run_table(result), fmt, output)
+    if any(v.status in ("FAIL", "error") for v in result.variants):
+        sys.exit(1)
+
+
+def _run_jobs(runner, result, jobs, options, profile):
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from gemmprof.runner import ContextLost
+
+    with Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
+                  TimeElapsedColumn(), transient=True, console=_stderr_console()) as bar:
+        task = bar.add_task("running", total=len(jobs))
+        for i, (kind, item) in enumerate(jobs):
+            name = item.name if kind == "baseline" else item.spec.name
+            bar.update(task, description=f"{name:<28}")
+            try:
+                row = runner.run_baseline(item) if kind == "baseline" else runner.run_kernel(item)
+            except ContextLost as exc:
+                result.variants.append(_lost_row(item, kind, str(exc)))
+                result.variants.extend(_continue_in_child(jobs[i + 1:], options, profile, runner.seed))
+                return
+            result.variants.append(row)
+            bar.advance(task)
+
+
+def _lost_row(item, kind, message):
+    from gemmprof.results import VariantResult
+
+    if kind == "baseline":
+        return VariantResult(id="cuBLAS", name=item.name, title=item.title, dtype=item.dtype, kind="baseline",
+                             status="error", message=message)
+    s = item.spec
+    return VariantResult(id=s.id, name=s.name, title=s.title, dtype=s.dtype, status="error", message=message,
+                         params=dict(item.params))
+
+
+def _continue_in_child(rest, options, profile, seed):
+    """A faulting kernel kills the CUDA context: finish the remaining variants in a fresh process."""
+    if not rest:
+        return []
+    names = [item.spec.name for kind, item in rest if kind == "kernel"]
+    if not names:
+        return []
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "child.json"
+        s = options.shape
+        cmd = [sys.executable, "-m", "gemmprof", "run", *names, "-m", str(s.M), "-n", str(s.N), "-k", str(s.K),
+               "--alpha", repr(options.alpha), "--beta", repr(options.beta), "--seed", str(seed),
+               "--budget", repr(options.timing.budget_s), "--max-reps", str(options.timing.max_reps),
+               "--profile", profile.path, "--no-cublas", "--child-results", str(out)]
+        for kind, item in rest:
+            if kind == "kernel":
+                cmd += [f"--param={k}={v}" for k, v in item.params.items() if item.spec.params.get(k) != v]
+        if options.launch_once:
+            cmd.append("--launch-once")
+        subprocess.run(cmd, check=False)
+        if not out.exists():
+            return [_lost_row(item, kind, "not run: the CUDA context was lost and the retry failed")
+                    for kind, item in rest]
+        return load_run(out).variants
+
+
+def _stderr_console():
+    from rich.console import Console
+
+    return Console(stderr=True)

@@ -1,0 +1,108 @@
+"""A safe evaluator for the integer expressions in kernel specs: parsed with ast, never eval'ed."""
+
+from __future__ import annotations
+
+import ast
+import operator
+from collections.abc import Mapping
+from functools import lru_cache
+
+from gemmprof.errors import SpecError
+
+
+def _cdiv(a, b):
+    return -(-a // b)
+
+
+FUNCTIONS = {"cdiv": _cdiv, "min": min, "max": max}
+_BINOPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
+           ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod}
+_CMPOPS = {ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Lt: operator.lt, ast.LtE: operator.le,
+           ast.Gt: operator.gt, ast.GtE: operator.ge}
+
+
+class ExprError(SpecError):
+    pass
+
+
+@lru_cache(maxsize=4096)
+def parse(text: str) -> ast.expr:
+    try:
+        tree = ast.parse(str(text).strip(), mode="eval")
+    except SyntaxError as exc:
+        raise ExprError(f"cannot parse expression {text!r}: {exc.msg}") from None
+    _check(tree.body, text)
+    return tree.body
+
+
+def _check(node, text):
+    allowed = (ast.BinOp, ast.UnaryOp, ast.BoolOp, ast.Compare, ast.Call, ast.Name, ast.Constant,
+               ast.operator, ast.unaryop, ast.boolop, ast.cmpop, ast.Load, ast.IfExp)
+    for sub in ast.walk(node):
+        if not isinstance(sub, allowed):
+            raise ExprError(f"expression {text!r}: {type(sub).__name__} is not allowed")
+        if isinstance(sub, ast.Call) and not (isinstance(sub.func, ast.Name) and sub.func.id in FUNCTIONS):
+            raise ExprError(f"expression {text!r}: only {', '.join(FUNCTIONS)} may be called")
+        if isinstance(sub, ast.Constant) and not isinstance(sub.value, (int, float, bool)):
+            raise ExprError(f"expression {text!r}: constant {sub.value!r} is not a number")
+        if isinstance(sub, ast.BinOp) and type(sub.op) not in _BINOPS and not isinstance(sub.op, ast.Div):
+            raise ExprError(f"expression {text!r}: operator {type(sub.op).__name__} is not allowed")
+
+
+def names(text) -> set[str]:
+    if isinstance(text, (int, float)):
+        return set()
+    return {n.id for n in ast.walk(parse(text)) if isinstance(n, ast.Name) and n.id not in FUNCTIONS}
+
+
+def evaluate(text, env: Mapping[str, int | float]):
+    """Evaluate `text` (or pass a number through) with the names in `env`."""
+    if isinstance(text, bool):
+        return text
+    if isinstance(text, (int, float)):
+        return text
+    return _eval(parse(text), env, text)
+
+
+def _eval(node, env, text):
+    if isinstance(node, ast.Constant):
+        return node.value
+    if isinstance(node, ast.Name):
+        if node.id not in env:
+            raise ExprError(f"expression {text!r}: unknown name {node.id!r}")
+        return env[node.id]
+    if isinstance(node, ast.UnaryOp):
+        v = _eval(node.operand, env, text)
+        if isinstance(node.op, ast.USub):
+            return -v
+        if isinstance(node.op, ast.UAdd):
+            return v
+        if isinstance(node.op, ast.Not):
+            return not v
+    if isinstance(node, ast.BinOp):
+        a, b = _eval(node.left, env, text), _eval(node.right, env, text)
+        if isinstance(node.op, (ast.Div, ast.FloorDiv, ast.Mod)) and b == 0:
+            raise ExprError(f"expression {text!r}: division by zero")
+        if isinstance(node.op, ast.Div):
+            if isinstance(a, int) and isinstance(b, int):
+                if a % b:
+                    raise ExprError(f"expression {text!r}: {a} / {b} is not exact")
+                return a // b
+            return a / b
+        return _BINOPS[type(node.op)](a, b)
+    if isinstance(node, ast.BoolOp):
+        values = (_eval(v, env, text) for v in node.values)
+        return all(values) if isinstance(node.op, ast.And) else any(values)
+    if isinstance(node, ast.Compare):
+        left = _eval(node.left, env, text)
+        for op, comp in zip(node.ops, node.comparators):
+            right = _eval(comp, env, text)
+            if not _CMPOPS[type(op)](left, right):
+                return False
+            left = right
+        return True
+    if isinstance(node, ast.IfExp):
+        return _eval(node.body if _eval(node.test, env, text) else node.orelse, env, text)
+    if isinstance(node, ast.Call):
+        return FUNCTIONS[node.func.id](*[_eval(a, env, text) for a in node.args])
+    raise ExprError(f"expression {text!r}: cannot evaluate {type(node).__name__}")

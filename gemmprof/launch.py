@@ -1,0 +1,98 @@
+"""Inputs, launches and verification: fresh random inputs, poisoned outputs, a float64 reference."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from gemmprof.model import GemmShape
+
+# ||out - ref|| / ||ref|| must stay under these (ref in float64 from the same, already-rounded inputs)
+TOLERANCE = {"fp32": 1e-4, "tf32": 5e-3, "fp16": 2e-3}
+
+
+@dataclass
+class Problem:
+    """One GEMM's operands on the device, in every layout asked for, and its float64 reference."""
+
+    shape: GemmShape
+    dtype: str  # fp32 | fp16 (the storage of A and B)
+    alpha: float
+    beta: float
+    seed: int
+    A: object  # logical M x K, row-major, input dtype
+    B: object  # logical K x N, row-major, input dtype
+    C0: object  # M x N float32: C's value before the GEMM (random when beta != 0)
+    ref: object  # M x N float64
+    _layouts: dict = field(default_factory=dict)
+
+    def operand(self, which: str, layout: str):
+        """A or B stored row- or column-major (column-major A is stored as K rows of M)."""
+        key = (which, layout)
+        if key not in self._layouts:
+            import cupy
+
+            logical = self.A if which == "A" else self.B
+            self._layouts[key] = logical if layout == "row" else cupy.ascontiguousarray(logical.T)
+        return self._layouts[key]
+
+    def fresh_output(self):
+        """C as the kernel must find it: NaN when beta == 0 (it must not be read), else C0."""
+        import cupy
+
+        if self.beta == 0:
+            return cupy.full((self.shape.M, self.shape.N), np.nan, dtype=cupy.float32)
+        return self.C0.copy()
+
+
+def make_problem(shape: GemmShape, dtype: str, alpha: float, beta: float, seed: int) -> Problem:
+    import cupy
+
+    rng = cupy.random.default_rng(seed)
+    store = cupy.float16 if dtype == "fp16" else cupy.float32
+
+    def rand(rows, cols):
+        # uniform in [-1, 1): never zeros, no structure a wrong index could hide behind
+        return (rng.random((rows, cols), dtype=cupy.float32) * 2 - 1).astype(store)
+
+    A, B = rand(shape.M, shape.K), rand(shape.K, shape.N)
+    C0 = rand(shape.M, shape.N).astype(cupy.float32)
+    ref = alpha * (A.astype(cupy.float64) @ B.astype(cupy.float64))
+    if beta != 0:
+        ref += beta * C0.astype(cupy.float64)
+    return Problem(shape, dtype, alpha, beta, seed, A, B, C0, ref)
+
+
+@dataclass(frozen=True)
+class Verification:
+    rel_error: float
+    tolerance: float
+    unwritten: int  # elements still NaN (poison) after the launch
+
+    @property
+    def passed(self) -> bool:
+        return self.unwritten == 0 and np.isfinite(self.rel_error) and self.rel_error <= self.tolerance
+
+    def describe(self) -> str:
+        if self.unwritten:
+            return f"{self.unwritten} elements of C never written (still NaN)"
+        if not np.isfinite(self.rel_error):
+            return "output contains NaN or infinity"
+        return f"relative error {self.rel_error:.2e} exceeds tolerance {self.tolerance:.0e}"
+
+
+def verify(out, problem: Problem, tolerance: float) -> Verification:
+    import cupy
+
+    out64 = out.astype(cupy.float64)
+    unwritten = int(cupy.isnan(out).sum()) if problem.beta == 0 else 0
+    denom = float(cupy.linalg.norm(problem.ref))
+    err = float(cupy.linalg.norm(out64 - problem.ref)) / denom if denom else float("inf")
+    return Verification(rel_error=err, tolerance=tolerance, unwritten=unwritten)
+
+
+def kernel_args(problem: Problem, layout: dict, out):
+    s = problem.shape
+    return (np.int32(s.M), np.int32(s.N), np.int32(s.K), np.float32(problem.alpha),
+            problem.operand("A", layout["A"]), problem.operand("B", layout["B"]), np.float32(problem.beta), out)

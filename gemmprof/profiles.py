@@ -1,0 +1,244 @@
+"""GPU peak specs from profiles/*.yaml: loading, validation (file, key, problem) and lookup by name."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from gemmprof.errors import ProfileError
+from gemmprof.paths import PROFILES_DIR
+
+PEAK_KINDS = {
+    "fp32": "fp32 SIMT",
+    "fp64": "fp64",
+    "tf32_tensor": "tf32 tensor (dense)",
+    "fp16_tensor_fp32_acc": "fp16 tensor, fp32 accumulate (dense)",
+    "fp16_tensor_fp16_acc": "fp16 tensor, fp16 accumulate (dense)",
+    "bf16_tensor_fp32_acc": "bf16 tensor, fp32 accumulate (dense)",
+}
+SM_LIMIT_KEYS = (
+    "registers", "max_registers_per_thread", "max_registers_per_block", "register_allocation_unit",
+    "warp_allocation_granularity", "max_threads", "max_warps", "max_blocks", "max_threads_per_block",
+    "shared_memory_kib", "shared_memory_per_block_kib", "shared_memory_per_block_optin_kib",
+    "shared_memory_carveouts_kib", "reserved_shared_memory_per_block_kib", "shared_memory_allocation_unit",
+)
+
+
+@dataclass(frozen=True)
+class SmLimits:
+    registers: int
+    max_registers_per_thread: int
+    max_registers_per_block: int
+    register_allocation_unit: int
+    warp_allocation_granularity: int
+    max_threads: int
+    max_warps: int
+    max_blocks: int
+    max_threads_per_block: int
+    shared_memory_kib: float
+    shared_memory_per_block_kib: float
+    shared_memory_per_block_optin_kib: float
+    shared_memory_carveouts_kib: tuple[float, ...]
+    reserved_shared_memory_per_block_kib: float
+    shared_memory_allocation_unit: int
+
+
+@dataclass(frozen=True)
+class GpuProfile:
+    key: str  # file stem
+    name: str
+    aliases: tuple[str, ...]
+    cuda_names: tuple[str, ...]
+    architecture: str
+    compute_capability: str
+    sm_count: int
+    boost_clock_mhz: float
+    memory_size_gb: float | None
+    peak_tflops: dict[str, float]
+    dram_bandwidth_gbs: float
+    l2_size_mib: float
+    l2_bandwidth_gbs: float | None
+    smem_bandwidth_gbs: float | None
+    sm_limits: SmLimits
+    measured: dict[str, float]
+    sources: dict[str, str]  # dotted key -> reference key
+    references: dict[str, str]
+    path: str = ""
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def peak_flops(self, kind: str) -> float:
+        """Datasheet peak in FLOP/s for a kind (fp32, tf32_tensor, fp16_tensor_fp32_acc, ...)."""
+        if kind not in self.peak_tflops:
+            raise ProfileError(f"{self.path}: peak_tflops.{kind}: not given for {self.name}")
+        return self.peak_tflops[kind] * 1e12
+
+    @property
+    def dram_bandwidth(self) -> float:
+        """Datasheet DRAM bandwidth in bytes/s."""
+        return self.dram_bandwidth_gbs * 1e9
+
+    def citation(self, dotted_key: str) -> str:
+        ref = self.sources.get(dotted_key)
+        return self.references.get(ref, "") if ref else ""
+
+    def matches(self, name: str) -> bool:
+        n = name.strip().lower()
+        return n in {self.key.lower(), self.name.lower(), *(a.lower() for a in self.aliases)}
+
+
+class _Loader:
+    """Walks a profile document, turning {value, source} figures into numbers and recording sources."""
+
+    def __init__(self, path: Path, doc: dict):
+        self.path, self.doc = path, doc
+        self.sources: dict[str, str] = {}
+        refs = doc.get("references")
+        if not isinstance(refs, dict) or not refs:
+            self.fail("references", "missing: every figure must cite a reference")
+        self.references = {str(k): str(v) for k, v in refs.items()}
+
+    def fail(self, key: str, problem: str):
+        raise ProfileError(f"{self.path}: {key}: {problem}")
+
+    def node(self, key: str, required=True):
+        cur: Any = self.doc
+        for part in key.split("."):
+            if not isinstance(cur, dict) or part not in cur:
+                if required:
+                    self.fail(key, "missing")
+                return None
+            cur = cur[part]
+        return cur
+
+    def figure(self, key: str, required=True, kind=float, positive=True):
+        node = self.node(key, required)
+        if node is None:
+            return None
+        if not isinstance(node, dict) or "value" not in node or "source" not in node:
+            self.fail(key, "expected a mapping {value: ..., source: REFERENCE}")
+        src = str(node["source"])
+        if src not in self.references:
+            self.fail(f"{key}.source", f"{src!r} is not defined under references")
+        self.sources[key] = src
+        value = node["value"]
+        if kind is list:
+            if not isinstance(value, list) or not value:
+                self.fail(f"{key}.value", "expected a non-empty list of numbers")
+            for v in value:
+                self._number(f"{key}.value", v, float, positive=False)
+            return tuple(float(v) for v in value)
+        return self._number(f"{key}.value", value, kind, positive)
+
+    def _number(self, key, value, kind, positive):
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            self.fail(key, f"expected a number, got {value!r}")
+        if kind is int and (not float(value).is_integer()):
+            self.fail(key, f"expected a whole number, got {value!r}")
+        if positive and value <= 0:
+            self.fail(key, f"must be positive, got {value!r}")
+        if value < 0:
+            self.fail(key, f"must not be negative, got {value!r}")
+        return kind(value)
+
+    def text(self, key: str, required=True) -> str:
+        node = self.node(key, required)
+        if node is None:
+            return ""
+        if not isinstance(node, (str, int, float)):
+            self.fail(key, "expected text")
+        return str(node)
+
+    def strings(self, key: str) -> tuple[str, ...]:
+        node = self.node(key, required=False)
+        if node is None:
+            return ()
+        if not isinstance(node, list) or not all(isinstance(x, str) for x in node):
+            self.fail(key, "expected a list of strings")
+        return tuple(node)
+
+
+def parse_profile(path: Path, text: str) -> GpuProfile:
+    try:
+        doc = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" line {mark.line + 1}" if mark else ""
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise ProfileError(f"{path}:{where}: malformed YAML: {problem}") from None
+    if not isinstance(doc, dict):
+        raise ProfileError(f"{path}: expected a mapping at the top level")
+    ld = _Loader(path, doc)
+    peaks_node = ld.node("peak_tflops")
+    if not isinstance(peaks_node, dict) or "fp32" not in peaks_node:
+        ld.fail("peak_tflops.fp32", "missing")
+    peaks = {k: ld.figure(f"peak_tflops.{k}") for k in peaks_node}
+    limits = {}
+    for k in SM_LIMIT_KEYS:
+        if k == "shared_memory_carveouts_kib":
+            limits[k] = ld.figure(f"sm_limits.{k}", kind=list)
+        elif k.endswith("_kib"):
+            limits[k] = ld.figure(f"sm_limits.{k}", positive=k != "reserved_shared_memory_per_block_kib")
+        else:
+            limits[k] = ld.figure(f"sm_limits.{k}", kind=int)
+    measured_node = ld.node("measured", required=False) or {}
+    if not isinstance(measured_node, dict):
+        ld.fail("measured", "expected a mapping")
+    measured = {k: ld.figure(f"measured.{k}") for k, v in measured_node.items() if isinstance(v, dict)}
+    cc = ld.text("compute_capability")
+    return GpuProfile(
+        key=path.stem, name=ld.text("name"), aliases=ld.strings("aliases"), cuda_names=ld.strings("cuda_names"),
+        architecture=ld.text("architecture", required=False), compute_capability=cc,
+        sm_count=ld.figure("sm_count", kind=int), boost_clock_mhz=ld.figure("boost_clock_mhz"),
+        memory_size_gb=ld.figure("memory.size_gb", required=False),
+        peak_tflops=peaks, dram_bandwidth_gbs=ld.figure("dram_bandwidth_gbs"),
+        l2_size_mib=ld.figure("l2.size_mib"), l2_bandwidth_gbs=ld.figure("l2.bandwidth_gbs", required=False),
+        smem_bandwidth_gbs=ld.figure("smem_bandwidth_gbs", required=False),
+        sm_limits=SmLimits(**limits), measured=measured, sources=ld.sources, references=ld.references,
+        path=str(path),
+    )
+
+
+def load_profile_file(path) -> GpuProfile:
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ProfileError(f"--profile: cannot read {path}: {exc.strerror or exc}") from None
+    return parse_profile(path, text)
+
+
+@lru_cache(maxsize=1)
+def all_profiles() -> tuple[GpuProfile, ...]:
+    if not PROFILES_DIR.is_dir():
+        raise ProfileError(f"no profiles directory at {PROFILES_DIR} (set GEMMPROF_HOME to the gemmprof checkout)")
+    return tuple(load_profile_file(p) for p in sorted(PROFILES_DIR.glob("*.yaml")))
+
+
+def get_profile(name: str) -> GpuProfile:
+    for prof in all_profiles():
+        if prof.matches(name):
+            return prof
+    known = ", ".join(p.key for p in all_profiles())
+    raise ProfileError(f"--gpu: unknown GPU {name!r} (known: {known}; or pass --profile FILE.yaml)")
+
+
+def profile_for_device_name(device_name: str) -> GpuProfile | None:
+    for prof in all_profiles():
+        if device_name in prof.cuda_names:
+            return prof
+    return None
+
+
+def current_device_profile() -> GpuProfile | None:
+    """The profile of CUDA device 0, when CuPy and a device are present."""
+    try:
+        import cupy
+        props = cupy.cuda.runtime.getDeviceProperties(0)
+    except Exception:  # no CuPy, no driver, no device: the caller falls back
+        return None
+    name = props["name"].decode() if isinstance(props["name"], bytes) else str(props["name"])
+    return profile_for_device_name(name)

@@ -1,0 +1,220 @@
+"""`gemmprof run` as a library call: compile, verify, time each selected rung and the cuBLAS baselines."""
+
+from __future__ import annotations
+
+import datetime as _dt
+import secrets
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from gemmprof import __version__, nvtx
+from gemmprof.baselines import Baseline, for_dtypes, make_launcher
+from gemmprof.build import CompileError, cupy_compile
+from gemmprof.errors import GemmprofError, SpecError
+from gemmprof.launch import TOLERANCE, Problem, kernel_args, make_problem, verify
+from gemmprof.model import GemmShape, gemm_flops, get_dtype, min_bytes, tiled_traffic
+from gemmprof.occupancy import occupancy
+from gemmprof.profiles import GpuProfile
+from gemmprof.results import RunResult, VariantResult
+from gemmprof.spec import BoundKernel
+from gemmprof.timing import L2Flusher, TimingConfig, time_kernel
+
+OPTIN_THRESHOLD = 48 * 1024
+
+
+@dataclass
+class RunOptions:
+    shape: GemmShape
+    alpha: float = 1.0
+    beta: float = 0.0
+    seed: int | None = None
+    baselines: bool = True
+    launch_once: bool = False  # verify, then one launch inside the NVTX range (for ncu)
+    timing: TimingConfig = TimingConfig()
+
+
+class ContextLost(GemmprofError):
+    """The CUDA context died (a kernel faulted): nothing more can run in this process."""
+
+
+def device_info() -> dict:
+    import cupy
+
+    rt = cupy.cuda.runtime
+    props = rt.getDeviceProperties(0)
+    name = props["name"].decode() if isinstance(props["name"], bytes) else str(props["name"])
+    info = {"name": name, "compute_capability": f"{props['major']}.{props['minor']}",
+            "sm_count": props["multiProcessorCount"], "l2_bytes": props["l2CacheSize"],
+            "max_sm_clock_mhz": props["clockRate"] / 1000, "max_mem_clock_mhz": props["memoryClockRate"] / 1000,
+            "driver_version": rt.driverGetVersion(), "cuda_runtime_version": rt.runtimeGetVersion(),
+            "cupy_version": cupy.__version__}
+    info.update(_nvidia_smi_clocks())
+    return info
+
+
+def _nvidia_smi_clocks() -> dict:
+    import shutil
+    import subprocess
+
+    smi = shutil.which("nvidia-smi")
+    if not smi:
+        return {}
+    query = "driver_version,clocks.sm,clocks.mem,clocks.max.sm,power.limit,temperature.gpu"
+    try:
+        out = subprocess.run([smi, f"--query-gpu={query}", "--format=csv,noheader,nounits", "-i", "0"],
+                             capture_output=True, text=True, timeout=20, check=True).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return {}
+    keys = ["driver", "sm_clock_mhz_at_start", "mem_clock_mhz_at_start", "max_sm_clock_mhz_smi",
+            "power_limit_w", "temperature_c_at_start"]
+    return {f"smi_{k}": v.strip() for k, v in zip(keys, out.split(","))}
+
+
+def _context_alive() -> bool:
+    import cupy
+
+    try:
+        cupy.cuda.runtime.deviceSynchronize()
+        cupy.zeros(1).sum().item()
+        return True
+    except Exception:
+        return False
+
+
+def _cuda_errors():
+    import cupy
+
+    return (cupy.cuda.runtime.CUDARuntimeError, cupy.cuda.driver.CUDADriverError)
+
+
+def _rung_row(kernel: BoundKernel) -> VariantResult:
+    s = kernel.spec
+    return VariantResult(id=s.id, name=s.name, title=s.title, dtype=s.dtype,
+                         kind="ladder" if s.path.is_relative_to(_kernels_dir()) else "user", params=dict(kernel.params))
+
+
+def _kernels_dir():
+    from gemmprof.paths import KERNELS_DIR
+
+    return KERNELS_DIR.resolve()
+
+
+def _fill_model(row: VariantResult, shape: GemmShape, beta: float, profile: GpuProfile, kernel: BoundKernel | None,
+                peak_kind: str) -> None:
+    dt = get_dtype("fp32" if row.dtype == "tf32" else row.dtype)
+    row.flops = gemm_flops(shape)
+    row.min_arithmetic_intensity = row.flops / min_bytes(shape, dt, beta).total
+    if kernel is not None:
+        row.model_arithmetic_intensity = tiled_traffic(shape, dt, kernel.tiles(), beta).arithmetic_intensity
+    row.peak_kind = peak_kind
+    row.peak_flops = profile.peak_tflops.get(peak_kind, 0) * 1e12 or None
+
+
+class Runner:
+    def __init__(self, profile: GpuProfile, options: RunOptions, progress: Callable[[str], None] | None = None):
+        self.profile, self.opt = profile, options
+        self.progress = progress or (lambda _msg: None)
+        self.seed = options.seed if options.seed is not None else secrets.randbits(31)
+        self._problems: dict[str, Problem] = {}
+        self._flush = None
+
+    def problem(self, storage: str) -> Problem:
+        if storage not in self._problems:
+            self._problems[storage] = make_problem(self.opt.shape, storage, self.opt.alpha, self.opt.beta,
+                                                   self.seed + (1 if storage == "fp16" else 0))
+        return self._problems[storage]
+
+    def flush(self):
+        if self._flush is None and self.opt.timing.flush_l2:
+            import cupy
+
+            l2 = cupy.cuda.runtime.getDeviceProperties(0)["l2CacheSize"]
+            self._flush = L2Flusher(l2)
+        return self._flush
+
+    # one variant ---------------------------------------------------------------------------------------------
+    def run_kernel(self, kernel: BoundKernel) -> VariantResult:
+        row = _rung_row(kernel)
+        shape = self.opt.shape
+        row.nvtx_range = nvtx.range_name(kernel.spec.name, shape)
+        _fill_model(row, shape, self.opt.beta, self.profile, kernel, get_dtype(kernel.spec.dtype).peak_kind)
+        try:
+            kernel.check_shape(shape)
+        except SpecError as exc:
+            row.status, row.message = "rejected", str(exc)
+            return row
+        grid, block, smem = kernel.launch_config(shape)
+        row.grid, row.block, row.dynamic_smem = grid, block, smem
+        try:
+            compiled = cupy_compile(kernel)
+        except CompileError as exc:
+            row.status, row.message = "error", str(exc)
+            return row
+        res = compiled.resources
+        row.registers, row.static_smem, row.local_bytes = res.registers, res.static_smem, res.local_bytes
+        try:
+            occ = occupancy(self.profile, block[0] * block[1] * block[2], res.registers, res.static_smem, smem)
+            row.occupancy = occ.to_dict()
+        except GemmprofError as exc:
+            row.message = f"occupancy: {exc}"
+        func = compiled.function
+        if smem > OPTIN_THRESHOLD:
+            func.max_dynamic_shared_size_bytes = smem
+        problem = self.problem(kernel.spec.dtype)
+        layout = kernel.spec.layout
+
+        def launch_into(out):
+            return lambda: func(grid, block, kernel_args(problem, layout, out), shared_mem=smem)
+
+        return self._verify_and_time(row, problem, launch_into, TOLERANCE[kernel.spec.dtype])
+
+    def run_baseline(self, baseline: Baseline) -> VariantResult:
+        row = VariantResult(id="cuBLAS", name=baseline.name, title=baseline.title, dtype=baseline.dtype,
+                            kind="baseline")
+        row.nvtx_range = nvtx.range_name(baseline.name, self.opt.shape)
+        _fill_model(row, self.opt.shape, self.opt.beta, self.profile, None, baseline.peak_kind)
+        problem = self.problem(baseline.storage)
+        return self._verify_and_time(row, problem, lambda out: make_launcher(baseline, problem, out),
+                                     TOLERANCE[baseline.tolerance_key])
+
+    def _verify_and_time(self, row, problem, launch_into, tolerance) -> VariantResult:
+        import cupy
+
+        row.tolerance = tolerance
+        try:
+            out = problem.fresh_output()
+            launch_into(out)()
+            cupy.cuda.Device().synchronize()
+            check = verify(out, problem, tolerance)
+            row.rel_error = check.rel_error
+            if not check.passed:
+                row.status, row.message = "FAIL", check.describe()
+                return row
+            if self.opt.launch_once:
+                out = problem.fresh_output()
+                nvtx.push(row.nvtx_range)
+                launch_into(out)()
+                nvtx.pop()
+                cupy.cuda.Device().synchronize()
+                return row
+            nvtx.push(row.nvtx_range)
+            try:
+                row.timing = time_kernel(launch_into(out), self.opt.timing, self.flush())
+            finally:
+                nvtx.pop()
+        except _cuda_errors() as exc:
+            row.status, row.message = "error", f"CUDA error: {exc}"
+            if not _context_alive():
+                raise ContextLost(row.message) from None
+        return row
+
+
+def new_result(profile: GpuProfile, options: RunOptions, runner: Runner, command: str) -> RunResult:
+    return RunResult(shape=options.shape.to_dict(), alpha=options.alpha, beta=options.beta, device=device_info(),
+                     gpu_profile=profile.key, seed=runner.seed, timing_method=options.timing.to_dict(),
+                     created=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+                     gemmprof_version=__version__, command=command)
+
+
+def baselines_for(kernels: list[BoundKernel], wanted: bool) -> list[Baseline]:
+    return for_dtypes({k.spec.dtype for k in kernels}) if wanted else []

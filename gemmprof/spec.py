@@ -1,0 +1,352 @@
+"""Kernel specs: the YAML beside each .cu file (docs/kernel-spec.md), validated, with parameters bound safely."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from gemmprof import expr
+from gemmprof.errors import SpecError
+from gemmprof.model import DTYPES, GemmShape, Tiles
+from gemmprof.paths import KERNELS_DIR
+
+_ID = re.compile(r"^(?P<prefix>h?)(?P<num>\d+)(?P<letter>[a-z]?)$")
+_NAME = re.compile(r"^[a-z0-9_]+$")
+_REQUIRED = ("id", "name", "title", "description", "source", "dtype", "layout", "file", "entry", "grid", "block")
+
+
+@dataclass(frozen=True)
+class Constraint:
+    check: str
+    message: str
+
+
+@dataclass(frozen=True)
+class KernelSpec:
+    id: str
+    name: str
+    title: str
+    description: str
+    source: dict[str, str]
+    dtype: str
+    layout: dict[str, str]
+    file: Path
+    entry: str
+    backend: str
+    template: tuple[str, ...]
+    defines: tuple[str, ...]
+    params: dict[str, int]
+    derived: dict[str, str]
+    constraints: tuple[Constraint, ...]
+    shape_constraints: tuple[Constraint, ...]
+    grid: tuple[Any, Any, Any]
+    block: tuple[Any, Any, Any]
+    smem_dynamic: Any
+    traffic: dict[str, Any]
+    path: Path
+    compile_options: tuple[str, ...] = ()
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def sort_key(self):
+        m = _ID.match(self.id)
+        if not m:
+            return (2, 0, self.id)
+        return (1 if m["prefix"] else 0, int(m["num"]), m["letter"])
+
+    @property
+    def rung_number(self) -> int | None:
+        m = _ID.match(self.id)
+        return int(m["num"]) if m else None
+
+    def source_text(self) -> str:
+        return self.source.get("document", "") + (f", {self.source['section']}" if self.source.get("section") else "")
+
+
+def _fail(path, key, problem):
+    raise SpecError(f"{path}: {key}: {problem}")
+
+
+def _constraints(path, key, node) -> tuple[Constraint, ...]:
+    if node is None:
+        return ()
+    if not isinstance(node, list):
+        _fail(path, key, "expected a list of {check, message}")
+    out = []
+    for i, item in enumerate(node):
+        if not isinstance(item, dict) or "check" not in item or "message" not in item:
+            _fail(path, f"{key}[{i}]", "expected {check: EXPRESSION, message: TEXT}")
+        _parse(path, f"{key}[{i}].check", item["check"])
+        out.append(Constraint(str(item["check"]), str(item["message"])))
+    return tuple(out)
+
+
+def _parse(path, key, text):
+    if isinstance(text, (int, float)):
+        return
+    try:
+        expr.parse(str(text))
+    except SpecError as exc:
+        _fail(path, key, str(exc))
+
+
+def _rejoin(items: list) -> list:
+    """YAML's flow lists split `[cdiv(M, 32), 1]` at the comma inside the call: glue such pieces back together."""
+    out: list = []
+    depth = 0
+    for item in items:
+        if depth > 0 and out:
+            out[-1] = f"{out[-1]}, {item}"
+        else:
+            out.append(item)
+        if isinstance(item, str):
+            depth += item.count("(") - item.count(")")
+    return out
+
+
+def _triple(path, key, node):
+    if isinstance(node, list):
+        node = _rejoin(node)
+    if not isinstance(node, list) or not 1 <= len(node) <= 3:
+        _fail(path, key, "expected a list of 1 to 3 expressions")
+    for i, e in enumerate(node):
+        _parse(path, f"{key}[{i}]", e)
+    return tuple(list(node) + [1] * (3 - len(node)))
+
+
+def parse_spec(path: Path, text: str) -> KernelSpec:
+    try:
+        doc = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" line {mark.line + 1}:" if mark else ""
+        raise SpecError(f"{path}:{where} malformed YAML: {getattr(exc, 'problem', None) or exc}") from None
+    if not isinstance(doc, dict):
+        raise SpecError(f"{path}: expected a mapping at the top level")
+    for key in _REQUIRED:
+        if key not in doc:
+            _fail(path, key, "missing")
+    sid = str(doc["id"])
+    if not _ID.match(sid):
+        _fail(path, "id", f"{sid!r} is not a rung id like 5, 3b or h2")
+    name = str(doc["name"])
+    if not _NAME.match(name):
+        _fail(path, "name", f"{name!r}: use lower-case letters, digits and _")
+    if doc["dtype"] not in ("fp32", "fp16"):
+        _fail(path, "dtype", f"{doc['dtype']!r} is not fp32 or fp16")
+    backend = doc.get("backend", "nvrtc")
+    if backend not in ("nvrtc", "nvcc"):
+        _fail(path, "backend", f"{backend!r} is not nvrtc or nvcc")
+    params = doc.get("params") or {}
+    if not isinstance(params, dict):
+        _fail(path, "params", "expected a mapping NAME: integer")
+    for k, v in params.items():
+        if isinstance(v, bool) or not isinstance(v, int):
+            _fail(path, f"params.{k}", f"expected an integer default, got {v!r}")
+    template = tuple(doc.get("template") or ())
+    defines = tuple(doc.get("defines") or ())
+    for key, names in (("template", template), ("defines", defines)):
+        for n in names:
+            if n not in params:
+                _fail(path, key, f"{n!r} is not a parameter")
+    derived = doc.get("derived") or {}
+    if not isinstance(derived, dict):
+        _fail(path, "derived", "expected a mapping NAME: expression")
+    for k, v in derived.items():
+        _parse(path, f"derived.{k}", v)
+    layout = doc["layout"]
+    if not isinstance(layout, dict) or set(layout) != {"A", "B", "C"} or not all(
+            v in ("row", "col") for v in layout.values()):
+        _fail(path, "layout", "expected {A: row|col, B: row|col, C: row}")
+    if layout["C"] != "row":
+        _fail(path, "layout.C", "C must be row-major")
+    source = doc["source"]
+    if not isinstance(source, dict) or "document" not in source:
+        _fail(path, "source", "expected {document: ..., section: ...}")
+    cu = (path.parent / str(doc["file"])).resolve()
+    if not cu.is_file():
+        _fail(path, "file", f"{cu} does not exist")
+    traffic = doc.get("traffic") or {}
+    if not isinstance(traffic, dict):
+        _fail(path, "traffic", "expected a mapping {BM, BN, TM, TN, smem}")
+    for k, v in traffic.items():
+        if k != "smem":
+            _parse(path, f"traffic.{k}", v)
+    smem_dynamic = doc.get("smem_dynamic", 0)
+    _parse(path, "smem_dynamic", smem_dynamic)
+    return KernelSpec(
+        id=sid, name=name, title=str(doc["title"]), description=str(doc["description"]).strip(),
+        source={k: str(v) for k, v in source.items()}, dtype=doc["dtype"], layout=dict(layout), file=cu,
+        entry=str(doc["entry"]), backend=backend, template=template, defines=defines, params=dict(params),
+        derived={k: v for k, v in derived.items()}, constraints=_constraints(path, "constraints", doc.get("constraints")),
+        shape_constraints=_constraints(path, "shape_constraints", doc.get("shape_constraints")),
+        grid=_triple(path, "grid", doc["grid"]), block=_triple(path, "block", doc["block"]), smem_dynamic=smem_dynamic,
+        traffic=traffic, path=path, compile_options=tuple(doc.get("compile_options") or ()),
+    )
+
+
+def load_spec(path) -> KernelSpec:
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise SpecError(f"--spec: cannot read {path}: {exc.strerror or exc}") from None
+    return parse_spec(path.resolve(), text)
+
+
+@lru_cache(maxsize=1)
+def ladder() -> tuple[KernelSpec, ...]:
+    """Every spec under kernels/, in ladder order (fp32 rungs by number, then fp16)."""
+    specs = [load_spec(p) for p in sorted(KERNELS_DIR.glob("*/*.yaml"))]
+    seen: dict[str, Path] = {}
+    for s in specs:
+        for key in (s.id, s.name):
+            if key in seen:
+                raise SpecError(f"{s.path}: id/name {key!r} is also used by {seen[key]}")
+            seen[key] = s.path
+    return tuple(sorted(specs, key=lambda s: s.sort_key))
+
+
+def select(selectors: tuple[str, ...] | list[str], *, all_: bool = False, dtype: str | None = None,
+           specs: tuple[KernelSpec, ...] | None = None) -> list[KernelSpec]:
+    """Pick rungs by name, id ("5", "3b", "h2"), range ("1-6", "h1-h3") or all of them (optionally of a dtype)."""
+    specs = ladder() if specs is None else specs
+    pool = [s for s in specs if dtype is None or s.dtype == dtype]
+    if all_:
+        if not selectors:
+            return pool
+    if not selectors and not all_:
+        raise SpecError("no variants selected: name rungs (e.g. 1-6, 10, warptiling) or pass --all")
+    chosen: list[KernelSpec] = []
+    for sel in selectors:
+        for part in str(sel).split(","):
+            part = part.strip()
+            if not part:
+                continue
+            matched = _match(part, pool)
+            if not matched:
+                known = ", ".join(f"{s.id}:{s.name}" for s in pool)
+                raise SpecError(f"unknown variant {part!r} (known: {known})")
+            chosen.extend(m for m in matched if m not in chosen)
+    return chosen
+
+
+def _match(sel: str, pool: list[KernelSpec]) -> list[KernelSpec]:
+    exact = [s for s in pool if sel in (s.id, s.name)]
+    if exact:
+        return exact
+    rng = re.match(r"^(h?)(\d+)-(h?)(\d+)$", sel)
+    if rng and rng[1] == rng[3]:
+        lo, hi, fp16 = int(rng[2]), int(rng[4]), bool(rng[1])
+        return [s for s in pool if s.rung_number is not None and lo <= s.rung_number <= hi
+                and s.id.startswith("h") == fp16]
+    if sel.isdigit() or re.match(r"^h\d+$", sel):  # a number also selects its lettered side variants
+        return [s for s in pool if re.match(rf"^{sel}[a-z]?$", s.id)]
+    return []
+
+
+@dataclass(frozen=True)
+class BoundKernel:
+    """A spec with its parameters chosen and checked: everything a launch needs."""
+
+    spec: KernelSpec
+    params: dict[str, int]
+    env: dict[str, int]  # params + derived
+
+    @property
+    def template_args(self) -> tuple[int, ...]:
+        return tuple(self.params[n] for n in self.spec.template)
+
+    @property
+    def name_expression(self) -> str:
+        if not self.spec.template:
+            return self.spec.entry
+        return f"{self.spec.entry}<{', '.join(str(a) for a in self.template_args)}>"
+
+    @property
+    def define_flags(self) -> tuple[str, ...]:
+        return tuple(f"-D{n}={self.params[n]}" for n in self.spec.defines)
+
+    def launch_config(self, shape: GemmShape) -> tuple[tuple[int, int, int], tuple[int, int, int], int]:
+        env = {**self.env, "M": shape.M, "N": shape.N, "K": shape.K}
+        grid = tuple(int(expr.evaluate(e, env)) for e in self.spec.grid)
+        block = tuple(int(expr.evaluate(e, env)) for e in self.spec.block)
+        smem = int(expr.evaluate(self.spec.smem_dynamic, env))
+        return grid, block, smem
+
+    @property
+    def threads_per_block(self) -> int:
+        env = {**self.env, "M": 1, "N": 1, "K": 1}
+        b = [int(expr.evaluate(e, env)) for e in self.spec.block]
+        return b[0] * b[1] * b[2]
+
+    def tiles(self) -> Tiles:
+        t = self.spec.traffic
+        get = {k: int(expr.evaluate(t.get(k, 1), self.env)) for k in ("BM", "BN", "TM", "TN")}
+        return Tiles(**get, smem=bool(t.get("smem", False)))
+
+    def check_shape(self, shape: GemmShape) -> None:
+        """Raise SpecError naming the failed constraint and the nearest sizes that pass it."""
+        env = {**self.env, "M": shape.M, "N": shape.N, "K": shape.K}
+        for c in self.spec.shape_constraints:
+            if expr.evaluate(c.check, env):
+                continue
+            hint = _nearest_hint(c, env)
+            raise SpecError(f"{self.spec.name}: shape {shape.label} rejected: {c.message} ({c.check}){hint}")
+
+
+def _nearest_hint(c: Constraint, env: dict) -> str:
+    dims = [d for d in ("M", "N", "K") if d in expr.names(c.check)]
+    if len(dims) != 1:
+        return ""
+    d = dims[0]
+    v = env[d]
+    below = next((x for x in range(v - 1, max(v - 4097, 0), -1) if expr.evaluate(c.check, {**env, d: x})), None)
+    above = next((x for x in range(v + 1, v + 4097) if expr.evaluate(c.check, {**env, d: x})), None)
+    options = [str(x) for x in (below, above) if x]
+    return f"; nearest valid {d}: {' or '.join(options)}" if options else ""
+
+
+def bind(spec: KernelSpec, overrides: dict[str, int] | None = None) -> BoundKernel:
+    overrides = overrides or {}
+    unknown = set(overrides) - set(spec.params)
+    if unknown:
+        raise SpecError(f"--param: {spec.name} has no parameter {', '.join(sorted(unknown))} "
+                        f"(it has {', '.join(spec.params) or 'none'})")
+    params = {**spec.params, **overrides}
+    env: dict[str, int] = dict(params)
+    for k, e in spec.derived.items():
+        try:
+            env[k] = expr.evaluate(e, env)
+        except SpecError as exc:
+            raise SpecError(f"{spec.path}: derived.{k}: {exc}") from None
+    for c in spec.constraints:
+        try:
+            ok = expr.evaluate(c.check, env)
+        except SpecError as exc:
+            raise SpecError(f"{spec.name}: constraint {c.check}: {exc}") from None
+        if not ok:
+            shown = ", ".join(f"{k}={v}" for k, v in params.items())
+            raise SpecError(f"{spec.name}: {c.message} ({c.check} fails with {shown})")
+    return BoundKernel(spec, params, env)
+
+
+def parse_param_overrides(items) -> dict[str, int]:
+    out = {}
+    for item in items or ():
+        if "=" not in item:
+            raise SpecError(f"--param {item!r}: expected NAME=INTEGER")
+        k, v = item.split("=", 1)
+        try:
+            out[k.strip()] = int(v)
+        except ValueError:
+            raise SpecError(f"--param {item!r}: {v!r} is not an integer") from None
+    return out
+
+
+DTYPE_NAMES = tuple(DTYPES)

@@ -1,0 +1,48 @@
+"""Typed results -> render.Table: the views `run`, `list` and `build` print."""
+
+from __future__ import annotations
+
+from gemmprof.render import Column, Table
+from gemmprof.results import RunResult
+
+
+def run_table(result: RunResult) -> Table:
+    shape = result.shape
+    rows = []
+    for v in result.variants:
+        base = result.baseline_for(v.dtype)
+        ach = v.achieved_flops
+        occ = v.occupancy or {}
+        rows.append({
+            "id": v.id, "name": v.name, "dtype": v.dtype, "status": v.status,
+            "median_ms": v.timing.median_ms if v.timing and v.passed else None,
+            "min_ms": v.timing.min_ms if v.timing and v.passed else None,
+            "spread_pct": v.timing.spread * 100 if v.timing and v.passed else None,
+            "stable": v.timing.stable if v.timing and v.passed else None,
+            "reps": len(v.timing.samples_ms) if v.timing else None,
+            "tflops": ach / 1e12 if ach else None,
+            "pct_peak": 100 * ach / v.peak_flops if ach and v.peak_flops else None,
+            "pct_cublas": 100 * ach / base.achieved_flops if ach and base and base.achieved_flops else None,
+            "ai_model": v.model_arithmetic_intensity,
+            "registers": v.registers,
+            "smem_bytes": (v.static_smem or 0) + (v.dynamic_smem or 0) if v.registers is not None else None,
+            "occupancy_pct": 100 * occ["theoretical_occupancy"] if "theoretical_occupancy" in occ else None,
+            "rel_error": v.rel_error,
+            "message": v.message,
+        })
+    cols = [Column("id", "rung", fmt="s"), Column("name", "name", fmt="s"), Column("status", "status", fmt="s"),
+            Column("median_ms", "median", "ms", ".3f"), Column("min_ms", "min", "ms", ".3f"),
+            Column("spread_pct", "spread", "%", ".1f"), Column("tflops", "TFLOP/s", fmt=".2f"),
+            Column("pct_peak", "% peak", fmt=".1f"), Column("pct_cublas", "% cuBLAS", fmt=".1f"),
+            Column("ai_model", "AI model", "FLOP/B", ".1f"), Column("registers", "regs"),
+            Column("smem_bytes", "smem", "B"), Column("occupancy_pct", "occ", "%", ".0f"),
+            Column("rel_error", "rel err", fmt=".1e"), Column("message", "note", fmt="s")]
+    dev = result.device.get("name", "?")
+    title = (f"gemmprof run: {shape['M']}x{shape['N']}x{shape['K']}, alpha={result.alpha:g} beta={result.beta:g} "
+             f"on {dev} (peaks from profile {result.gpu_profile})")
+    notes = ["% peak is against the profile's datasheet peak for the rung's dtype; % cuBLAS against the cuBLAS row "
+             "of the same dtype measured in this run. Spread = IQR/median; above 2% the timing is flagged unstable."]
+    unstable = [r["name"] for r in rows if r["stable"] is False]
+    if unstable:
+        notes.append("unstable timing (spread > 2%): " + ", ".join(unstable))
+    return Table(title, cols, rows, notes)

@@ -1,0 +1,90 @@
+// Rung 8: kernel 6 with each row of Bs padded by PAD extra columns (seed: 5) to spread
+// the threads' reads of Bs over more banks. A pad that is not a multiple of 4 breaks the
+// 16-byte alignment of Bs rows, so Bs is written and read with scalar accesses here
+// (the B tile is still loaded from global memory as float4). A is as in kernel 6.
+// No bounds checks: the spec requires M % BM, N % BN, K % BK == 0 (and so 16-byte rows).
+
+template <unsigned int BM, unsigned int BN, unsigned int BK, unsigned int TM,
+          unsigned int TN, unsigned int PAD>
+__global__ void __launch_bounds__((BM * BN) / (TM * TN))
+sgemm_bank_conflicts_padding(int M, int N, int K, float alpha, const float* __restrict__ A,
+                 const float* __restrict__ B, float beta, float* __restrict__ C) {
+  constexpr unsigned int THREADS = (BM * BN) / (TM * TN);
+  constexpr unsigned int rowStrideA = (THREADS * 4) / BK;  // rows of A staged per pass
+  constexpr unsigned int rowStrideB = (THREADS * 4) / BN;  // rows of B staged per pass
+  static_assert(TM % 4 == 0 && TN % 4 == 0, "register tiles are read as float4");
+  static_assert(BM % rowStrideA == 0 && BK % rowStrideB == 0, "staging must tile As/Bs");
+
+  __shared__ __align__(16) float As[BK * BM];  // transposed: As[k * BM + m]
+  constexpr unsigned int LDB = BN + PAD;  // padded row length of Bs
+  __shared__ float Bs[BK * LDB];
+
+  const unsigned int tid = threadIdx.x;
+  const unsigned int threadCol = tid % (BN / TN);
+  const unsigned int threadRow = tid / (BN / TN);
+  const unsigned int innerRowA = tid / (BK / 4), innerColA = tid % (BK / 4);
+  const unsigned int innerRowB = tid / (BN / 4), innerColB = tid % (BN / 4);
+
+  A += blockIdx.y * BM * K;
+  B += blockIdx.x * BN;
+  C += blockIdx.y * BM * N + blockIdx.x * BN;
+
+  float threadResults[TM * TN];
+#pragma unroll
+  for (unsigned int i = 0; i < TM * TN; ++i) threadResults[i] = 0.0f;
+  float regM[TM];
+  float regN[TN];
+
+  for (int bk = 0; bk < K; bk += BK) {
+#pragma unroll
+    for (unsigned int off = 0; off < BM; off += rowStrideA) {
+      const float4 t = *reinterpret_cast<const float4*>(&A[(innerRowA + off) * K + innerColA * 4]);
+      // Transpose on the way in: the 4 k-values go to 4 different rows of As.
+      As[(innerColA * 4 + 0) * BM + innerRowA + off] = t.x;
+      As[(innerColA * 4 + 1) * BM + innerRowA + off] = t.y;
+      As[(innerColA * 4 + 2) * BM + innerRowA + off] = t.z;
+      As[(innerColA * 4 + 3) * BM + innerRowA + off] = t.w;
+    }
+#pragma unroll
+    for (unsigned int off = 0; off < BK; off += rowStrideB) {
+      const float4 t = *reinterpret_cast<const float4*>(&B[(innerRowB + off) * N + innerColB * 4]);
+      float* dst = &Bs[(innerRowB + off) * LDB + innerColB * 4];
+      dst[0] = t.x; dst[1] = t.y; dst[2] = t.z; dst[3] = t.w;
+    }
+    __syncthreads();
+    A += BK;
+    B += BK * N;
+
+#pragma unroll
+    for (unsigned int dot = 0; dot < BK; ++dot) {
+#pragma unroll
+      for (unsigned int i = 0; i < TM; i += 4) {
+        const float4 a = *reinterpret_cast<const float4*>(&As[dot * BM + threadRow * TM + i]);
+        regM[i] = a.x; regM[i + 1] = a.y; regM[i + 2] = a.z; regM[i + 3] = a.w;
+      }
+#pragma unroll
+      for (unsigned int i = 0; i < TN; ++i) regN[i] = Bs[dot * LDB + threadCol * TN + i];
+#pragma unroll
+      for (unsigned int m = 0; m < TM; ++m)
+#pragma unroll
+        for (unsigned int n = 0; n < TN; ++n)
+          threadResults[m * TN + n] += regM[m] * regN[n];
+    }
+    __syncthreads();
+  }
+
+#pragma unroll
+  for (unsigned int m = 0; m < TM; ++m) {
+#pragma unroll
+    for (unsigned int n = 0; n < TN; n += 4) {
+      float* c = &C[(threadRow * TM + m) * N + threadCol * TN + n];
+      const float* r = &threadResults[m * TN + n];
+      float4 v = make_float4(alpha * r[0], alpha * r[1], alpha * r[2], alpha * r[3]);
+      if (beta != 0.0f) {  // beta == 0 must not read C
+        const float4 old = *reinterpret_cast<const float4*>(c);
+        v.x += beta * old.x; v.y += beta * old.y; v.z += beta * old.z; v.w += beta * old.w;
+      }
+      *reinterpret_cast<float4*>(c) = v;
+    }
+  }
+}

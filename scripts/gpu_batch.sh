@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# One device call, many GPU checks: run from the repo root on the GPU machine.
+#   bash scripts/gpu_batch.sh STAGE [STAGE ...]
+# Stages: env ladder odd beta fp16 tune ncu nsys pytest. Logs and results go to $OUT/batch/ and are tarred into
+# $OUT/batch.tar.gz (the device tool brings back at most 8 files); a short summary is printed last.
+set -u
+OUT=${OUT:-/tmp/gemmprof-out}
+B="$OUT/batch"
+mkdir -p "$B"
+export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1
+GP=(python3 -m gemmprof)
+SIZE=${SIZE:-4096}
+summary=()
+
+step() {  # step NAME CMD...: run, log, remember the exit code
+  local name=$1; shift
+  local t0=$SECONDS
+  echo "=== $name: $*" | tee -a "$B/commands.txt"
+  "$@" >"$B/$name.log" 2>&1
+  local rc=$?
+  summary+=("$name rc=$rc $((SECONDS - t0))s")
+  tail -n 40 "$B/$name.log"
+  return 0
+}
+
+for stage in "$@"; do
+  case $stage in
+    env)
+      step env bash -c 'nvidia-smi; nvcc --version; python3 -c "import cupy, numpy, click, rich, matplotlib, yaml; print(cupy.__version__, numpy.__version__)"; ncu --version; which nsys || true' ;;
+    ladder)
+      step ladder "${GP[@]}" run --all --dtype fp32 --size "$SIZE" -o "$B/ladder_$SIZE.json" ;;
+    odd)
+      step odd "${GP[@]}" run --all -m 4095 -n 4097 -k 1023 --budget 0.3 -o "$B/odd_4095x4097x1023.json" ;;
+    beta)
+      step beta "${GP[@]}" run --all --size 1024 --alpha 1.5 --beta -0.75 --budget 0.2 -o "$B/beta_1024.json" ;;
+    fp16)
+      step fp16_4096 "${GP[@]}" run --all --dtype fp16 --size 4096 -o "$B/fp16_4096.json"
+      step fp16_8192 "${GP[@]}" run --all --dtype fp16 --size 8192 -o "$B/fp16_8192.json" ;;
+    tune)
+      step tune bash scripts/tune.sh "$B" ;;
+    ncu)
+      step ncu "${GP[@]}" profile 1-6 10 --size "$SIZE" --save "$B/profile_$SIZE.json" --save-csv "$B/ncu_$SIZE.csv" ;;
+    nsys)
+      step nsys "${GP[@]}" compare-nsys 1 3 5 10 --size "$SIZE" --format json -o "$B/nsys_$SIZE.json" ;;
+    pytest)
+      step pytest python3 -m pytest -q -m gpu tests ;;
+    *)
+      echo "unknown stage $stage" ;;
+  esac
+done
+
+tar -C "$OUT" -czf "$OUT/batch.tar.gz" batch && rm -rf "$B"
+echo "=== summary"
+printf '%s\n' "${summary[@]}"

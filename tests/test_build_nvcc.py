@@ -1,0 +1,31 @@
+"""Every kernel of the ladder compiles with nvcc for sm_80 and sm_90 (the CI compile check; no GPU needed)."""
+
+import pytest
+
+from gemmprof import spec as specmod
+from gemmprof.build import nvcc_build_all, parse_ptxas
+
+PTXAS_LOG = """ptxas info    : 0 bytes gmem
+ptxas info    : Compiling entry function '_Z20sgemm_blocktiling_2dILi128ELi128ELi8ELi8ELi8EEviiifPKfS1_fPf' for 'sm_90'
+ptxas info    : Function properties for _Z20sgemm_blocktiling_2dILi128ELi128ELi8ELi8ELi8EEviiifPKfS1_fPf
+    0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
+ptxas info    : Used 160 registers, used 1 barriers, 8192 bytes smem, 400 bytes cmem[0]
+"""
+
+
+def test_parse_ptxas_reads_registers_smem_and_spills():
+    r = parse_ptxas(PTXAS_LOG)
+    assert (r.registers, r.static_smem, r.spill_stores, r.spill_loads) == (160, 8192, 0, 0)
+    spilled = PTXAS_LOG.replace("0 bytes spill stores, 0 bytes spill loads", "24 bytes spill stores, 16 bytes spill loads")
+    assert parse_ptxas(spilled).spill_stores == 24
+
+
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90"])
+def test_every_kernel_compiles(nvcc, arch):
+    kernels = [specmod.bind(s) for s in specmod.ladder()]
+    results = nvcc_build_all(kernels, [arch], jobs=2)
+    failed = {r.name: r.log[-2000:] for r in results if not r.ok}
+    assert not failed, failed
+    assert len(results) == len(kernels)
+    for r in results:
+        assert r.resources.registers > 0

@@ -1,0 +1,113 @@
+"""Kernel specs: the shipped ladder loads; selection, binding and shape constraints behave."""
+
+import pytest
+
+from gemmprof import spec as specmod
+from gemmprof.errors import SpecError
+from gemmprof.model import GemmShape
+
+SEED004_RUNGS = [str(i) for i in range(1, 13)]
+SPEC_TEXT = """
+id: "7x"
+name: my_kernel
+title: Mine
+description: A tiled kernel of my own.
+source: {document: me}
+dtype: fp32
+layout: {A: row, B: row, C: row}
+file: my_kernel.cu
+entry: my_kernel
+template: [BM, BN]
+params: {BM: 64, BN: 32}
+derived: {THREADS: BM * BN / 16}
+constraints:
+  - {check: BM % 16 == 0, message: BM must be a multiple of 16}
+shape_constraints:
+  - {check: M % BM == 0, message: M must be a multiple of BM}
+grid: [cdiv(N, BN), cdiv(M, BM), 1]
+block: [THREADS]
+smem_dynamic: BM * 4
+traffic: {BM: BM, BN: BN, TM: 4, TN: 4, smem: true}
+"""
+
+
+@pytest.fixture
+def my_spec(tmp_path):
+    (tmp_path / "my_kernel.cu").write_text("// kernel\n")
+    path = tmp_path / "my_kernel.yaml"
+    path.write_text(SPEC_TEXT)
+    return specmod.load_spec(path)
+
+
+def test_ladder_has_every_seed004_rung_in_order():
+    ids = [s.id for s in specmod.ladder()]
+    for rung in SEED004_RUNGS:
+        assert rung in ids
+    fp32 = [s for s in specmod.ladder() if s.dtype == "fp32"]
+    assert [s.rung_number for s in fp32] == sorted(s.rung_number for s in fp32)
+
+
+def test_every_spec_binds_with_its_defaults_and_cites_a_document():
+    for s in specmod.ladder():
+        k = specmod.bind(s)
+        assert k.threads_per_block <= 1024, s.name
+        assert s.source.get("document", "").startswith("seed"), s.name
+        assert s.file.name.split("_")[0].lstrip("0") in (s.id, s.id.lstrip("h"), s.id + "b") or s.file.name.startswith(
+            s.id.zfill(2)) or s.file.name.startswith(s.id), s.name
+
+
+def test_selection_by_id_range_name_and_dtype():
+    assert [s.id for s in specmod.select(["5"])][0] == "5"
+    assert {"5", "5b"} <= {s.id for s in specmod.select(["5"])}
+    ids = [s.id for s in specmod.select(["1-3"])]
+    assert ids[0] == "1" and "3b" in ids and "4" not in ids
+    assert specmod.select(["warptiling"])[0].id == "10"
+    assert all(s.dtype == "fp16" for s in specmod.select([], all_=True, dtype="fp16"))
+    with pytest.raises(SpecError, match="unknown variant 'nope'"):
+        specmod.select(["nope"])
+    with pytest.raises(SpecError, match="no variants selected"):
+        specmod.select([])
+
+
+def test_user_spec_binds_and_launch_config(my_spec):
+    k = specmod.bind(my_spec)
+    assert k.name_expression == "my_kernel<64, 32>"
+    grid, block, smem = k.launch_config(GemmShape(128, 100, 7))
+    assert grid == (4, 2, 1) and block == (128, 1, 1) and smem == 256
+    assert k.tiles().BM == 64 and k.tiles().TM == 4
+
+
+def test_parameter_constraint_message(my_spec):
+    with pytest.raises(SpecError, match="BM must be a multiple of 16"):
+        specmod.bind(my_spec, {"BM": 40})
+    with pytest.raises(SpecError, match="has no parameter XX"):
+        specmod.bind(my_spec, {"XX": 1})
+
+
+def test_shape_constraint_names_nearest_valid_sizes(my_spec):
+    k = specmod.bind(my_spec)
+    with pytest.raises(SpecError, match=r"M must be a multiple of BM.*nearest valid M: 4032 or 4096"):
+        k.check_shape(GemmShape(4095, 4097, 1023))
+    k.check_shape(GemmShape(4096, 4097, 1023))
+
+
+@pytest.mark.parametrize("edit,match", [
+    (("dtype: fp32", "dtype: int8"), "dtype: 'int8' is not fp32 or fp16"),
+    (("file: my_kernel.cu", "file: missing.cu"), "file: .*does not exist"),
+    (("grid: [cdiv(N, BN), cdiv(M, BM), 1]", "grid: [open('x')]"), "grid\\[0\\]"),
+    (("id: \"7x\"", "id: seven"), "id: 'seven' is not a rung id"),
+    (("params: {BM: 64, BN: 32}", "params: {BM: 64.5, BN: 32}"), "params.BM: expected an integer"),
+    (("layout: {A: row, B: row, C: row}", "layout: {A: row, B: row, C: col}"), "layout.C: C must be row-major"),
+])
+def test_malformed_specs_name_file_and_key(tmp_path, edit, match):
+    (tmp_path / "my_kernel.cu").write_text("")
+    path = tmp_path / "bad.yaml"
+    path.write_text(SPEC_TEXT.replace(*edit))
+    with pytest.raises(SpecError, match=match):
+        specmod.load_spec(path)
+
+
+def test_param_overrides_parse():
+    assert specmod.parse_param_overrides(["BK=16", "TM = 4"]) == {"BK": 16, "TM": 4}
+    with pytest.raises(SpecError):
+        specmod.parse_param_overrides(["BK"])
