@@ -13,14 +13,11 @@ from dataclasses import dataclass, field
 
 from gemmprof import nvtx
 from gemmprof.adapters.ncu import Launch, NcuReport, Rule
-from gemmprof.errors import InputError
 from gemmprof.model import DTYPES, GemmShape, Tiles, gemm_flops, min_bytes, tiled_traffic
-from gemmprof.occupancy import occupancy
+from gemmprof.ncu_occupancy import OccupancyCheck, check_occupancy, lookup
 from gemmprof.profiles import GpuProfile
 
 SOL = "GPU Speed Of Light Throughput"
-LAUNCH_STATS = "Launch Statistics"
-OCCUPANCY = "Occupancy"
 WARP_STATE = "Warp State Statistics"
 
 # (raw metric name, details-page label, details-page section): the raw name wins when both are present.
@@ -28,20 +25,6 @@ DURATION = ("gpu__time_duration.sum", "Duration", SOL)
 SOL_COMPUTE = ("sm__throughput.avg.pct_of_peak_sustained_elapsed", "Compute (SM) Throughput", SOL)
 SOL_MEMORY = ("gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed", "Memory Throughput", SOL)
 SOL_DRAM = ("gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed", "DRAM Throughput", SOL)
-ACHIEVED = ("sm__warps_active.avg.pct_of_peak_sustained_active", "Achieved Occupancy", OCCUPANCY)
-THEORETICAL = ("sm__maximum_warps_per_active_cycle_pct", "Theoretical Occupancy", OCCUPANCY)
-BLOCK_LIMITS = {  # gemmprof.occupancy's limiter names -> where ncu reports the block limit
-    "registers": ("launch__occupancy_limit_registers", "Block Limit Registers", OCCUPANCY),
-    "shared memory": ("launch__occupancy_limit_shared_mem", "Block Limit Shared Mem", OCCUPANCY),
-    "warps": ("launch__occupancy_limit_warps", "Block Limit Warps", OCCUPANCY),
-    "blocks": ("launch__occupancy_limit_blocks", "Block Limit SM", OCCUPANCY),
-    "barriers": ("launch__occupancy_limit_barriers", "Block Limit Barriers", OCCUPANCY),
-}
-BLOCK_SIZE = ("launch__block_size", "Block Size", LAUNCH_STATS)
-REGISTERS = ("launch__registers_per_thread", "Registers Per Thread", LAUNCH_STATS)
-STATIC_SMEM = ("launch__shared_mem_per_block_static", "Static Shared Memory Per Block", LAUNCH_STATS)
-DYNAMIC_SMEM = ("launch__shared_mem_per_block_dynamic", "Dynamic Shared Memory Per Block", LAUNCH_STATS)
-SMEM_CONFIG = ("launch__shared_mem_config_size", "Shared Memory Configuration Size", LAUNCH_STATS)
 CYCLES_PER_ISSUE = ("smsp__average_warp_latency_per_inst_issued.ratio", "Warp Cycles Per Issued Instruction",
                     WARP_STATE)
 
@@ -74,7 +57,6 @@ SMEM = {
     "st_requests": ("smsp__inst_executed_op_shared_st.sum", "smsp__sass_inst_executed_op_shared_st.sum",
                     "l1tex__t_requests_pipe_lsu_mem_shared_op_st.sum"),
 }
-THEORETICAL_TOLERANCE_PCT = 0.05  # ncu prints two decimals
 
 
 @dataclass(frozen=True)
@@ -83,30 +65,6 @@ class VariantInfo:
 
     dtype: str | None = None
     tiles: Tiles | None = None
-
-
-@dataclass
-class OccupancyCheck:
-    threads: int | None = None
-    registers: int | None = None
-    static_smem: int | None = None
-    dynamic_smem: int | None = None
-    achieved_pct: float | None = None
-    theoretical_pct_ncu: float | None = None
-    theoretical_pct_gemmprof: float | None = None
-    limits_ncu: dict[str, int] = field(default_factory=dict)
-    limits_gemmprof: dict[str, int] = field(default_factory=dict)
-    limiters_ncu: tuple[str, ...] = ()
-    limiters_gemmprof: tuple[str, ...] = ()
-    disagreements: list[str] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
-
-    @property
-    def agrees(self) -> bool | None:
-        """True/False once both sides were computed; None when either is missing."""
-        if self.theoretical_pct_ncu is None or self.theoretical_pct_gemmprof is None:
-            return None
-        return not self.disagreements
 
 
 @dataclass
@@ -194,12 +152,6 @@ class LaunchFindings:
         return self.ratio(self.flops_model or self.flops_executed, seconds)
 
 
-def _get(launch: Launch, spec: tuple[str, str, str]) -> float | int | None:
-    raw, label, section = spec
-    v = launch.number(raw)
-    return v if v is not None else launch.number(label, section=section)
-
-
 def gemmprof_range(launch: Launch) -> tuple[str, str, GemmShape] | None:
     """The innermost `gemmprof VARIANT MxNxK` range a launch ran in: (range text, variant, shape)."""
     pattern = re.compile(rf"{nvtx.PREFIX} [A-Za-z0-9_.\-]+ \d+x\d+x\d+")
@@ -249,58 +201,6 @@ def summarise_rule(rule: Rule, width: int = 160) -> RuleAdvice:
     return RuleAdvice(rule.section, rule.name, rule.type, pick, rule.speedup, rule.speedup_type, rule.description)
 
 
-def check_occupancy(launch: Launch, profile: GpuProfile | None) -> OccupancyCheck:
-    oc = OccupancyCheck()
-    threads = _get(launch, BLOCK_SIZE)
-    if threads is None and launch.block:
-        threads = 1
-        for d in launch.block:
-            threads *= d
-    oc.threads = int(threads) if threads is not None else None
-    for attr, spec in (("registers", REGISTERS), ("static_smem", STATIC_SMEM), ("dynamic_smem", DYNAMIC_SMEM)):
-        v = _get(launch, spec)
-        setattr(oc, attr, int(v) if v is not None else None)
-    oc.achieved_pct = _get(launch, ACHIEVED)
-    oc.theoretical_pct_ncu = _get(launch, THEORETICAL)
-    oc.limits_ncu = {k: int(v) for k, spec in BLOCK_LIMITS.items() if (v := _get(launch, spec)) is not None}
-    if oc.limits_ncu:
-        low = min(oc.limits_ncu.values())
-        oc.limiters_ncu = tuple(k for k, v in oc.limits_ncu.items() if v == low)
-    if profile is None or oc.threads is None or oc.registers is None:
-        if profile is not None:
-            oc.notes.append("no launch configuration in the CSV (add --section LaunchStats): occupancy not computed")
-        return oc
-    for spec in (STATIC_SMEM, DYNAMIC_SMEM):
-        m = launch.find(spec[0]) or launch.find(spec[1], spec[2])
-        if m is not None and not m.exact:
-            oc.notes.append(f"{spec[1]} was printed as {m.text} {m.unit}, rounded: rerun ncu with --print-units base")
-    try:
-        occ = occupancy(profile, oc.threads, oc.registers, oc.static_smem or 0, oc.dynamic_smem or 0)
-    except InputError as exc:
-        oc.notes.append(f"gemmprof's occupancy calculation failed: {exc}")
-        return oc
-    oc.theoretical_pct_gemmprof = occ.theoretical_occupancy * 100
-    oc.limits_gemmprof = {"registers": occ.block_limit_registers, "shared memory": occ.block_limit_shared_mem,
-                          "warps": occ.block_limit_warps, "blocks": occ.block_limit_sm}
-    oc.limiters_gemmprof = occ.limiters
-    if oc.theoretical_pct_ncu is not None and abs(oc.theoretical_pct_ncu - oc.theoretical_pct_gemmprof) > \
-            THEORETICAL_TOLERANCE_PCT:
-        oc.disagreements.append(f"theoretical occupancy: ncu {oc.theoretical_pct_ncu:g}%, "
-                                f"gemmprof {oc.theoretical_pct_gemmprof:g}%")
-    config = _get(launch, SMEM_CONFIG)
-    for key, ours in oc.limits_gemmprof.items():
-        theirs = oc.limits_ncu.get(key)
-        if theirs is None or theirs == ours:
-            continue
-        if key == "shared memory" and config and int(config) // occ.shared_memory_per_block == theirs:
-            oc.notes.append(f"shared-memory block limit: ncu {theirs} with the {config / 1024:g} KiB carveout the "
-                            f"driver chose, gemmprof {ours} with the smallest sufficient one "
-                            f"({occ.carveout_kib:g} KiB); same calculation")
-            continue
-        oc.disagreements.append(f"block limit {key}: ncu {theirs}, gemmprof {ours}")
-    return oc
-
-
 def analyse_launch(launch: Launch, profile: GpuProfile | None, shape: GemmShape | None = None,
                    variants: dict[str, VariantInfo] | None = None, default_dtype: str | None = None
                    ) -> LaunchFindings:
@@ -313,13 +213,13 @@ def analyse_launch(launch: Launch, profile: GpuProfile | None, shape: GemmShape 
     f = LaunchFindings(id=launch.id, variant=variant, kernel_name=launch.kernel_name,
                        nvtx_range=found[0] if found else None, dtype=dtype, shape=shape,
                        grid=launch.grid, block=launch.block)
-    f.duration_ns = _get(launch, DURATION)
-    f.sol_compute_pct, f.sol_memory_pct, f.sol_dram_pct = (_get(launch, s) for s in (SOL_COMPUTE, SOL_MEMORY,
+    f.duration_ns = lookup(launch, DURATION)
+    f.sol_compute_pct, f.sol_memory_pct, f.sol_dram_pct = (lookup(launch, s) for s in (SOL_COMPUTE, SOL_MEMORY,
                                                                                       SOL_DRAM))
     f.occupancy = check_occupancy(launch, profile)
     f.stalls = stall_shares(launch)
     f.stalls_sampled = stall_shares(launch, PCSAMP_PREFIX, "")
-    f.warp_cycles_per_issue = _get(launch, CYCLES_PER_ISSUE)
+    f.warp_cycles_per_issue = lookup(launch, CYCLES_PER_ISSUE)
     f.smem = SharedMemory(**{k: launch.number(*names) for k, names in SMEM.items()})
     f.dram_read_bytes, f.dram_write_bytes = launch.number(DRAM_READ), launch.number(DRAM_WRITE)
     if f.dram_read_bytes is not None and f.dram_write_bytes is not None:
@@ -346,8 +246,10 @@ def analyse_launch(launch: Launch, profile: GpuProfile | None, shape: GemmShape 
     return f
 
 
-def choose_profile(report: NcuReport, explicit: GpuProfile | None, all_profiles) -> tuple[GpuProfile | None, str]:
-    """The GPU profile for the occupancy calculation: given, else by device name, else by compute capability."""
+def choose_profile(report: NcuReport, explicit: GpuProfile | None, all_profiles, prefer: str = "h100"
+                   ) -> tuple[GpuProfile | None, str]:
+    """The GPU profile for the occupancy calculation: given, else by device name, else by compute capability
+    (`prefer` first among profiles of the same compute capability: their SM limits are the same)."""
     if explicit is not None:
         return explicit, ""
     gpu = report.gpu
@@ -357,7 +259,7 @@ def choose_profile(report: NcuReport, explicit: GpuProfile | None, all_profiles)
     ccs = {launch.cc for launch in report.launches if launch.cc}
     if len(ccs) == 1:
         cc = ccs.pop()
-        same = [p for p in all_profiles if p.compute_capability == cc]
+        same = sorted((p for p in all_profiles if p.compute_capability == cc), key=lambda p: not p.matches(prefer))
         if same:
             return same[0], f"occupancy computed with the SM limits of {same[0].name} (compute capability {cc})"
         return None, f"no GPU profile for compute capability {cc}: pass --gpu or --profile to compute occupancy"

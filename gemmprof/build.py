@@ -136,8 +136,9 @@ def cupy_compile(kernel: BoundKernel) -> CompiledKernel:
             module = cupy.RawModule(code=code, options=options, backend="nvcc")
             func = module.get_function(spec.entry)
         else:
+            # name expressions give the lowered (mangled) name of templates and plain C++ kernels alike
             expression = kernel.name_expression
-            module = cupy.RawModule(code=code, options=options, name_expressions=[expression] if spec.template else None)
+            module = cupy.RawModule(code=code, options=options, name_expressions=[expression])
             func = module.get_function(expression)
         regs = func.num_regs
     except cupy.cuda.compiler.CompileException as exc:

@@ -122,6 +122,15 @@ def _styled(row: dict, col: Column) -> str:
     return text.replace("[", r"\[")
 
 
+def _console():
+    """The terminal's width when there is one; wide enough for the run table when output is captured."""
+    import sys
+
+    from rich.console import Console
+
+    return Console() if sys.stdout.isatty() else Console(width=200)
+
+
 def render_text(table: Table, width: int | None = None) -> str:
     from rich.console import Console
 
@@ -156,9 +165,7 @@ def emit(table: Table, fmt: str | None = None, output: str | os.PathLike | None 
         text = to_csv(table)
     else:
         if output is None:
-            from rich.console import Console
-
-            console = Console()
+            console = _console()
             console.print(to_rich(table))
             for note in table.notes:
                 console.print(note, markup=False, highlight=False)

@@ -257,7 +257,7 @@ def _launch(cells: dict[str, str], table: int) -> Launch:
 def _parse_details(header: list[str], rows: list[list[str]], table: int) -> list[Launch]:
     by_id: dict[int, Launch] = {}
     for row in rows:
-        cells = dict(zip(header, row))  # metric rows stop after "Metric Value": missing cells are absent
+        cells = dict(zip(header, row, strict=False))  # metric rows end at "Metric Value"
         if not cells.get("ID", "").strip().isdigit():
             continue
         lid = int(cells["ID"])
@@ -285,7 +285,7 @@ def _parse_raw(header: list[str], rows: list[list[str]], table: int) -> list[Lau
             if not first and not launches and len(row) == len(header):
                 units = row  # the units row right after the header
             continue
-        cells = dict(zip(header, row))
+        cells = dict(zip(header, row, strict=False))
         launch = _launch(cells, table)
         for i, name in enumerate(header):
             if name in IDENTITY_COLUMNS or is_nvtx_column(name) or i >= len(row):

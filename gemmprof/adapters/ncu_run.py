@@ -107,16 +107,18 @@ def metric_list(pc_sampling: bool = False, skip: tuple[str, ...] = ()) -> list[s
 
 def build_command(ncu: str, python: str, variant_names: list[str], shape: GemmShape, *,
                   sections: tuple[str, ...] = DEFAULT_SECTIONS, metrics: list[str] | None = None,
-                  clock_control: str = "none", run_args: tuple[str, ...] = ()) -> list[str]:
+                  clock_control: str = "none", run_args: tuple[str, ...] = (),
+                  also_profile: tuple[str, ...] = ()) -> list[str]:
     """One ncu invocation profiling the single verified launch of each variant, found by its NVTX range.
 
-    ncu ORs repeated --nvtx-include options; "NAME/" selects push/pop ranges called NAME.
+    `variant_names` go to the child `gemmprof run`; `also_profile` names more ranges the child opens by itself
+    (the cuBLAS baselines). ncu ORs repeated --nvtx-include options; "NAME/" selects push/pop ranges called NAME.
     """
     if not variant_names:
         raise InputError("no variants to profile")
     cmd = [ncu, "--csv", "--page", "details", "--print-units", "base", "--clock-control", clock_control,
            "--target-processes", "all", "--nvtx"]
-    for name in variant_names:
+    for name in (*variant_names, *also_profile):
         cmd += ["--nvtx-include", f"{nvtx.range_name(name, shape)}/"]
     for section in sections:
         cmd += ["--section", section]
@@ -146,7 +148,7 @@ def _last(pattern: str, text: str) -> str | None:
     return hits[-1] if hits else None
 
 
-def diagnose(done: Completed, what: str = "ncu") -> NcuReport:
+def diagnose(done: Completed, what: str = "ncu", no_kernels_hint: str = "") -> NcuReport:
     """The parsed report of a finished ncu run, or the one error that explains why there is none."""
     text = done.combined
     if "ERR_NVGPUCTRPERM" in text:
@@ -170,6 +172,6 @@ def diagnose(done: Completed, what: str = "ncu") -> NcuReport:
     if not report.launches:
         if re.search(r"No kernels were profiled", text):
             raise NoKernelsProfiledError(f"{what}: no kernel was profiled (ncu: ==WARNING== No kernels were "
-                                         "profiled): no launch matched the NVTX ranges or filters")
+                                         f"profiled){no_kernels_hint or ''}")
         raise NcuFailedError(f"{what} printed no CSV table" + (f": {error_line}" if error_line else ""))
     return report

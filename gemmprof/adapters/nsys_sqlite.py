@@ -144,7 +144,7 @@ class _Ranges:
                     stack.pop()
                 parents.append(next((j for j in reversed(stack) if items[j][1] >= end), None))
                 stack.append(idx)
-            self.by_tid[tid] = ([r[0] for r in items], [(*r, p) for r, p in zip(items, parents)])
+            self.by_tid[tid] = ([r[0] for r in items], [(*r, p) for r, p in zip(items, parents, strict=True)])
 
     def innermost(self, tid, t0: int, t1: int) -> str | None:
         """The innermost range containing [t0, t1] on thread tid; a gemmprof range wins over ranges nested in it."""

@@ -11,6 +11,8 @@ import csv
 import re
 from dataclasses import dataclass, field
 
+from gemmprof.adapters.nsys import ApiCall, KernelStats, MemOp, NsysReport, ReportError
+
 KERNELS, API, MEMTIME, MEMSIZE, NVTX = "kernels", "api", "memtime", "memsize", "nvtx"
 
 # report names -> table kind; a table under any other report title (osrt_sum, nvtx_kern_sum, ...) is skipped
@@ -82,7 +84,7 @@ def _number(text: str):
 
 def _record(headers: list[str], values: list[str]) -> dict:
     row = {}
-    for header, value in zip(headers, values):
+    for header, value in zip(headers, values, strict=True):
         key, scale = _column(header)
         if key in _TRIPLES:
             row[key] = tuple(int(v) for v in value.split())
@@ -193,3 +195,56 @@ def looks_like_csv(text: str) -> bool:
             if len(fields) >= 3 and _kind(fields, None) is not None:
                 return True
     return False
+
+
+def parse_stats(text: str, label: str, fmt: str = "text") -> NsysReport:
+    if not text.strip():
+        raise ReportError(f"{label}: the file is empty")
+    csv_like = fmt == "csv" or looks_like_csv(text)
+    try:
+        tables = parse_csv(text) if csv_like else parse_text(text)
+    except StatsFormatError as exc:
+        raise ReportError(f"{label}: {exc}") from None
+    kernel_tables = [t for t in tables if t.kind == KERNELS]
+    if not kernel_tables:
+        raise ReportError(f"{label}: no CUDA GPU kernel summary found (expected the cuda_gpu_kern_sum or gpukernsum "
+                          "table of `nsys stats` or `nsys profile --stats=true`)")
+    if len(kernel_tables) > 1:
+        lines = ", ".join(str(t.line) for t in kernel_tables)
+        raise ReportError(f"{label}: holds {len(kernel_tables)} kernel summaries (lines {lines}); "
+                          "give each run its own file")
+    summary = []
+    for r in kernel_tables[0].rows:
+        if r.get("total") is None or not r.get("count"):
+            raise ReportError(f"{label}: line {kernel_tables[0].line}: kernel table without Total Time/Instances")
+        summary.append(KernelStats(
+            name=r.get("name") or "?", instances=int(r["count"]), total_ns=r["total"],
+            avg_ns=r["avg"] if r.get("avg") is not None else r["total"] / r["count"], med_ns=r.get("med"),
+            min_ns=r.get("min"), max_ns=r.get("max"), stddev_ns=r.get("stddev"), grid=r.get("grid"),
+            block=r.get("block")))
+    if not summary:
+        raise ReportError(f"{label}: the kernel summary has no rows (no kernels were captured)")
+    by_kind = {t.kind: t.rows for t in tables}
+    api = [ApiCall(r["name"], int(r["count"]), r["total"]) for r in by_kind.get(API, [])
+           if r.get("count") is not None and r.get("total") is not None]
+    sizes = {_memop_name(r["name"]): r.get("total") for r in by_kind.get(MEMSIZE, [])}
+    memops = [MemOp(_memop_name(r["name"]), int(r["count"]), r.get("total"), sizes.get(_memop_name(r["name"])))
+              for r in by_kind.get(MEMTIME, []) if r.get("count") is not None]
+    ranges = [r["name"].removeprefix(":") for r in by_kind.get(NVTX, []) if r.get("name")]  # ":name": no domain
+    notes = []
+    if ranges:
+        notes.append(f"{label}: summary tables cannot tie kernels to NVTX ranges ({', '.join(ranges)}); "
+                     "grouped by kernel name (the .sqlite export can)")
+    if any(k.name.endswith("…") for k in summary):
+        notes.append(f"{label}: nsys cut long kernel names to its column width (ending in …)")
+    return NsysReport(path=label, format="csv" if csv_like else "text", summary=summary, range_names=ranges,
+                      api=api, memops=memops, notes=notes)
+
+
+def _memop_name(text: str) -> str:
+    """"[CUDA memcpy HtoD]" and "[CUDA memcpy Host-to-Device]" -> "memcpy HtoD"; "[CUDA memset]" -> "memset"."""
+    t = text.strip().strip("[]").strip()
+    t = t[5:] if t.startswith("CUDA ") else t
+    for long, short in (("Host", "H"), ("Device", "D"), ("Array", "A"), ("Peer", "P")):
+        t = t.replace(f"{long}-to-", f"{short}to").replace(f"to{long}", f"to{short}")
+    return t

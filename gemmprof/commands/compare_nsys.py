@@ -1,0 +1,110 @@
+"""gemmprof compare-nsys: kernels from Nsight Systems reports (or a live nsys run of `gemmprof run`), side by side."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import click
+
+from gemmprof.commands._options import (
+    gpu_options,
+    output_options,
+    resolve_profile,
+    resolve_shape,
+    shape_options,
+)
+from gemmprof.errors import GemmprofError, InputError
+
+
+@click.command("compare-nsys")
+@click.argument("inputs", nargs=-1, required=True, metavar="REPORT... | VARIANT...")
+@shape_options
+@click.option("--dtype", type=click.Choice(["fp32", "tf32", "fp16"]), default=None,
+              help="dtype for TFLOP/s and % of peak (default: a gemmprof variant's own, else fp32).")
+@click.option("--baseline", default=None, metavar="NAME",
+              help="Row to compute speedups against: a variant, NVTX range or kernel name (default: cuBLAS).")
+@click.option("--group-by", type=click.Choice(["auto", "range", "kernel"]), default="auto", show_default=True,
+              help="Group kernels by the NVTX range they were launched in, or by kernel name.")
+@click.option("--no-cublas", is_flag=True, help="Live mode: pass --no-cublas to gemmprof run.")
+@click.option("--save-report", type=click.Path(dir_okay=False), default=None, metavar="PREFIX",
+              help="Live mode: keep PREFIX.nsys-rep and PREFIX.sqlite (default: a temporary directory).")
+@gpu_options
+@output_options
+def command(inputs, size, m, n, k, dtype, baseline, group_by, no_cublas, save_report, gpu, profile_file, fmt,
+            output):
+    """Compare the kernels of Nsight Systems reports side by side.
+
+    Give report files (.nsys-rep, .sqlite, `nsys stats --format csv` output, or the text printed by
+    `nsys profile --stats=true`), or give gemmprof VARIANTS to profile them now: gemmprof then runs
+    `nsys profile -t cuda,nvtx -s none --cpuctxsw=none --export=sqlite` on `gemmprof run VARIANTS`.
+    Kernels are grouped by the NVTX range they were launched in ("gemmprof NAME MxNxK" gives the variant
+    and shape) when the report has ranges, else by kernel name. Speedups are against the cuBLAS row unless
+    --baseline picks another; TFLOP/s needs the shape (from the range, or -m/-n/-k for other reports).
+    .nsys-rep files and live runs need nsys on PATH; the other inputs do not.
+
+    \b
+    Examples:
+      gemmprof compare-nsys 1-6 10 --size 4096              # profile rungs and cuBLAS under nsys now
+      gemmprof compare-nsys before.sqlite after.sqlite      # two SQLite exports side by side
+      gemmprof compare-nsys run.nsys-rep --baseline cublas_sgemm -o kernels.json
+      gemmprof compare-nsys stats.txt --size 4096 --gpu a100  # text tables of nsys profile --stats=true
+    """
+    from gemmprof.adapters import nsys
+
+    files = [x for x in inputs if Path(x).exists() or x.lower().endswith(tuple(nsys.REPORT_SUFFIXES))]
+    live = not files
+    if files and len(files) != len(inputs):
+        odd = next(x for x in inputs if x not in files)
+        raise InputError(f"{odd}: no such report file (give report files or variant names, not both)")
+    if not live and (no_cublas or save_report):
+        raise InputError("--no-cublas/--save-report: only for profiling variants, not for report files")
+    given = any(v is not None for v in (size, m, n, k))
+    shape = resolve_shape(size, m, n, k) if live or given else None
+    explicit = resolve_profile(gpu, profile_file) if gpu or profile_file else None
+
+    reports, failed = [], {}
+    if live:
+        reports.append(nsys.profile_live(inputs, shape, no_cublas=no_cublas, save_prefix=save_report))
+    else:
+        for path in files:
+            try:
+                reports.append(nsys.load_report(path))
+            except GemmprofError as exc:
+                if len(files) == 1:
+                    raise
+                click.echo(f"error: {exc}", err=True)
+                failed[path] = (str(exc), exc.exit_code)
+    if not reports:
+        raise _failure(f"none of the {len(files)} reports could be read", failed)
+    cmp = nsys.compare(reports, baseline=baseline, shape=None if live else shape, dtype=dtype, profile=explicit,
+                       group_by=group_by, failed={p: msg for p, (msg, _) in failed.items()})
+    _emit(cmp, fmt, output)
+    for rep in reports:
+        if rep.problem:
+            click.echo(f"error: {rep.path}: {rep.problem}", err=True)
+            failed[rep.path] = (rep.problem, 1)
+    if failed:
+        raise _failure(f"{len(failed)} of {len(inputs) if not live else 1} inputs failed (see above)", failed)
+
+
+def _failure(message: str, failed: dict) -> GemmprofError:
+    exc = GemmprofError(message)
+    exc.exit_code = next(iter(failed.values()))[1] if failed else 1
+    return exc
+
+
+def _emit(cmp, fmt, output) -> None:
+    from gemmprof.adapters.nsys import activity_table, kernel_table
+    from gemmprof.render import choose_format, emit, render_text, write_atomic
+
+    fmt = choose_format(fmt, output)
+    main = kernel_table(cmp, display=fmt == "table")
+    extra = activity_table(cmp, display=True) if fmt == "table" else None
+    if extra is None:
+        emit(main, fmt, output)
+    elif output is None:
+        emit(main, fmt)
+        emit(extra, fmt)
+    else:
+        write_atomic(output, render_text(main) + os.linesep + render_text(extra))

@@ -1,0 +1,181 @@
+"""gemmprof profile: run Nsight Compute on rungs (or read a CSV or report it made) and say what limits each."""
+
+from __future__ import annotations
+
+import shlex
+import sys
+from pathlib import Path
+
+import click
+
+from gemmprof.commands._options import (
+    gpu_options,
+    output_options,
+    resolve_profile,
+    resolve_shape,
+    shape_options,
+)
+from gemmprof.errors import GemmprofError, InputError
+
+
+@click.command("profile")
+@click.argument("variants", nargs=-1)
+@click.option("--all", "all_", is_flag=True, help="Every rung of the ladder (with --dtype, every rung of that dtype).")
+@shape_options
+@click.option("--param", "params", multiple=True, metavar="NAME=VALUE", help="Override a rung parameter (repeatable).")
+@click.option("--cublas", is_flag=True, help="Also profile the cuBLAS baselines of the selected rungs' dtypes.")
+@click.option("--from", "from_file", type=click.Path(dir_okay=False), default=None, metavar="FILE",
+              help="Read an ncu CSV (details or raw page) or an .ncu-rep report instead of running ncu.")
+@click.option("--dtype", type=click.Choice(["fp32", "tf32", "fp16"]), default=None,
+              help="Only rungs of this dtype; with --from, the dtype of kernels gemmprof does not know.")
+@click.option("--section", "sections", multiple=True, metavar="NAME",
+              help="ncu section to collect (repeatable; default: SpeedOfLight, Occupancy, LaunchStats, "
+                   "WarpStateStats, MemoryWorkloadAnalysis).")
+@click.option("--pc-sampling", is_flag=True, help="Also collect PC-sampling stall counts.")
+@click.option("--skip-metric", "skip_metrics", multiple=True, metavar="NAME",
+              help="Leave out a metric your ncu or GPU does not have (repeatable).")
+@click.option("--clock-control", type=click.Choice(["none", "base"]), default="none", show_default=True,
+              help="ncu --clock-control: none keeps the GPU's own clocks (as `gemmprof run` times it).")
+@click.option("--ncu", "ncu_path", default=None, metavar="PATH", help="The ncu executable (default: found on PATH).")
+@click.option("--save-csv", type=click.Path(dir_okay=False), default=None, metavar="FILE",
+              help="Keep ncu's raw CSV output (read it again later with --from).")
+@click.option("--save", "save_json", type=click.Path(dir_okay=False), default=None, metavar="FILE.json",
+              help="Write the profile results file that `gemmprof roofline` reads.")
+@click.option("--top", type=click.IntRange(1, 10), default=3, show_default=True, help="Stall reasons shown per launch.")
+@gpu_options
+@output_options
+def command(variants, all_, size, m, n, k, params, cublas, from_file, dtype, sections, pc_sampling, skip_metrics,
+            clock_control, ncu_path, save_csv, save_json, top, gpu, profile_file, fmt, output):
+    """Profile one verified launch of each variant with Nsight Compute, or read ncu output you already have.
+
+    ncu runs `gemmprof run VARIANTS --launch-once` in a child process and profiles only the launches inside the
+    NVTX ranges "gemmprof NAME MxNxK". Per launch you get duration, speed-of-light %, achieved and theoretical
+    occupancy (ncu's beside gemmprof's own calculation), the top warp-stall reasons, shared-memory bank conflicts
+    per request, DRAM/L2 bytes and executed FLOPs against the model, arithmetic intensity, and ncu's advice.
+
+    \b
+    Examples:
+      gemmprof profile 1 3 10 --size 4096 --save-csv ncu.csv --save profile.json
+      gemmprof profile warptiling --size 4096 --cublas --pc-sampling
+      gemmprof profile --from ncu.csv                     # a CSV made earlier (any machine, no GPU)
+      gemmprof profile --from mine.csv --size 1024 --dtype fp32 --gpu h100
+      gemmprof profile --from report.ncu-rep --format json -o profile.json
+    """
+    from gemmprof import profiles
+    from gemmprof.analysis_ncu import analyse, choose_profile
+    from gemmprof.profile_results import ProfileResults
+    from gemmprof.profile_tables import emit_tables
+
+    notes: list[str] = []
+    if from_file:
+        if variants or all_:
+            raise InputError("give VARIANTS to profile, or --from FILE to read, not both")
+        shape = resolve_shape(size, m, n, k, default=None) if any(v is not None for v in (size, m, n, k)) else None
+        report, infos = _read(from_file, ncu_path), _known_variants(notes)
+        source = {"csv": str(from_file), "layout": report.layout}
+    else:
+        shape = resolve_shape(size, m, n, k)
+        report, infos, csv_text = _live(variants, all_, dtype, params, cublas, shape, sections, pc_sampling,
+                                        skip_metrics, clock_control, ncu_path, notes)
+        source = {"csv": str(save_csv) if save_csv else None, "layout": report.layout}
+    explicit = resolve_profile(gpu, profile_file) if (gpu or profile_file) else None
+    gpu_profile, note = choose_profile(report, explicit, profiles.all_profiles())
+    if note:
+        notes.append(note)
+    default_dtype = dtype if from_file else None
+    findings = analyse(report, gpu_profile, shape, infos, default_dtype)
+    if not from_file:
+        seen = {f.variant for f in findings}
+        notes += [f"{name}: no launch was profiled (rejected shape or failed verification? see `gemmprof run`)"
+                  for name in infos if name not in seen]
+    notes += [f"ncu: {line}" for line in report.errors()]
+    results = ProfileResults(findings, gpu=report.gpu, gpu_profile=gpu_profile.key if gpu_profile else None,
+                             shape=shape, source=source, notes=notes,
+                             command="gemmprof " + shlex.join(sys.argv[1:]))
+    if not from_file and save_csv:
+        from gemmprof.render import write_atomic
+
+        write_atomic(save_csv, csv_text)
+        click.echo(f"ncu output saved to {save_csv}", err=True)
+    if save_json:
+        results.save(save_json)
+        click.echo(f"profile results saved to {save_json}", err=True)
+    emit_tables(results, fmt, output, top)
+
+
+def _read(path: str, ncu_path: str | None):
+    from gemmprof.adapters import ncu, ncu_run
+
+    if not Path(path).is_file():
+        raise InputError(f"--from: {path} does not exist")
+    if path.endswith(".ncu-rep"):
+        exe = ncu_run.find_ncu(ncu_path)
+        details = ncu_run.diagnose(ncu_run.execute(ncu_run.import_command(exe, path, "details")), f"ncu --import {path}")
+        raw = ncu_run.diagnose(ncu_run.execute(ncu_run.import_command(exe, path, "raw")), f"ncu --import {path}")
+        return ncu.merge(details, raw)
+    report = ncu.read_csv_file(path)
+    if not report.launches:  # say why when the file is ncu output that explains it (permissions, no kernel)
+        text = Path(path).read_text(encoding="utf-8", errors="replace")
+        try:
+            ncu_run.diagnose(ncu_run.Completed(0, text, ""), f"--from {path}")
+        except (ncu_run.NcuPermissionError, ncu_run.NoKernelsProfiledError):
+            raise
+        except ncu_run.NcuError:
+            pass
+        raise InputError(f"--from: {path} holds no Nsight Compute CSV table (make one with ncu --csv ..., "
+                         "or let gemmprof profile run ncu)")
+    return report
+
+
+def _known_variants(notes: list[str]) -> dict:
+    """dtype and traffic tiles of every ladder rung (default parameters) and cuBLAS baseline, by name."""
+    from gemmprof.analysis_ncu import VariantInfo
+    from gemmprof.baselines import BASELINES
+
+    infos = {b.name: VariantInfo(dtype=b.dtype) for b in BASELINES.values()}
+    try:
+        from gemmprof import spec as specmod
+
+        for s in specmod.ladder():
+            infos[s.name] = VariantInfo(dtype=s.dtype, tiles=specmod.bind(s).tiles())
+    except GemmprofError as exc:
+        notes.append(f"ladder specs not read ({exc}): no tiled traffic model")
+    return infos
+
+
+def _live(variants, all_, dtype, params, cublas, shape, sections, pc_sampling, skip_metrics, clock_control,
+          ncu_path, notes):
+    from gemmprof import spec as specmod
+    from gemmprof.adapters import ncu_run
+    from gemmprof.analysis_ncu import VariantInfo
+    from gemmprof.baselines import for_dtypes
+
+    if not variants and not all_:
+        raise InputError("no variants selected: name rungs (e.g. 1-6, 10, warptiling), pass --all, "
+                         "or read a CSV with --from FILE")
+    if dtype == "tf32":
+        raise InputError("--dtype tf32 selects no rungs (the ladder is fp32 and fp16; cublas_tf32 comes with --cublas)")
+    chosen = specmod.select(variants, all_=all_, dtype=dtype)
+    overrides = specmod.parse_param_overrides(params)
+    infos: dict[str, VariantInfo] = {}
+    for s in chosen:
+        bound = specmod.bind(s, {kk: v for kk, v in overrides.items() if kk in s.params})
+        infos[s.name] = VariantInfo(dtype=s.dtype, tiles=bound.tiles())
+    if overrides and not any(set(overrides) <= set(s.params) for s in chosen):
+        raise InputError(f"--param: no selected variant has {', '.join(overrides)}")
+    if cublas:
+        infos.update({b.name: VariantInfo(dtype=b.dtype) for b in for_dtypes({s.dtype for s in chosen})})
+    run_args = tuple(f"--param={p}" for p in params) + (() if cublas else ("--no-cublas",))
+    exe = ncu_run.find_ncu(ncu_path)
+    names = [s.name for s in chosen]
+    cmd = ncu_run.build_command(exe, sys.executable, names, shape,
+                                sections=tuple(sections) or ncu_run.DEFAULT_SECTIONS,
+                                metrics=ncu_run.metric_list(pc_sampling, tuple(skip_metrics)),
+                                clock_control=clock_control, run_args=run_args,
+                                also_profile=tuple(b for b in infos if b not in names))
+    click.echo(f"running: {shlex.join(cmd)}", err=True)
+    done = ncu_run.execute(cmd)
+    ranges = ", ".join(f'"gemmprof {name} {shape.label}"' for name in infos)
+    report = ncu_run.diagnose(done, "ncu", f": no launch ran inside {ranges} (did the variants pass verification? "
+                                          f"try `gemmprof run {' '.join(infos)} --size ...` first)")
+    return report, infos, done.stdout

@@ -1,0 +1,119 @@
+"""ncu's occupancy figures for a launch beside gemmprof's own calculation (gemmprof.occupancy), with differences.
+
+They must agree: the theoretical occupancy and each block limit are compared. The one known, harmless difference is
+the shared-memory carveout: gemmprof assumes the smallest carveout that keeps the occupancy, the driver may pick a
+larger one (cuBLAS kernels often run in 100 KiB), which raises ncu's shared-memory block limit but not the
+occupancy; that is reported as a note, not a disagreement.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from gemmprof.adapters.ncu import Launch
+from gemmprof.errors import InputError
+from gemmprof.occupancy import occupancy
+from gemmprof.profiles import GpuProfile
+
+LAUNCH_STATS = "Launch Statistics"
+OCCUPANCY = "Occupancy"
+# (raw metric name, details-page label, details-page section): the raw name wins when both are present.
+ACHIEVED = ("sm__warps_active.avg.pct_of_peak_sustained_active", "Achieved Occupancy", OCCUPANCY)
+THEORETICAL = ("sm__maximum_warps_per_active_cycle_pct", "Theoretical Occupancy", OCCUPANCY)
+BLOCK_LIMITS = {  # gemmprof.occupancy's limiter names -> where ncu reports the block limit
+    "registers": ("launch__occupancy_limit_registers", "Block Limit Registers", OCCUPANCY),
+    "shared memory": ("launch__occupancy_limit_shared_mem", "Block Limit Shared Mem", OCCUPANCY),
+    "warps": ("launch__occupancy_limit_warps", "Block Limit Warps", OCCUPANCY),
+    "blocks": ("launch__occupancy_limit_blocks", "Block Limit SM", OCCUPANCY),
+    "barriers": ("launch__occupancy_limit_barriers", "Block Limit Barriers", OCCUPANCY),
+}
+BLOCK_SIZE = ("launch__block_size", "Block Size", LAUNCH_STATS)
+REGISTERS = ("launch__registers_per_thread", "Registers Per Thread", LAUNCH_STATS)
+STATIC_SMEM = ("launch__shared_mem_per_block_static", "Static Shared Memory Per Block", LAUNCH_STATS)
+DYNAMIC_SMEM = ("launch__shared_mem_per_block_dynamic", "Dynamic Shared Memory Per Block", LAUNCH_STATS)
+SMEM_CONFIG = ("launch__shared_mem_config_size", "Shared Memory Configuration Size", LAUNCH_STATS)
+THEORETICAL_TOLERANCE_PCT = 0.05  # ncu prints two decimals
+
+
+@dataclass
+class OccupancyCheck:
+    threads: int | None = None
+    registers: int | None = None
+    static_smem: int | None = None
+    dynamic_smem: int | None = None
+    achieved_pct: float | None = None
+    theoretical_pct_ncu: float | None = None
+    theoretical_pct_gemmprof: float | None = None
+    limits_ncu: dict[str, int] = field(default_factory=dict)
+    limits_gemmprof: dict[str, int] = field(default_factory=dict)
+    limiters_ncu: tuple[str, ...] = ()
+    limiters_gemmprof: tuple[str, ...] = ()
+    disagreements: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def agrees(self) -> bool | None:
+        """True/False once both sides were computed; None when either is missing."""
+        if self.theoretical_pct_ncu is None or self.theoretical_pct_gemmprof is None:
+            return None
+        return not self.disagreements
+
+
+def lookup(launch: Launch, spec: tuple[str, str, str]) -> float | int | None:
+    """A figure by its raw metric name, else by its details-page label in its section."""
+    raw, label, section = spec
+    v = launch.number(raw)
+    return v if v is not None else launch.number(label, section=section)
+
+
+def check_occupancy(launch: Launch, profile: GpuProfile | None) -> OccupancyCheck:
+    oc = OccupancyCheck()
+    threads = lookup(launch, BLOCK_SIZE)
+    if threads is None and launch.block:
+        threads = 1
+        for d in launch.block:
+            threads *= d
+    oc.threads = int(threads) if threads is not None else None
+    for attr, spec in (("registers", REGISTERS), ("static_smem", STATIC_SMEM), ("dynamic_smem", DYNAMIC_SMEM)):
+        v = lookup(launch, spec)
+        setattr(oc, attr, int(v) if v is not None else None)
+    oc.achieved_pct = lookup(launch, ACHIEVED)
+    oc.theoretical_pct_ncu = lookup(launch, THEORETICAL)
+    oc.limits_ncu = {k: int(v) for k, spec in BLOCK_LIMITS.items() if (v := lookup(launch, spec)) is not None}
+    if oc.limits_ncu:
+        low = min(oc.limits_ncu.values())
+        oc.limiters_ncu = tuple(k for k, v in oc.limits_ncu.items() if v == low)
+    if profile is None or oc.threads is None or oc.registers is None:
+        if profile is not None:
+            oc.notes.append("no launch configuration in the CSV (add --section LaunchStats): occupancy not computed")
+        return oc
+    for spec in (STATIC_SMEM, DYNAMIC_SMEM):
+        m = launch.find(spec[0]) or launch.find(spec[1], spec[2])
+        if m is not None and not m.exact:
+            oc.notes.append(f"{spec[1]} was printed as {m.text} {m.unit}, rounded: rerun ncu with --print-units base")
+    try:
+        occ = occupancy(profile, oc.threads, oc.registers, oc.static_smem or 0, oc.dynamic_smem or 0)
+    except InputError as exc:
+        oc.notes.append(f"gemmprof's occupancy calculation failed: {exc}")
+        return oc
+    oc.theoretical_pct_gemmprof = occ.theoretical_occupancy * 100
+    oc.limits_gemmprof = {"registers": occ.block_limit_registers, "shared memory": occ.block_limit_shared_mem,
+                          "warps": occ.block_limit_warps, "blocks": occ.block_limit_sm}
+    oc.limiters_gemmprof = occ.limiters
+    if oc.theoretical_pct_ncu is not None and abs(oc.theoretical_pct_ncu - oc.theoretical_pct_gemmprof) > \
+            THEORETICAL_TOLERANCE_PCT:
+        oc.disagreements.append(f"theoretical occupancy: ncu {oc.theoretical_pct_ncu:g}%, "
+                                f"gemmprof {oc.theoretical_pct_gemmprof:g}%")
+    config = lookup(launch, SMEM_CONFIG)
+    for key, ours in oc.limits_gemmprof.items():
+        theirs = oc.limits_ncu.get(key)
+        if theirs is None or theirs == ours:
+            continue
+        if key == "shared memory" and config and occ.shared_memory_per_block and \
+                int(config) // occ.shared_memory_per_block == theirs:
+            oc.notes.append(f"shared-memory block limit: ncu {theirs} with the {config / 1024:g} KiB carveout the "
+                            f"driver chose, gemmprof {ours} with the smallest sufficient one "
+                            f"({occ.carveout_kib:g} KiB); same calculation")
+            continue
+        oc.disagreements.append(f"block limit {key}: ncu {theirs}, gemmprof {ours}")
+    return oc
