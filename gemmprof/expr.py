@@ -95,7 +95,7 @@ def _eval(node, env, text):
         return all(values) if isinstance(node.op, ast.And) else any(values)
     if isinstance(node, ast.Compare):
         left = _eval(node.left, env, text)
-        for op, comp in zip(node.ops, node.comparators):
+        for op, comp in zip(node.ops, node.comparators, strict=True):
             right = _eval(comp, env, text)
             if not _CMPOPS[type(op)](left, right):
                 return False

@@ -69,10 +69,10 @@ SOL_COLUMNS = [C("variant", "variant", fmt="s"), C("kernel", "kernel", fmt="s"),
                C("theoretical_occupancy_pct_gemmprof", "gemmprof", "%", ".1f"),
                C("limiter_ncu", "limiter (ncu)", fmt="s"), C("occupancy_check", "check", fmt="s")]
 TRAFFIC_COLUMNS = [C("variant", "variant", fmt="s"), C("dram_mb", "DRAM", "MB", ".2f"),
-                   C("dram_vs_min", "x min", fmt=".2f"), C("dram_vs_tiled", "x tiled", fmt=".3f"),
-                   C("l2_mb", "L2", "MB", ".1f"), C("l2_vs_tiled", "L2 x tiled", fmt=".2f"),
+                   C("dram_vs_min", "x min", fmt=".3g"), C("dram_vs_tiled", "x tiled", fmt=".3g"),
+                   C("l2_mb", "L2", "MB", ".1f"), C("l2_vs_tiled", "L2 x tiled", fmt=".3g"),
                    C("l1_mb", "L1", "MB", ".1f"), C("gflop_executed", "executed", "GFLOP", ".3f"),
-                   C("executed_vs_model", "x 2MNK", fmt=".3f"), C("ai_dram", "AI DRAM", "FLOP/B", ".1f"),
+                   C("executed_vs_model", "x 2MNK", fmt=".4g"), C("ai_dram", "AI DRAM", "FLOP/B", ".1f"),
                    C("ai_l2", "AI L2", "FLOP/B", ".1f"), C("tflops", "achieved", "TFLOP/s", ".2f")]
 
 

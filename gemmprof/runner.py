@@ -67,7 +67,7 @@ def _nvidia_smi_clocks() -> dict:
         return {}
     keys = ["driver", "sm_clock_mhz_at_start", "mem_clock_mhz_at_start", "max_sm_clock_mhz_smi",
             "power_limit_w", "temperature_c_at_start"]
-    return {f"smi_{k}": v.strip() for k, v in zip(keys, out.split(","))}
+    return {f"smi_{k}": v.strip() for k, v in zip(keys, out.split(","), strict=False)}
 
 
 def _context_alive() -> bool:

@@ -40,9 +40,10 @@ for stage in "$@"; do
     tune)
       step tune bash scripts/tune.sh "$B" ;;
     ncu)
-      step ncu "${GP[@]}" profile 1-6 10 --size "$SIZE" --save "$B/profile_$SIZE.json" --save-csv "$B/ncu_$SIZE.csv" ;;
+      step ncu_metrics bash -c "ncu --query-metrics --chip gh100 | grep -E 'ops_path_tensor|pipe_tensor_op_hmma|lts__t_bytes |l1tex__t_bytes |wavefronts_mem_shared_op|inst_executed_op_shared|fadd_pred_on|fmul_pred_on|device__attribute_display_name'"
+      step ncu "${GP[@]}" profile ${PROFILE_VARIANTS:-1-8 10} --size "$SIZE" --save "$B/profile_$SIZE.json" --save-csv "$B/ncu_$SIZE.csv" ;;
     nsys)
-      step nsys "${GP[@]}" compare-nsys 1 3 5 10 --size "$SIZE" --format json -o "$B/nsys_$SIZE.json" ;;
+      step nsys bash -c "source .gpu/nsys-env.sh; ${GP[*]} compare-nsys ${NSYS_VARIANTS:-1 3 5 10} --size $SIZE --save-report $B/compare_nsys_$SIZE; ${GP[*]} compare-nsys $B/compare_nsys_$SIZE.sqlite --format json -o $B/nsys_$SIZE.json" ;;
     rawprof)  # raw ncu and nsys output of gemmprof's own runs, kept as parser fixtures
       M="--metrics regex:smsp__average_warp_latency_issue_stalled_.*\.ratio,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum,smsp__inst_executed_op_shared_ld.sum,smsp__inst_executed_op_shared_st.sum,dram__bytes_read.sum,dram__bytes_write.sum,lts__t_bytes.sum,l1tex__t_bytes.sum,smsp__sass_thread_inst_executed_op_ffma_pred_on.sum,smsp__sass_thread_inst_executed_op_fadd_pred_on.sum,smsp__sass_thread_inst_executed_op_fmul_pred_on.sum,sm__inst_executed_pipe_tensor.sum,smsp__inst_executed_pipe_tensor_op_hmma.sum,gpu__time_duration.sum"
       inc=()

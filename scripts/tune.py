@@ -16,7 +16,7 @@ from gemmprof import spec as specmod
 from gemmprof.errors import SpecError
 from gemmprof.model import GemmShape
 from gemmprof.profiles import current_device_profile, get_profile
-from gemmprof.runner import RunOptions, Runner, new_result
+from gemmprof.runner import Runner, RunOptions, new_result
 from gemmprof.timing import TimingConfig
 
 
@@ -38,7 +38,7 @@ def main(argv=None):
     kernels, skipped = [], 0
     for combo in itertools.product(*axes.values()):
         try:
-            kernels.append(specmod.bind(spec, dict(zip(axes, combo))))
+            kernels.append(specmod.bind(spec, dict(zip(axes, combo, strict=True))))
         except SpecError:
             skipped += 1
     shape = GemmShape(args.size, args.size, args.size)

@@ -5,6 +5,7 @@ import io
 import json
 
 import pytest
+from conftest import FIXTURES
 
 from gemmprof.adapters.ncu import merge, parse_csv, parse_number, range_names, read_csv_file, to_base
 from gemmprof.analysis_ncu import (
@@ -22,8 +23,6 @@ from gemmprof.model import GemmShape, Tiles
 from gemmprof.ncu_occupancy import check_occupancy
 from gemmprof.profile_results import PROFILE_KIND, ProfileResults, load_profile_results
 from gemmprof.profiles import all_profiles, get_profile
-
-from conftest import FIXTURES
 
 NCU = FIXTURES / "ncu"
 NVTX_HEADER = "thread Domain:Push/Pop_Range:PL_Type:PL_Value:CLR_Type:Color:Msg_Type:Msg"

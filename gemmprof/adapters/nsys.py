@@ -2,8 +2,7 @@
 
 Readers: SQLite exports (nsys_sqlite), .nsys-rep through `nsys export`, and the `nsys stats` CSV and the text tables
 `nsys profile --stats=true` prints (nsys_text). `profile_live` runs `gemmprof run` under `nsys profile`. `compare`
-turns reports into rows (per NVTX range or per kernel) with speedups and TFLOP/s; `kernel_table` and
-`activity_table` render them.
+turns reports into rows (per NVTX range or per kernel) with speedups and TFLOP/s; `tables` renders them.
 """
 
 from __future__ import annotations
@@ -131,7 +130,7 @@ def _same(values):
 
 
 def aggregate(launches: list[Launch], by_range: bool) -> list[KernelStats]:
-    """Per (range, kernel, grid, block) when by_range, else per (kernel, grid, block): nsys's own grouping."""
+    """Per (range, kernel, grid, block) when by_range, else per (kernel, grid, block), as nsys's gpukernsum groups."""
     groups: dict[tuple, list[Launch]] = {}
     for la in launches:
         groups.setdefault((la.range if by_range else None, la.name, la.grid, la.block), []).append(la)
@@ -240,10 +239,15 @@ def profile_live(variants, shape: GemmShape, *, no_cublas: bool = False, save_pr
     package_root = str(Path(__file__).resolve().parents[2])  # so the child imports this gemmprof
     env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH")) if p)
     with tempfile.TemporaryDirectory(prefix="gemmprof-nsys-") as tmp:
-        prefix = Path(save_prefix) if save_prefix else Path(tmp) / "gemmprof"
-        prefix.parent.mkdir(parents=True, exist_ok=True)
-        proc = _run(profile_command(nsys, prefix, variants, shape, no_cublas), env=env)
+        prefix = Path(str(save_prefix).removesuffix(".nsys-rep").removesuffix(".sqlite")) if save_prefix \
+            else Path(tmp) / "gemmprof"
         sqlite_path = prefix.with_name(prefix.name + ".sqlite")
+        try:
+            prefix.parent.mkdir(parents=True, exist_ok=True)
+            sqlite_path.unlink(missing_ok=True)  # never read an export left by an earlier run
+        except OSError as exc:
+            raise InputError(f"--save-report: cannot write {sqlite_path} ({exc.strerror or exc})") from None
+        proc = _run(profile_command(nsys, prefix, variants, shape, no_cublas), env=env)
         if not sqlite_path.exists():
             raise ReportError(f"nsys profile wrote no SQLite export (exit {proc.returncode}): {_tail(proc)}")
         from gemmprof.adapters.nsys_sqlite import read_sqlite
@@ -369,17 +373,14 @@ def _variant_dtype(variant: str) -> str:
 
 
 def _profile_for(report: NsysReport, explicit):
-    """--gpu/--profile; else the report's own GPU; else H100 SXM as elsewhere; None when no profile is found."""
+    """The profile of the GPU the report names; else --gpu/--profile; else H100 SXM as elsewhere; else None."""
     from gemmprof import profiles
 
-    if explicit is not None:
-        return explicit
     try:
-        if report.gpu_name:
-            return profiles.profile_for_device_name(report.gpu_name)
-        return profiles.get_profile("h100")
+        own = profiles.profile_for_device_name(report.gpu_name) if report.gpu_name else None
+        return own or explicit or (None if report.gpu_name else profiles.get_profile("h100"))
     except ProfileError:
-        return None
+        return explicit
 
 
 def _match(row: CompareRow, needle: str) -> int:
@@ -410,86 +411,115 @@ def _baselines(rows: list[CompareRow], wanted: str | None) -> dict[str | None, C
     return {None: found} if found else {}
 
 
+@dataclass
+class _Part:
+    """One report's share of a comparison."""
+
+    report: NsysReport
+    rows: list[CompareRow]
+    bases: dict[str | None, CompareRow]
+    profile: object
+    by_range: bool
+
+
 def compare(reports: list[NsysReport], *, baseline: str | None = None, shape: GemmShape | None = None,
             dtype: str | None = None, profile=None, group_by: str = "auto",
             failed: dict[str, str] | None = None) -> Comparison:
-    """Rows per NVTX range (or kernel) per report, with speedup against a baseline and TFLOP/s where the shape is known."""
-    notes, inputs, per_report = [], [], []
+    """Rows per NVTX range (or kernel) per report, with speedup against a baseline and TFLOP/s where the shape is known.
+
+    Speedups are against the baseline row of the same report (per dtype for gemmprof's cublas_* ranges); a report
+    without one uses the first report's. `failed` names inputs that could not be read, for the record.
+    """
+    notes: list[str] = []
+    parts = []
     for rep in reports:
         by_range = group_by != "kernel" and rep.has_ranges
         if group_by == "range" and not rep.has_ranges:
             notes.append(f"{rep.path}: no kernel was launched inside an NVTX range; grouped by kernel name")
-        stats = rep.kernels(by_range)
-        total = sum(s.total_ns for s in stats)
-        if by_range:
-            outside = [s for s in stats if s.range is None]
-            if outside:
-                notes.append(f"{rep.path}: {sum(s.instances for s in outside)} launches outside NVTX ranges "
-                             f"({sum(s.total_ns for s in outside) / 1e6:.3g} ms: setup, verification) are not shown; "
-                             "--group-by kernel lists every kernel")
-            stats = sorted((s for s in stats if s.range is not None), key=lambda s: s.first_start_ns or 0)
-        else:
-            stats = sorted(stats, key=lambda s: -s.total_ns)
         prof = _profile_for(rep, profile)
-        rows = []
-        for s in stats:
-            variant, rshape = _parse_range(s.range) or (None, None)
-            row = CompareRow(rep.path, s, variant=variant, shape=rshape or shape,
-                             gpu_time_pct=100 * s.total_ns / total if total else None,
-                             dtype=dtype or (_variant_dtype(variant) if variant else "fp32"))
-            if row.shape:
-                row.flops = gemm_flops(row.shape)
-                row.tflops = tflops(row.flops, s.avg_ns * 1e-9)
-                try:
-                    row.peak_tflops = prof.peak_flops(get_dtype(row.dtype).peak_kind) / 1e12 if prof else None
-                except ProfileError:
-                    row.peak_tflops = None
-                if row.peak_tflops:
-                    row.pct_of_peak = 100 * row.tflops / row.peak_tflops
-            rows.append(row)
-        per_report.append((rep, rows, _baselines(rows, baseline), prof, by_range))
-    fallback = next((b[None] for _, _, b, _, _ in per_report if b.get(None)), None)
+        if profile is not None and prof is not profile:
+            notes.append(f"{rep.path}: peaks of its own GPU ({prof.name}), not of --gpu/--profile")
+        rows = _rows(rep, by_range, shape, dtype, prof, notes)
+        if prof is None and any(r.shape for r in rows):
+            notes.append(f"{rep.path}: no GPU profile for {rep.gpu_name or 'its GPU'}: no % of peak "
+                         "(pass --gpu or --profile)")
+        parts.append(_Part(rep, rows, _baselines(rows, baseline), prof, by_range))
+    fallback = next((p.bases[None] for p in parts if p.bases.get(None)), None)
     if baseline and fallback is None:
-        labels = sorted({r.label for _, rows, _, _, _ in per_report for r in rows})
+        labels = sorted({r.label for p in parts for r in p.rows})
         raise InputError(f"--baseline: no row matches {baseline!r} (rows: {', '.join(labels)})")
-    for rep, rows, bases, prof, by_range in per_report:
-        if fallback is not None and not bases:
-            notes.append(f"{rep.path}: no baseline row of its own; speedups are against {fallback.label} "
-                         f"in {fallback.input}")
-        for row in rows:
-            own = None if (row.variant or "").startswith("cublas") else bases.get(row.dtype)
-            base = own or bases.get(None) or fallback
-            if base is not None:
-                row.speedup = base.stats.avg_ns / row.stats.avg_ns if row.stats.avg_ns else None
-                base.baseline = True
-        kernels_per_range: dict[str, set] = {}
-        for row in rows:
-            if row.stats.range:
-                kernels_per_range.setdefault(row.stats.range, set()).add(row.stats.name)
-        for rng, names in kernels_per_range.items():
-            if len(names) > 1:
-                notes.append(f"{rep.path}: range {rng!r} ran {len(names)} different kernels; each row's TFLOP/s "
-                             "counts the whole GEMM for that kernel alone")
-        inputs.append({"input": rep.path, "format": rep.format, "gpu": rep.gpu_name, "nsys_version": rep.nsys_version,
-                       "profile": prof.name if prof else None, "grouped_by": "range" if by_range else "kernel",
-                       "baseline": next((r.label for r in rows if r.baseline), None), "error": rep.problem})
-        notes.extend(rep.notes)
     if fallback is None:
         notes.append("no cuBLAS row found (a gemmprof cublas_* range or a cuBLAS gemm kernel): no speedups; "
                      "pick a row with --baseline NAME")
-    for path, message in (failed or {}).items():
-        inputs.append({"input": path, "error": message})
-    return Comparison(_interleave(per_report), inputs, _activity(reports), notes)
+    inputs = []
+    for p in parts:
+        if fallback is not None and not p.bases:
+            notes.append(f"{p.report.path}: no baseline row of its own; speedups are against {fallback.label} "
+                         f"in {fallback.input}")
+        for row in p.rows:
+            own = None if (row.variant or "").startswith("cublas") else p.bases.get(row.dtype)
+            base = own or p.bases.get(None) or fallback
+            if base is not None and row.stats.avg_ns:
+                row.speedup = base.stats.avg_ns / row.stats.avg_ns
+                base.baseline = True
+        rep = p.report
+        inputs.append({"input": rep.path, "format": rep.format, "gpu": rep.gpu_name, "nsys_version": rep.nsys_version,
+                       "profile": p.profile.name if p.profile else None,
+                       "grouped_by": "range" if p.by_range else "kernel",
+                       "baseline": next((r.label for r in p.rows if r.baseline), None), "error": rep.problem})
+        notes.extend(rep.notes)
+    inputs += [{"input": path, "error": message} for path, message in (failed or {}).items()]
+    return Comparison(_interleave(parts), inputs, _activity(reports), notes)
 
 
-def _interleave(per_report) -> list[CompareRow]:
+def _rows(rep: NsysReport, by_range: bool, shape, dtype, prof, notes: list[str]) -> list[CompareRow]:
+    stats = rep.kernels(by_range)
+    total = sum(s.total_ns for s in stats)
+    if by_range:
+        outside = [s for s in stats if s.range is None]
+        if outside:
+            notes.append(f"{rep.path}: {sum(s.instances for s in outside)} launches outside NVTX ranges "
+                         f"({sum(s.total_ns for s in outside) / 1e6:.3g} ms: setup, verification) are not shown; "
+                         "--group-by kernel lists every kernel")
+        # gemmprof's ranges first, then others (CuPy's own, e.g. CCCL:cub::DeviceReduce::Sum), each in launch order
+        stats = sorted((s for s in stats if s.range is not None),
+                       key=lambda s: (not is_gemmprof_range(s.range), s.first_start_ns or 0))
+    else:
+        stats = sorted(stats, key=lambda s: -s.total_ns)
+    if any(is_gemmprof_range(s.range) for s in stats):
+        shape = None  # gemmprof's ranges carry their shapes; -m/-n/-k would only mislabel other ranges' kernels
+    rows = []
+    for s in stats:
+        variant, rshape = _parse_range(s.range) or (None, None)
+        row = CompareRow(rep.path, s, variant=variant, shape=rshape or shape,
+                         gpu_time_pct=100 * s.total_ns / total if total else None,
+                         dtype=dtype or (_variant_dtype(variant) if variant else "fp32"))
+        if row.shape:
+            row.flops = gemm_flops(row.shape)
+            row.tflops = tflops(row.flops, s.avg_ns * 1e-9)
+            try:
+                row.peak_tflops = prof.peak_flops(get_dtype(row.dtype).peak_kind) / 1e12 if prof else None
+            except ProfileError:  # the profile gives no peak for this dtype
+                row.peak_tflops = None
+            if row.peak_tflops:
+                row.pct_of_peak = 100 * row.tflops / row.peak_tflops
+        rows.append(row)
+    per_range: dict[str, set] = {}
+    for row in rows:
+        if row.stats.range:
+            per_range.setdefault(row.stats.range, set()).add(row.stats.name)
+    notes += [f"{rep.path}: range {rng!r} ran {len(names)} different kernels; each row's TFLOP/s counts the whole "
+              "GEMM for that kernel alone" for rng, names in per_range.items() if len(names) > 1]
+    return rows
+
+
+def _interleave(parts: list[_Part]) -> list[CompareRow]:
     """Rows of the same range and kernel from every report next to each other, in first-seen order."""
     order: dict[tuple, int] = {}
-    for _, rows, _, _, _ in per_report:
-        for r in rows:
+    for p in parts:
+        for r in p.rows:
             order.setdefault((r.label, r.stats.name), len(order))
-    ranked = [(order[(r.label, r.stats.name)], i, j, r) for i, (_, rows, _, _, _) in enumerate(per_report)
-              for j, r in enumerate(rows)]
+    ranked = [(order[(r.label, r.stats.name)], i, j, r) for i, p in enumerate(parts) for j, r in enumerate(p.rows)]
     return [r for *_, r in sorted(ranked, key=lambda t: t[:3])]
 
 
@@ -524,78 +554,78 @@ def _activity(reports: list[NsysReport]) -> list[dict]:
 KIND = "gemmprof.nsys-compare"
 SCHEMA_VERSION = 1
 _MS = ("total", "avg", "med", "min", "max", "stddev")
+_DATA_COLUMNS = ("input", "range", "variant", "shape", "kernel", "instances", *(f"{k}_ns" for k in _MS), "grid",
+                 "block", "registers", "static_smem_bytes", "dynamic_smem_bytes", "gpu_time_pct", "baseline",
+                 "speedup", "dtype", "flops", "tflops", "peak_tflops", "pct_of_peak")
 
 
-def kernel_table(cmp: Comparison, display: bool):
-    """The comparison as a Table: for the terminal (short names, ms) or as data (full names, raw ns) for JSON/CSV."""
+def tables(cmp: Comparison, fmt: str) -> list:
+    """For JSON and CSV one table of raw figures (full kernel names, ns) with the reports and the CUDA API/memory
+    summary in its metadata; for the terminal, times, launch configuration and the API/memory summary (ms, µs)."""
     from gemmprof.render import Column, Table
 
     title = "Nsight Systems kernels" + (f" from {len(cmp.inputs)} reports" if len(cmp.inputs) > 1 else "")
-    meta = {"kind": KIND, "schema": SCHEMA_VERSION, "inputs": cmp.inputs, "activity": cmp.activity}
-    if not display:
-        cols = [Column(k, k) for k in ("input", "range", "variant", "shape", "kernel", "instances")]
-        cols += [Column(f"{k}_ns", k, "ns") for k in _MS]
-        cols += [Column(k, k) for k in ("grid", "block", "registers", "static_smem_bytes", "dynamic_smem_bytes",
-                                         "gpu_time_pct", "baseline", "speedup", "dtype", "flops", "tflops",
-                                         "peak_tflops", "pct_of_peak")]
-        return Table(title, cols, [r.to_dict() for r in cmp.rows], list(cmp.notes), meta)
-    names = _input_labels([i["input"] for i in cmp.inputs])
+    if fmt != "table":
+        meta = {"kind": KIND, "schema": SCHEMA_VERSION, "inputs": cmp.inputs, "activity": cmp.activity}
+        cols = [Column(k, k.removesuffix("_ns"), "ns" if k.endswith("_ns") else "") for k in _DATA_COLUMNS]
+        return [Table(title, cols, [r.to_dict() for r in cmp.rows], list(cmp.notes), meta)]
+    tags = _input_tags(cmp)
     shapes = {r.shape.label if r.shape else None for r in cmp.rows}
     if len(shapes) == 1 and None not in shapes:
         title += f" at {shapes.pop()}"
     rows = []
     for r in cmp.rows:
         s = r.stats
-        ms = {k: getattr(s, f"{k}_ns") / 1e6 if getattr(s, f"{k}_ns") is not None else None for k in _MS}
         smem = None if s.static_smem is None and s.dynamic_smem is None else (s.static_smem or 0) + (s.dynamic_smem or 0)
         rows.append({
-            "input": names[r.input], "group": r.variant or s.range, "kernel": short_kernel_name(s.name),
+            "input": tags.get(r.input), "group": r.variant or s.range, "kernel": short_kernel_name(s.name, 40),
             "shape": r.shape.label if r.shape and " at " not in title else None, "instances": s.instances,
-            **{f"{k}_ms": ms[k] for k in _MS},
-            "grid": s.grid, "block": s.block, "registers": s.registers, "smem": smem,
+            **{f"{k}_ms": getattr(s, f"{k}_ns") / 1e6 if getattr(s, f"{k}_ns") is not None else None for k in _MS},
+            "grid": _dims(s.grid), "block": _dims(s.block), "registers": s.registers, "smem": smem,
             "gpu_time_pct": r.gpu_time_pct, "tflops": r.tflops, "pct_of_peak": r.pct_of_peak,
             "speedup": None if r.speedup is None else f"{r.speedup:.3g}x" + (" base" if r.baseline else "")})
-    cols = [Column("input", "Input", fmt="s"), Column("group", "Range", fmt="s"), Column("kernel", "Kernel", fmt="s"),
-            Column("shape", "Shape", fmt="s"), Column("instances", "Launches", fmt=","),
-            Column("total_ms", "Total", "ms", ".4g"), Column("avg_ms", "Avg", "ms", ".4g"),
-            Column("med_ms", "Med", "ms", ".4g"), Column("min_ms", "Min", "ms", ".4g"), Column("max_ms", "Max", "ms", ".4g"),
-            Column("stddev_ms", "StdDev", "ms", ".2g"), Column("grid", "Grid"), Column("block", "Block"),
-            Column("registers", "Regs"), Column("smem", "Smem", "B", ","), Column("gpu_time_pct", "GPU", "%", ".1f"),
-            Column("speedup", "Speedup"), Column("tflops", "TFLOP/s", fmt=".3g"),
-            Column("pct_of_peak", "Peak", "%", ".1f")]
-    cols = [c for c in cols if any(row.get(c.key) is not None for row in rows)]
-    if len(names) < 2:
-        cols = [c for c in cols if c.key != "input"]
-    return Table(title, cols, rows, list(cmp.notes), meta)
+    which = [Column("input", "In", fmt="s"), Column("group", "Range", fmt="s"), Column("kernel", "Kernel", fmt="s")]
+    times = which + [
+        Column("shape", "Shape", fmt="s"), Column("instances", "Launches", fmt=","),
+        Column("total_ms", "Total", "ms", ".4g"), Column("avg_ms", "Avg", "ms", ".4g"),
+        Column("med_ms", "Med", "ms", ".4g"), Column("min_ms", "Min", "ms", ".4g"), Column("max_ms", "Max", "ms", ".4g"),
+        Column("stddev_ms", "StdDev", "ms", ".2g"), Column("gpu_time_pct", "GPU", "%", ".1f"),
+        Column("speedup", "Speedup"), Column("tflops", "TFLOP/s", fmt=".3g"), Column("pct_of_peak", "Peak", "%", ".1f")]
+    launch = which + [Column("grid", "Grid"), Column("block", "Block"), Column("registers", "Registers"),
+                      Column("smem", "Shared memory", "B", ",")]
+    gpus = {i["input"]: i.get("gpu") for i in cmp.inputs}
+    legend = [f"{tag} {path}" + (f" ({gpus[path]})" if gpus.get(path) else "") for path, tag in tags.items()]
+    out = [Table(title, _used(times, rows), rows, legend + list(cmp.notes))]
+    if any(r[k] is not None for r in rows for k in ("grid", "block", "registers", "smem")):
+        out.append(Table("Launch configuration", _used(launch, rows), rows))
+    if cmp.activity:
+        act = [{**a, "input": tags.get(a["input"]), "total_ms": _scaled(a["total_ns"], 1e6),
+                "avg_us": _scaled(a["avg_ns"], 1e3), "mb": _scaled(a["bytes"], 1e6)} for a in cmp.activity]
+        cols = [Column("input", "In", fmt="s"), Column("source", "Source", fmt="s"),
+                Column("category", "Category", fmt="s"), Column("calls", "Calls", fmt=","),
+                Column("total_ms", "Total", "ms", ".4g"), Column("avg_us", "Avg", "µs", ".4g"),
+                Column("share_pct", "Share", "%", ".1f"), Column("mb", "Size", "MB", ".4g")]
+        out.append(Table("CUDA API time and GPU memory operations", _used(cols, act), act))
+    return out
 
 
-def _input_labels(paths: list[str]) -> dict[str, str]:
-    """File names for the table, whole paths where two inputs share a name."""
-    base = {p: Path(p).name or p for p in paths}
-    clash = {b for b in base.values() if list(base.values()).count(b) > 1}
-    return {p: p if b in clash else b for p, b in base.items()}
+def _used(cols, rows):
+    return [c for c in cols if any(row.get(c.key) is not None for row in rows)]
 
 
-def activity_table(cmp: Comparison, display: bool):
-    """CUDA API time by category and GPU memory operations, per report; None when no report has them."""
-    from gemmprof.render import Column, Table
+def _scaled(value, unit):
+    return None if value is None else value / unit
 
-    if not cmp.activity:
+
+def _dims(triple) -> str | None:
+    """(128, 1, 1) -> "128", (32, 32, 1) -> "32x32": launch dimensions as people write them."""
+    if triple is None:
         return None
-    title = "CUDA API time and GPU memory operations"
-    if not display:
-        cols = [Column(k, k) for k in ("input", "source", "category", "calls", "total_ns", "avg_ns", "share_pct",
-                                        "bytes")]
-        return Table(title, cols, cmp.activity)
-    names = _input_labels([i["input"] for i in cmp.inputs])
-    rows = [{**a, "input": names[a["input"]], "total_ms": a["total_ns"] / 1e6 if a["total_ns"] is not None else None,
-             "avg_us": a["avg_ns"] / 1e3 if a["avg_ns"] is not None else None,
-             "mb": a["bytes"] / 1e6 if a["bytes"] is not None else None} for a in cmp.activity]
-    cols = [Column("input", "Input", fmt="s"), Column("source", "Source", fmt="s"),
-            Column("category", "Category", fmt="s"), Column("calls", "Calls", fmt=","),
-            Column("total_ms", "Total", "ms", ".4g"), Column("avg_us", "Avg", "µs", ".4g"),
-            Column("share_pct", "Share", "%", ".1f"), Column("mb", "Size", "MB", ".4g")]
-    cols = [c for c in cols if any(row.get(c.key) is not None for row in rows)]
-    if len(names) < 2:
-        cols = [c for c in cols if c.key != "input"]
-    return Table(title, cols, rows)
+    x, y, z = triple
+    return str(x) if (y, z) == (1, 1) else f"{x}x{y}" if z == 1 else f"{x}x{y}x{z}"
+
+
+def _input_tags(cmp: Comparison) -> dict[str, str]:
+    """[1], [2], ... for the reports that gave rows, when there are several (a note under the table names them)."""
+    paths = list(dict.fromkeys(r.input for r in cmp.rows))
+    return {p: f"[{n}]" for n, p in enumerate(paths, 1)} if len(paths) > 1 else {}

@@ -54,6 +54,8 @@ class _Strings:
         self.con, self.present, self.cache = con, present, {}
 
     def load(self, ids) -> None:
+        if not self.present:  # names stay "<string ID>"
+            return
         wanted = sorted({i for i in ids if isinstance(i, int) and i not in self.cache})
         for start in range(0, len(wanted), 500):
             chunk = wanted[start:start + 500]

@@ -243,8 +243,5 @@ def parse_stats(text: str, label: str, fmt: str = "text") -> NsysReport:
 
 def _memop_name(text: str) -> str:
     """"[CUDA memcpy HtoD]" and "[CUDA memcpy Host-to-Device]" -> "memcpy HtoD"; "[CUDA memset]" -> "memset"."""
-    t = text.strip().strip("[]").strip()
-    t = t[5:] if t.startswith("CUDA ") else t
-    for long, short in (("Host", "H"), ("Device", "D"), ("Array", "A"), ("Peer", "P")):
-        t = t.replace(f"{long}-to-", f"{short}to").replace(f"to{long}", f"to{short}")
-    return t
+    t = text.strip().strip("[]").strip().removeprefix("CUDA ")
+    return re.sub(r"(Host|Device|Array|Peer)-to-(Host|Device|Array|Peer)", lambda m: f"{m[1][0]}to{m[2][0]}", t)

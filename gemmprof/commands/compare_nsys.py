@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import click
@@ -15,12 +14,13 @@ from gemmprof.commands._options import (
     shape_options,
 )
 from gemmprof.errors import GemmprofError, InputError
+from gemmprof.model import DTYPES
 
 
 @click.command("compare-nsys")
 @click.argument("inputs", nargs=-1, required=True, metavar="REPORT... | VARIANT...")
 @shape_options
-@click.option("--dtype", type=click.Choice(["fp32", "tf32", "fp16"]), default=None,
+@click.option("--dtype", type=click.Choice(list(DTYPES)), default=None,
               help="dtype for TFLOP/s and % of peak (default: a gemmprof variant's own, else fp32).")
 @click.option("--baseline", default=None, metavar="NAME",
               help="Row to compute speedups against: a variant, NVTX range or kernel name (default: cuBLAS).")
@@ -41,7 +41,8 @@ def command(inputs, size, m, n, k, dtype, baseline, group_by, no_cublas, save_re
     Kernels are grouped by the NVTX range they were launched in ("gemmprof NAME MxNxK" gives the variant
     and shape) when the report has ranges, else by kernel name. Speedups are against the cuBLAS row unless
     --baseline picks another; TFLOP/s needs the shape (from the range, or -m/-n/-k for other reports).
-    .nsys-rep files and live runs need nsys on PATH; the other inputs do not.
+    % of peak uses the GPU a SQLite export names when gemmprof has its profile, else --gpu/--profile
+    (default H100 SXM). .nsys-rep files and live runs need nsys on PATH; the other inputs do not.
 
     \b
     Examples:
@@ -52,7 +53,7 @@ def command(inputs, size, m, n, k, dtype, baseline, group_by, no_cublas, save_re
     """
     from gemmprof.adapters import nsys
 
-    files = [x for x in inputs if Path(x).exists() or x.lower().endswith(tuple(nsys.REPORT_SUFFIXES))]
+    files = [x for x in inputs if Path(x).is_file() or x.lower().endswith(tuple(nsys.REPORT_SUFFIXES))]
     live = not files
     if files and len(files) != len(inputs):
         odd = next(x for x in inputs if x not in files)
@@ -95,16 +96,8 @@ def _failure(message: str, failed: dict) -> GemmprofError:
 
 
 def _emit(cmp, fmt, output) -> None:
-    from gemmprof.adapters.nsys import activity_table, kernel_table
-    from gemmprof.render import choose_format, emit, render_text, write_atomic
+    from gemmprof.adapters.nsys import tables
+    from gemmprof.render import choose_format, emit_many
 
     fmt = choose_format(fmt, output)
-    main = kernel_table(cmp, display=fmt == "table")
-    extra = activity_table(cmp, display=True) if fmt == "table" else None
-    if extra is None:
-        emit(main, fmt, output)
-    elif output is None:
-        emit(main, fmt)
-        emit(extra, fmt)
-    else:
-        write_atomic(output, render_text(main) + os.linesep + render_text(extra))
+    emit_many(tables(cmp, fmt), fmt, output)

@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import click
 
-from gemmprof.commands._options import gpu_options, output_options, resolve_profile, resolve_shape, shape_options
+from gemmprof.commands._options import (
+    gpu_options,
+    output_options,
+    resolve_profile,
+    resolve_shape,
+    shape_options,
+)
 from gemmprof.errors import InputError
 from gemmprof.render import Column, Table, emit_many
 

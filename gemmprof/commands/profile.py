@@ -166,11 +166,11 @@ def _live(variants, all_, dtype, params, cublas, shape, sections, pc_sampling, s
     if cublas:
         infos.update({b.name: VariantInfo(dtype=b.dtype) for b in for_dtypes({s.dtype for s in chosen})})
     run_args = tuple(f"--param={p}" for p in params) + (() if cublas else ("--no-cublas",))
+    metrics = ncu_run.metric_list(pc_sampling, tuple(skip_metrics))
     exe = ncu_run.find_ncu(ncu_path)
     names = [s.name for s in chosen]
     cmd = ncu_run.build_command(exe, sys.executable, names, shape,
-                                sections=tuple(sections) or ncu_run.DEFAULT_SECTIONS,
-                                metrics=ncu_run.metric_list(pc_sampling, tuple(skip_metrics)),
+                                sections=tuple(sections) or ncu_run.DEFAULT_SECTIONS, metrics=metrics,
                                 clock_control=clock_control, run_args=run_args,
                                 also_profile=tuple(b for b in infos if b not in names))
     click.echo(f"running: {shlex.join(cmd)}", err=True)

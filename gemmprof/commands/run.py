@@ -53,7 +53,7 @@ def command(variants, all_, dtype, spec_files, size, m, n, k, params, alpha, bet
       gemmprof run --spec my_kernel.yaml --size 2048 --format json
     """
     from gemmprof import spec as specmod
-    from gemmprof.runner import ContextLost, RunOptions, Runner, baselines_for, new_result
+    from gemmprof.runner import Runner, RunOptions, baselines_for, new_result
     from gemmprof.tables import run_table
     from gemmprof.timing import TimingConfig
 

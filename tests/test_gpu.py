@@ -1,0 +1,60 @@
+"""End-to-end checks on a real GPU (marker `gpu`: skipped where CuPy finds no device, so CI skips them)."""
+
+import json
+import shutil
+
+import pytest
+from clitools import invoke
+
+pytestmark = pytest.mark.gpu
+
+
+def _run(runner, tmp_path, *args):
+    out = tmp_path / "r.json"
+    r = invoke(runner, ["run", *args, "-o", str(out), "--budget", "0.05", "--max-reps", "10"])
+    return r, json.loads(out.read_text()) if out.exists() else None
+
+
+def test_every_rung_verifies_at_a_tile_multiple(runner, tmp_path):
+    r, doc = _run(runner, tmp_path, "--all", "--size", "512")
+    assert doc is not None, r.output
+    bad = {v["name"]: v["message"] for v in doc["variants"] if v["status"] != "ok"}
+    assert not bad, bad
+
+
+def test_beta_and_alpha_are_honoured(runner, tmp_path):
+    r, doc = _run(runner, tmp_path, "--all", "--size", "256", "--alpha", "-0.5", "--beta", "2")
+    bad = {v["name"]: v["message"] for v in doc["variants"] if v["status"] != "ok"}
+    assert not bad, bad
+
+
+def test_odd_shape_runs_or_is_rejected_never_wrong(runner, tmp_path):
+    r, doc = _run(runner, tmp_path, "--all", "-m", "123", "-n", "77", "-k", "45")
+    for v in doc["variants"]:
+        assert v["status"] in ("ok", "rejected"), (v["name"], v["message"])
+        if v["status"] == "rejected":
+            assert "nearest valid" in v["message"] or "multiple" in v["message"]
+
+
+def test_a_wrong_kernel_is_reported_as_fail(runner, tmp_path):
+    src = tmp_path / "wrong.cu"
+    src.write_text("extern \"C\" __global__ void wrong(int M, int N, int K, float alpha, const float* A, const float* B,"
+                   " float beta, float* C) { int i = blockIdx.x * blockDim.x + threadIdx.x;"
+                   " if (i < M * N && i % 7) C[i] = 1.0f; }\n")
+    spec = tmp_path / "wrong.yaml"
+    spec.write_text("id: '99'\nname: wrong\ntitle: wrong\ndescription: writes ones, skips some\nsource: {document: test}\n"
+                    "dtype: fp32\nlayout: {A: row, B: row, C: row}\nfile: wrong.cu\nentry: wrong\n"
+                    "grid: ['cdiv(M * N, 256)']\nblock: [256]\n")
+    r, doc = _run(runner, tmp_path, "--spec", str(spec), "--size", "128", "--no-cublas")
+    row = doc["variants"][0]
+    assert row["status"] == "FAIL" and "never written" in row["message"] and row["timing"] is None
+    assert r.exit_code == 1
+
+
+@pytest.mark.skipif(shutil.which("ncu") is None, reason="ncu not installed")
+def test_profile_live(runner, tmp_path):
+    out = tmp_path / "p.json"
+    r = invoke(runner, ["profile", "3", "--size", "1024", "--save", str(out)])
+    assert r.exit_code == 0, r.output
+    launches = json.loads(out.read_text())["launches"]
+    assert [lc["variant"] for lc in launches] == ["smem_caching"]
