@@ -481,9 +481,15 @@ def _rows(rep: NsysReport, by_range: bool, shape, dtype, prof, notes: list[str])
             notes.append(f"{rep.path}: {sum(s.instances for s in outside)} launches outside NVTX ranges "
                          f"({sum(s.total_ns for s in outside) / 1e6:.3g} ms: setup, verification) are not shown; "
                          "--group-by kernel lists every kernel")
-        # gemmprof's ranges first, then others (CuPy's own, e.g. CCCL:cub::DeviceReduce::Sum), each in launch order
-        stats = sorted((s for s in stats if s.range is not None),
-                       key=lambda s: (not is_gemmprof_range(s.range), s.first_start_ns or 0))
+        stats = [s for s in stats if s.range is not None]
+        ours = [s for s in stats if is_gemmprof_range(s.range)]
+        if ours and len(ours) < len(stats):
+            # a gemmprof run: its ranges are the comparison; CuPy's own (CCCL:cub::...) belong to verification
+            others = [s for s in stats if not is_gemmprof_range(s.range)]
+            notes.append(f"{rep.path}: {sum(s.instances for s in others)} launches in other NVTX ranges "
+                         f"({', '.join(sorted({s.range for s in others}))}) are not shown; --group-by kernel lists all")
+            stats = ours
+        stats = sorted(stats, key=lambda s: (not is_gemmprof_range(s.range), s.first_start_ns or 0))
     else:
         stats = sorted(stats, key=lambda s: -s.total_ns)
     if any(is_gemmprof_range(s.range) for s in stats):

@@ -1,0 +1,234 @@
+"""The roofline as data (no drawing): a GPU's ceilings, the ridge points, and one point per rung.
+
+Points come from `gemmprof run` results (each verified, timed rung at its traffic model's intensity; cuBLAS, which
+has no traffic model, at the minimum-traffic intensity), from `gemmprof profile` results (the intensities ncu
+measured at DRAM and L2, matched to the rungs by variant name) or from the model alone (each rung at the attainable
+roof min(peak, AI * DRAM bandwidth) of its model intensity: an estimate, not a measurement).
+Every height is 2*M*N*K over a time, so every intensity uses 2*M*N*K too: a point's height over its intensity is the
+bandwidth it achieved at that level, and a point above a memory roof means that level moved fewer bytes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from gemmprof.model import DTYPES, GemmShape, gemm_flops, get_dtype, min_bytes, tiled_traffic
+from gemmprof.profiles import GpuProfile
+
+ROOF_NAMES = {"fp32": "fp32 SIMT", "tf32_tensor": "tf32 tensor", "fp16_tensor_fp32_acc": "fp16 tensor",
+              "fp16_tensor_fp16_acc": "fp16 tensor (fp16 acc)", "bf16_tensor_fp32_acc": "bf16 tensor",
+              "fp64": "fp64"}
+MEMORY_NAMES = {"dram": "DRAM", "l2": "L2", "smem": "shared memory"}
+LEVELS = {"model": "traffic model", "min": "minimum traffic", "dram": "DRAM (ncu)", "l2": "L2 (ncu)"}
+DTYPE_ORDER = ("fp32", "tf32", "fp16")
+
+
+@dataclass(frozen=True)
+class Ceiling:
+    kind: str  # compute | memory
+    key: str  # a peak kind (fp32, tf32_tensor, ...) or a memory level (dram, l2, smem)
+    source: str  # datasheet | measured
+    value: float  # FLOP/s (compute) or bytes/s (memory)
+
+    @property
+    def name(self) -> str:
+        base = ROOF_NAMES.get(self.key, self.key) if self.kind == "compute" else MEMORY_NAMES.get(self.key, self.key)
+        return f"{base} measured" if self.source == "measured" else base
+
+    @property
+    def value_text(self) -> str:
+        if self.kind == "compute":
+            return f"{self.value / 1e12:.4g} TFLOP/s"
+        return f"{self.value / 1e12:.3g} TB/s" if self.value >= 1e12 else f"{self.value / 1e9:.3g} GB/s"
+
+    @property
+    def label(self) -> str:
+        return f"{self.name} {self.value_text}"
+
+    def at(self, intensity: float) -> float:
+        return self.value if self.kind == "compute" else intensity * self.value
+
+    def to_dict(self) -> dict:
+        return {"kind": self.kind, "key": self.key, "source": self.source, "value": self.value, "label": self.label}
+
+
+@dataclass(frozen=True)
+class Ridge:
+    compute: Ceiling
+    memory: Ceiling
+
+    @property
+    def intensity(self) -> float:
+        return self.compute.value / self.memory.value
+
+    def to_dict(self) -> dict:
+        return {"compute": self.compute.key, "memory": self.memory.key, "source": self.compute.source,
+                "intensity": self.intensity, "flops_per_s": self.compute.value}
+
+
+@dataclass(frozen=True)
+class Point:
+    level: str  # model | min | dram | l2 (see LEVELS)
+    intensity: float  # FLOP/byte
+    flops_per_s: float
+
+
+@dataclass
+class Rung:
+    id: str
+    name: str
+    dtype: str
+    kind: str  # ladder | user | baseline
+    peak_kind: str
+    points: list[Point] = field(default_factory=list)
+
+    @property
+    def main(self) -> Point:
+        return self.points[0]
+
+    def point(self, level: str) -> Point | None:
+        return next((p for p in self.points if p.level == level), None)
+
+    @property
+    def short(self) -> str:
+        """The label on the plot: the rung id, or cuBLAS's routine."""
+        return self.name.replace("cublas_", "cuBLAS ") if self.kind == "baseline" else self.id
+
+
+@dataclass
+class RooflineData:
+    profile: GpuProfile
+    shape: GemmShape
+    ceilings: list[Ceiling]
+    ridges: list[Ridge]
+    rungs: list[Rung]
+    excluded: list[str] = field(default_factory=list)  # "name (why)": never plotted
+    notes: list[str] = field(default_factory=list)
+    estimate: bool = False  # model only: heights are the attainable roof, not measurements
+    device: str = ""  # the device the results came from, when known
+    source: str = "datasheet"  # which ceilings the table's roof columns use
+
+    def ceiling(self, kind: str, key: str, source: str = "datasheet") -> Ceiling | None:
+        return next((c for c in self.ceilings if (c.kind, c.key, c.source) == (kind, key, source)), None)
+
+    def roof(self, rung: Rung, source: str | None = None) -> tuple[Ceiling | None, Ceiling | None]:
+        """The compute and DRAM ceilings a rung is held against (measured ones fall back to the datasheet's)."""
+        source = source or self.source
+        compute = self.ceiling("compute", rung.peak_kind, source) or self.ceiling("compute", rung.peak_kind)
+        dram = self.ceiling("memory", "dram", source) or self.ceiling("memory", "dram")
+        return compute, dram
+
+    def attainable(self, rung: Rung, intensity: float, source: str | None = None) -> float | None:
+        compute, dram = self.roof(rung, source)
+        return min(compute.value, dram.at(intensity)) if compute and dram else None
+
+    @property
+    def dtypes(self) -> list[str]:
+        found = {r.dtype for r in self.rungs}
+        return [d for d in DTYPE_ORDER if d in found] + sorted(found - set(DTYPE_ORDER))
+
+    @property
+    def gpu(self) -> str:
+        if self.device and self.device not in self.profile.cuda_names and self.device != self.profile.name:
+            return f"{self.profile.name} ceilings, run on {self.device}"
+        return self.profile.name
+
+    @property
+    def title(self) -> str:
+        what = "model estimate, no measurement" if self.estimate else "measured"
+        return f"Roofline: {self.gpu}, {' + '.join(self.dtypes)}, {self.shape.label} ({what})"
+
+
+def peak_kind_for(dtype: str, given: str | None, profile: GpuProfile) -> str:
+    """The dense peak a rung of `dtype` is held against (never a *_sparse rate)."""
+    if given and not given.endswith("_sparse") and given in profile.peak_tflops:
+        return given
+    return DTYPES[dtype].peak_kind if dtype in DTYPES else "fp32"
+
+
+def build(profile: GpuProfile, shape: GemmShape, rungs: list[Rung], *, measured: bool = True,
+          source: str = "datasheet", estimate: bool = False, device: str = "", excluded=(), notes=()) -> RooflineData:
+    """Ceilings for the compute kinds the rungs use (fp32 SIMT always), the memory levels the profile gives."""
+    notes = list(notes)
+    kinds = ["fp32"] + [k for k in dict.fromkeys(r.peak_kind for r in rungs) if k != "fp32"]
+    ceilings = []
+    for k in kinds:
+        if k in profile.peak_tflops:
+            ceilings.append(Ceiling("compute", k, "datasheet", profile.peak_flops(k)))
+        else:
+            who = ", ".join(r.short for r in rungs if r.peak_kind == k)
+            notes.append(f"{profile.name} gives no peak_tflops.{k}: {who} have no compute roof")
+        if measured and profile.measured.get(f"{k}_tflops"):
+            ceilings.append(Ceiling("compute", k, "measured", profile.measured[f"{k}_tflops"] * 1e12))
+    levels = {"dram": profile.dram_bandwidth_gbs, "l2": profile.l2_bandwidth_gbs, "smem": profile.smem_bandwidth_gbs}
+    for level, gbs in levels.items():
+        if gbs:
+            ceilings.append(Ceiling("memory", level, "datasheet", gbs * 1e9))
+        if measured and profile.measured.get(f"{level}_bandwidth_gbs"):
+            ceilings.append(Ceiling("memory", level, "measured", profile.measured[f"{level}_bandwidth_gbs"] * 1e9))
+    ridges = []
+    for c in (c for c in ceilings if c.kind == "compute"):
+        mems = [m for m in ceilings if m.kind == "memory" and m.source == c.source]
+        ridges += [Ridge(c, m) for m in (mems or [m for m in ceilings if m.kind == "memory" and
+                                                  m.source == "datasheet"])]
+    if source == "measured" and not any(c.source == "measured" for c in ceilings):
+        notes.append(f"--ceiling measured: {profile.name} has no measured ceilings; the table uses the datasheet's")
+    return RooflineData(profile, shape, ceilings, ridges, rungs, list(excluded), notes, estimate, device, source)
+
+
+def rungs_from_variants(variants, shape: GemmShape, profile: GpuProfile, *, beta: float = 0.0, dtype: str | None = None,
+                        baselines: bool = True) -> tuple[list[Rung], list[str]]:
+    """One rung per verified, timed row of run results; the rest are named in the second list (not plotted)."""
+    rungs, excluded = [], []
+    for v in variants:
+        if (dtype and v.dtype != dtype) or (v.kind == "baseline" and not baselines):
+            continue
+        who = v.name if v.kind == "baseline" else f"{v.id} {v.name}"
+        if not v.passed:
+            excluded.append(f"{who} ({v.status})")
+            continue
+        if not v.achieved_flops:
+            excluded.append(f"{who} (not timed)")
+            continue
+        if v.model_arithmetic_intensity and v.kind != "baseline":
+            point = Point("model", v.model_arithmetic_intensity, v.achieved_flops)
+        else:
+            point = Point("min", v.min_arithmetic_intensity or min_intensity(shape, v.dtype, beta), v.achieved_flops)
+        rungs.append(Rung(v.id, v.name, v.dtype, v.kind, peak_kind_for(v.dtype, v.peak_kind, profile), [point]))
+    return rungs, excluded
+
+
+def min_intensity(shape: GemmShape, dtype: str, beta: float = 0.0) -> float:
+    return gemm_flops(shape) / min_bytes(shape, get_dtype("fp32" if dtype == "tf32" else dtype), beta).total
+
+
+def model_intensity(spec, shape: GemmShape, beta: float = 0.0) -> float:
+    """A ladder spec's traffic-model intensity at `shape` (SpecError when its constraints reject the shape)."""
+    from gemmprof.spec import bind
+
+    kernel = bind(spec)
+    kernel.check_shape(shape)
+    return tiled_traffic(shape, get_dtype(spec.dtype), kernel.tiles(), beta).arithmetic_intensity
+
+
+def rungs_from_model(specs, shape: GemmShape, profile: GpuProfile, *, beta: float = 0.0,
+                     source: str = "datasheet") -> tuple[list[Rung], list[str]]:
+    """Each rung at the attainable roof of its model intensity (an estimate); rejected shapes are named."""
+    from gemmprof.errors import SpecError
+
+    rungs, excluded = [], []
+    dram = (profile.measured.get("dram_bandwidth_gbs") if source == "measured" else None) or profile.dram_bandwidth_gbs
+    for s in specs:
+        try:
+            ai = model_intensity(s, shape, beta)
+        except SpecError as exc:
+            excluded.append(f"{s.id} {s.name} (rejected: {str(exc).split(': ', 2)[-1]})")
+            continue
+        kind = peak_kind_for(s.dtype, None, profile)
+        if kind not in profile.peak_tflops:
+            excluded.append(f"{s.id} {s.name} ({profile.name} gives no peak_tflops.{kind})")
+            continue
+        peak = (profile.measured.get(f"{kind}_tflops") if source == "measured" else None) or profile.peak_tflops[kind]
+        rungs.append(Rung(s.id, s.name, s.dtype, "ladder", kind, [Point("model", ai, min(peak * 1e12,
+                                                                                         ai * dram * 1e9))]))
+    return rungs, excluded
