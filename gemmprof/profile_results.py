@@ -51,7 +51,6 @@ from __future__ import annotations
 
 import datetime as _dt
 import json
-import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -59,7 +58,8 @@ from gemmprof import __version__
 from gemmprof.analysis_ncu import LaunchFindings
 from gemmprof.errors import InputError
 from gemmprof.model import GemmShape
-from gemmprof.render import write_atomic
+from gemmprof.render import json_safe, write_atomic
+from gemmprof.results import load_json
 
 PROFILE_KIND = "gemmprof.profile"
 SCHEMA_VERSION = 1
@@ -136,18 +136,13 @@ class ProfileResults:
                 "launches": [launch_to_dict(f) for f in self.launches]}
 
     def save(self, path) -> None:
-        write_atomic(path, json.dumps(_finite(self.to_dict()), indent=1) + "\n")
+        write_atomic(path, json.dumps(json_safe(self.to_dict()), indent=1) + "\n")
 
 
 def load_profile_results(path) -> dict:
     """Read a profile results file, checking its kind and schema; returns the document."""
     p = Path(path)
-    try:
-        doc = json.loads(p.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise InputError(f"{p}: cannot read ({exc.strerror or exc})") from None
-    except json.JSONDecodeError as exc:
-        raise InputError(f"{p}: line {exc.lineno}: not valid JSON ({exc.msg})") from None
+    doc = load_json(p)
     if not isinstance(doc, dict) or doc.get("kind") != PROFILE_KIND:
         kind = doc.get("kind") if isinstance(doc, dict) else None
         raise InputError(f"{p}: not a gemmprof profile results file (kind is {kind!r})")
@@ -157,13 +152,3 @@ def load_profile_results(path) -> dict:
     if not isinstance(doc.get("launches"), list):
         raise InputError(f"{p}: malformed profile results (no launches list)")
     return doc
-
-
-def _finite(v):
-    if isinstance(v, dict):
-        return {k: _finite(x) for k, x in v.items()}
-    if isinstance(v, (list, tuple)):
-        return [_finite(x) for x in v]
-    if isinstance(v, float) and not math.isfinite(v):
-        return None
-    return v

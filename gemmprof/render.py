@@ -181,15 +181,16 @@ def emit(table: Table, fmt: str | None = None, output: str | os.PathLike | None 
 
 def _sanitised(table: Table) -> Table:
     """JSON has no NaN or infinity: write null instead."""
-    rows = [{k: _deep_finite(v) for k, v in row.items()} for row in table.rows]
-    return Table(table.title, table.columns, rows, table.notes, _deep_finite(table.meta))
+    rows = [{k: json_safe(v) for k, v in row.items()} for row in table.rows]
+    return Table(table.title, table.columns, rows, table.notes, json_safe(table.meta))
 
 
-def _deep_finite(v):
+def json_safe(v):
+    """The same structure with NaN and infinities replaced by None (JSON has neither)."""
     if isinstance(v, dict):
-        return {k: _deep_finite(x) for k, x in v.items()}
+        return {k: json_safe(x) for k, x in v.items()}
     if isinstance(v, (list, tuple)):
-        return [_deep_finite(x) for x in v]
+        return [json_safe(x) for x in v]
     return _finite(v)
 
 

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import json
-import math
 import statistics
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from gemmprof.errors import InputError
-from gemmprof.render import write_atomic
+from gemmprof.render import json_safe, write_atomic
 
 RUN_KIND = "gemmprof.run"
 SCHEMA_VERSION = 1
@@ -143,7 +142,7 @@ class RunResult:
                 "variants": [v.to_dict() for v in self.variants]}
 
     def save(self, path) -> None:
-        write_atomic(path, json.dumps(_finite(self.to_dict()), indent=1) + "\n")
+        write_atomic(path, json.dumps(json_safe(self.to_dict()), indent=1) + "\n")
 
     @classmethod
     def from_dict(cls, doc: dict, source: str = "results") -> RunResult:
@@ -172,12 +171,3 @@ def load_json(path) -> dict:
 def load_run(path) -> RunResult:
     return RunResult.from_dict(load_json(path), str(path))
 
-
-def _finite(v):
-    if isinstance(v, dict):
-        return {k: _finite(x) for k, x in v.items()}
-    if isinstance(v, (list, tuple)):
-        return [_finite(x) for x in v]
-    if isinstance(v, float) and not math.isfinite(v):
-        return None
-    return v

@@ -29,19 +29,19 @@ for stage in "$@"; do
     env)
       step env bash -c 'nvidia-smi; nvcc --version; python3 -c "import cupy, numpy, click, rich, matplotlib, yaml; print(cupy.__version__, numpy.__version__)"; ncu --version; which nsys || true' ;;
     ladder)
-      step ladder "${GP[@]}" run --all --dtype fp32 --size "$SIZE" -o "$B/ladder_$SIZE.json" ;;
+      step ladder "${GP[@]}" run --all --size "$SIZE" -o "$B/ladder_$SIZE.json" ;;
     odd)
       step odd "${GP[@]}" run --all -m 4095 -n 4097 -k 1023 --budget 0.3 -o "$B/odd_4095x4097x1023.json" ;;
     beta)
       step beta "${GP[@]}" run --all --size 1024 --alpha 1.5 --beta -0.75 --budget 0.2 -o "$B/beta_1024.json" ;;
     fp16)
-      step fp16_4096 "${GP[@]}" run --all --dtype fp16 --size 4096 -o "$B/fp16_4096.json"
       step fp16_8192 "${GP[@]}" run --all --dtype fp16 --size 8192 -o "$B/fp16_8192.json" ;;
     tune)
       step tune bash scripts/tune.sh "$B" ;;
     ncu)
       step ncu_metrics bash -c "ncu --query-metrics --chip gh100 | grep -E 'ops_path_tensor|pipe_tensor_op_hmma|lts__t_bytes |l1tex__t_bytes |wavefronts_mem_shared_op|inst_executed_op_shared|fadd_pred_on|fmul_pred_on|device__attribute_display_name'"
-      step ncu "${GP[@]}" profile ${PROFILE_VARIANTS:-1-8 10} --size "$SIZE" --save "$B/profile_$SIZE.json" --save-csv "$B/ncu_$SIZE.csv" ;;
+      step ncu "${GP[@]}" profile ${PROFILE_VARIANTS:-1-8 10} --size "$SIZE" --save "$B/profile_$SIZE.json" --save-csv "$B/ncu_$SIZE.csv"
+      step ncu_h3 "${GP[@]}" profile h3 --cublas --size 8192 --save "$B/profile_h3_8192.json" --save-csv "$B/ncu_h3_8192.csv" ;;
     nsys)
       step nsys bash -c "source .gpu/nsys-env.sh; ${GP[*]} compare-nsys ${NSYS_VARIANTS:-1 3 5 10} --size $SIZE --save-report $B/compare_nsys_$SIZE; ${GP[*]} compare-nsys $B/compare_nsys_$SIZE.sqlite --format json -o $B/nsys_$SIZE.json" ;;
     rawprof)  # raw ncu and nsys output of gemmprof's own runs, kept as parser fixtures
