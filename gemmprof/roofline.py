@@ -10,8 +10,10 @@ bandwidth it achieved at that level, and a point above a memory roof means that 
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
+from gemmprof.errors import InputError
 from gemmprof.model import DTYPES, GemmShape, gemm_flops, get_dtype, min_bytes, tiled_traffic
 from gemmprof.profiles import GpuProfile
 
@@ -19,7 +21,7 @@ ROOF_NAMES = {"fp32": "fp32 SIMT", "tf32_tensor": "tf32 tensor", "fp16_tensor_fp
               "fp16_tensor_fp16_acc": "fp16 tensor (fp16 acc)", "bf16_tensor_fp32_acc": "bf16 tensor",
               "fp64": "fp64"}
 MEMORY_NAMES = {"dram": "DRAM", "l2": "L2", "smem": "shared memory"}
-LEVELS = {"model": "traffic model", "min": "minimum traffic", "dram": "DRAM (ncu)", "l2": "L2 (ncu)"}
+LEVELS = {"model": "model", "min": "min traffic", "dram": "DRAM (ncu)", "l2": "L2 (ncu)"}
 DTYPE_ORDER = ("fp32", "tf32", "fp16")
 
 
@@ -149,7 +151,7 @@ def peak_kind_for(dtype: str, given: str | None, profile: GpuProfile) -> str:
 def build(profile: GpuProfile, shape: GemmShape, rungs: list[Rung], *, measured: bool = True,
           source: str = "datasheet", estimate: bool = False, device: str = "", excluded=(), notes=()) -> RooflineData:
     """Ceilings for the compute kinds the rungs use (fp32 SIMT always), the memory levels the profile gives."""
-    notes = list(notes)
+    notes, rungs = list(notes), sorted(rungs, key=_order)
     kinds = ["fp32"] + [k for k in dict.fromkeys(r.peak_kind for r in rungs) if k != "fp32"]
     ceilings = []
     for k in kinds:
@@ -176,8 +178,8 @@ def build(profile: GpuProfile, shape: GemmShape, rungs: list[Rung], *, measured:
     return RooflineData(profile, shape, ceilings, ridges, rungs, list(excluded), notes, estimate, device, source)
 
 
-def rungs_from_variants(variants, shape: GemmShape, profile: GpuProfile, *, beta: float = 0.0, dtype: str | None = None,
-                        baselines: bool = True) -> tuple[list[Rung], list[str]]:
+def rungs_from_variants(variants, shape: GemmShape, profile: GpuProfile, *, beta: float = 0.0,
+                        dtype: str | None = None, baselines: bool = True) -> tuple[list[Rung], list[str]]:
     """One rung per verified, timed row of run results; the rest are named in the second list (not plotted)."""
     rungs, excluded = [], []
     for v in variants:
@@ -222,7 +224,7 @@ def rungs_from_model(specs, shape: GemmShape, profile: GpuProfile, *, beta: floa
         try:
             ai = model_intensity(s, shape, beta)
         except SpecError as exc:
-            excluded.append(f"{s.id} {s.name} (rejected: {str(exc).split(': ', 2)[-1]})")
+            excluded.append(f"{s.id} {s.name} (rejected: {str(exc).split(': ', 2)[-1].split(' (')[0]})")
             continue
         kind = peak_kind_for(s.dtype, None, profile)
         if kind not in profile.peak_tflops:
@@ -232,3 +234,94 @@ def rungs_from_model(specs, shape: GemmShape, profile: GpuProfile, *, beta: floa
         rungs.append(Rung(s.id, s.name, s.dtype, "ladder", kind, [Point("model", ai, min(peak * 1e12,
                                                                                          ai * dram * 1e9))]))
     return rungs, excluded
+
+
+def attach_profile(rungs: list[Rung], launches, shape: GemmShape, profile: GpuProfile, *, origin: str,
+                   beta: float = 0.0, dtype: str | None = None, baselines: bool = True) -> list[str]:
+    """Add ncu's DRAM and L2 intensities (2*M*N*K over the bytes it counted) to the rungs, matched by variant name.
+
+    A launch with no rung of its name becomes one (ladder rungs get their model point at ncu's time). Launches of
+    another or an unknown shape are skipped. Returns notes.
+    """
+    notes, skipped, off = [], [], []
+    by_name = {r.name: r for r in rungs}
+    seen: set[str] = set()
+    flops = gemm_flops(shape)
+    for i, launch in enumerate(launches):
+        if not isinstance(launch, dict):
+            raise InputError(f"{origin}: launches[{i}]: expected an object, got {type(launch).__name__}")
+        name = str(launch.get("variant") or launch.get("kernel_name") or f"launch {i}")
+        if _shape(launch.get("shape"), origin, i) != shape:
+            skipped.append(name)
+            continue
+        if (dtype and launch.get("dtype") != dtype) or name in seen:
+            continue
+        seen.add(name)
+        ach = _num(launch, "achieved_flops_per_s", origin, i)
+        nbytes = {lvl: _num(launch, f"{lvl}_bytes", origin, i) for lvl in ("dram", "l2")}
+        points = [Point(lvl, flops / b, ach) for lvl, b in nbytes.items() if b]
+        if not ach or not points:
+            notes.append(f"{origin}: {name} has no duration or no DRAM/L2 bytes: not plotted")
+            continue
+        rung = by_name.get(name) or _rung_for_launch(name, launch, shape, profile, beta, ach)
+        if rung is None or (rung.kind == "baseline" and not baselines):
+            continue
+        if name not in by_name:
+            rungs.append(rung)
+            by_name[name] = rung
+        rung.points += points
+        executed = _num(launch, "flops_executed", origin, i)
+        if executed and abs(executed / flops - 1) > 0.1:
+            off.append(f"{name} ({executed / flops:.2g}x)")
+    if skipped:
+        notes.append(f"{origin}: not plotted, profiled at another (or an unknown) shape than {shape.label}: "
+                     + ", ".join(dict.fromkeys(skipped)))
+    if off:
+        notes.append("ncu's executed FLOP count differs from 2*M*N*K for " + ", ".join(off) + " (e.g. no tensor-pipe "
+                     "metric in the capture): the measured intensities here use 2*M*N*K, not the file's ai_dram/ai_l2")
+    return notes
+
+
+def _rung_for_launch(name, launch, shape, profile, beta, ach) -> Rung | None:
+    from gemmprof.errors import SpecError
+    from gemmprof.spec import ladder
+
+    spec = next((s for s in ladder() if s.name == name), None)
+    dtype = spec.dtype if spec else launch.get("dtype")
+    if dtype not in DTYPES:
+        return None
+    kind = "baseline" if name.startswith("cublas_") else ("ladder" if spec else "user")
+    rung = Rung(spec.id if spec else "-", name, dtype, kind, peak_kind_for(dtype, None, profile))
+    if kind == "baseline":
+        rung.points.append(Point("min", min_intensity(shape, dtype, beta), ach))
+    elif spec:
+        try:
+            rung.points.append(Point("model", model_intensity(spec, shape, beta), ach))
+        except SpecError:
+            pass
+    return rung
+
+
+def _num(launch: dict, key: str, origin: str, i: int) -> float | None:
+    v = launch.get(key)
+    if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float))):
+        raise InputError(f"{origin}: launches[{i}].{key}: expected a number, got {v!r}")
+    return v
+
+
+def _shape(d, origin: str, i: int) -> GemmShape | None:
+    if d is None:
+        return None
+    try:
+        return GemmShape(d["M"], d["N"], d["K"])
+    except (KeyError, TypeError, InputError):
+        raise InputError(f"{origin}: launches[{i}].shape: expected {{M, N, K}}, got {d!r}") from None
+
+
+def _order(r: Rung):
+    m = re.match(r"^(h?)(\d+)([a-z]?)$", r.id)
+    dt = DTYPE_ORDER.index(r.dtype) if r.dtype in DTYPE_ORDER else 9
+    if r.kind == "baseline":
+        return (3, dt, 0, r.name)
+    return (1 if m[1] else 0, int(m[2]), m[3], r.name) if m else (2, dt, 0, r.name)
+

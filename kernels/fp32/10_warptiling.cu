@@ -70,8 +70,9 @@ __device__ __forceinline__ void processFromSmem(float* regM, float* regN, float*
 }  // namespace wt
 
 template <unsigned int BM, unsigned int BN, unsigned int BK, unsigned int WM, unsigned int WN,
-          unsigned int WNITER, unsigned int TM, unsigned int TN, unsigned int THREADS>
-__global__ void __launch_bounds__(THREADS)
+          unsigned int WNITER, unsigned int TM, unsigned int TN, unsigned int THREADS,
+          unsigned int MINBLOCKS>
+__global__ void __launch_bounds__(THREADS, MINBLOCKS)
 sgemm_warptiling(int M, int N, int K, float alpha, const float* __restrict__ A,
                  const float* __restrict__ B, float beta, float* __restrict__ C) {
   constexpr unsigned int WMITER = (WM * WN) / (32 * TM * TN * WNITER);

@@ -19,6 +19,12 @@
 //    thread refills a stage, or re-arms its barrier, while another is still reading it.
 // No bounds checks: the spec requires M % BM, N % BN, K % BK == 0 (and so 16-byte rows).
 
+// This kernel needs none of CCCL's extended float types; keeping their headers out
+// (cuda_fp16/bf16/fp8/...) avoids NVRTC failures when CCCL and the toolkit's headers
+// come from different CUDA versions.
+#ifndef CCCL_DISABLE_FP16_SUPPORT
+#define CCCL_DISABLE_FP16_SUPPORT
+#endif
 #include <cuda/barrier>
 #include <cooperative_groups.h>
 #include <cooperative_groups/memcpy_async.h>
@@ -103,8 +109,9 @@ __device__ __forceinline__ void processFromSmem(float* threadResults, const floa
 }  // namespace dba
 
 template <unsigned int BM, unsigned int BN, unsigned int BK, unsigned int WM, unsigned int WN,
-          unsigned int WNITER, unsigned int TM, unsigned int TN, unsigned int THREADS>
-__global__ void __launch_bounds__(THREADS)
+          unsigned int WNITER, unsigned int TM, unsigned int TN, unsigned int THREADS,
+          unsigned int MINBLOCKS>
+__global__ void __launch_bounds__(THREADS, MINBLOCKS)
 sgemm_double_buffering_async(int M, int N, int K, float alpha, const float* __restrict__ A,
                              const float* __restrict__ B, float beta, float* __restrict__ C) {
   constexpr unsigned int WMITER = (WM * WN) / (32 * TM * TN * WNITER);
@@ -123,7 +130,9 @@ sgemm_double_buffering_async(int M, int N, int K, float alpha, const float* __re
 
   __shared__ __align__(16) float As[2 * BM * LDA];
   __shared__ __align__(16) float Bs[2 * BK * LDB];
+#pragma nv_diag_suppress static_var_with_dynamic_init  // initialised below, by init()
   __shared__ dba::block_barrier barriers[2];
+#pragma nv_diag_default static_var_with_dynamic_init
 
   auto block = cooperative_groups::this_thread_block();
   if (block.thread_rank() == 0) {

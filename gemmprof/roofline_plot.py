@@ -1,0 +1,326 @@
+"""Draw a RooflineData with matplotlib: a Figure built directly on the Agg canvas (no pyplot state).
+
+matplotlib is imported inside the functions, so importing this module (for image_format) costs nothing.
+Labels are placed greedily in display space: each tries a list of positions and takes the first that overlaps no
+marker and no label already placed (roof lines count less), else the least bad one.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import tempfile
+from pathlib import Path
+
+from gemmprof.errors import InputError
+from gemmprof.roofline import RooflineData
+
+IMAGE_FORMATS = {".png": "png", ".svg": "svg", ".pdf": "pdf"}
+COMPUTE_COLOURS = {"fp32": "#1f5fa8", "tf32_tensor": "#2a8c3a", "fp16_tensor_fp32_acc": "#c0392b",
+                   "fp16_tensor_fp16_acc": "#e67e22", "bf16_tensor_fp32_acc": "#8e44ad", "fp64": "#7f8c8d"}
+MEMORY_COLOURS = {"dram": "#3a3a3a", "l2": "#8c564b", "smem": "#6c5ce7"}
+MARKERS = {"model": "o", "min": "*", "dram": "s", "l2": "^"}
+MARKER_SIZE = 7.0
+KEY = {"model": "traffic-model intensity (no cache hits)", "min": "minimum-traffic intensity (cuBLAS)",
+       "dram": "DRAM intensity measured by ncu", "l2": "L2 intensity measured by ncu"}
+ESTIMATE_KEY = "model estimate: on the roof at the\ntraffic-model intensity (no cache hits)"
+
+
+def image_format(path) -> str:
+    """png, svg or pdf from the file's extension; an InputError for anything else."""
+    ext = Path(path).suffix.lower()
+    if ext not in IMAGE_FORMATS:
+        raise InputError(f"-o {path}: cannot draw a {ext or 'extension-less'} image (use .png, .svg or .pdf; "
+                         "--table FILE writes the table)")
+    return IMAGE_FORMATS[ext]
+
+
+def render(data: RooflineData, path, dpi: int = 150):
+    fig = figure(data, dpi)
+    save(fig, path, dpi)
+    return fig
+
+
+def save(fig, path, dpi: int = 150) -> None:
+    """Write the image beside its target, then rename it into place."""
+    fmt, path = image_format(path), Path(path)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.stem}.", suffix=path.suffix, dir=path.parent)
+        with os.fdopen(fd, "wb") as fh:
+            fig.savefig(fh, format=fmt, dpi=dpi, bbox_inches="tight", pad_inches=0.15)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes 0600 files; an image is for everyone to read
+        os.replace(tmp, path)
+    except OSError as exc:
+        raise InputError(f"cannot write {path}: {exc.strerror or exc}") from exc
+
+
+def figure(data: RooflineData, dpi: int = 150):
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    entries = len(data.rungs) + 8
+    fig = Figure(figsize=(12, max(6.6, 0.19 * entries + 1.0)), dpi=dpi)
+    FigureCanvasAgg(fig)
+    ax = fig.add_axes((0.065, 0.085, 0.64, 0.85))
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    (x0, x1), (y0, y1) = _limits(data)
+    ax.set_xlim(x0, x1)
+    ax.set_ylim(y0, y1)
+    _style(ax)
+    ax.set_title(data.title, fontsize=10.5, loc="left")
+    colours = _colours(data)
+    placer = _Placer(fig, ax)
+    roofs = _roofs(ax, data, x0, x1, placer)
+    marks = _points(ax, data, colours, placer)
+    _legend(ax, data, colours)
+    for item in roofs:
+        placer.place(*item)
+    for xy, text, colour, size in marks:
+        placer.place(text, _point_candidates(xy, size), colour, 8.0, f"label:{text}", arrow=True)
+    return fig
+
+
+def _limits(data: RooflineData):
+    xs = [p.intensity for r in data.rungs for p in r.points] + [r.intensity for r in data.ridges]
+    ys = [p.flops_per_s for r in data.rungs for p in r.points]
+    top = max(c.value for c in data.ceilings if c.kind == "compute")
+    x0 = 10 ** math.floor(math.log10(min(xs) / 1.5))
+    x1 = 10 ** math.ceil(math.log10(max(xs + [r.intensity * 10 for r in data.ridges]) * 1.5))
+    y0 = 10 ** math.floor(math.log10(min(ys + [top]) / 1.5))
+    return (x0, max(x1, x0 * 1e3)), (y0, top * 3)
+
+
+def _style(ax):
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+
+    ax.xaxis.set_major_locator(LogLocator(base=10))
+    ax.yaxis.set_major_locator(LogLocator(base=10))
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+    ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v / 1e12:g}"))
+    ax.xaxis.set_minor_formatter(NullFormatter())
+    ax.yaxis.set_minor_formatter(NullFormatter())
+    ax.set_xlabel("arithmetic intensity (FLOP/byte)")
+    ax.set_ylabel("performance (TFLOP/s)")
+    ax.grid(True, which="major", color="#dddddd", lw=0.6)
+    ax.grid(True, which="minor", color="#f2f2f2", lw=0.4)
+    ax.set_axisbelow(True)
+
+
+def _colour_of(ceiling) -> str:
+    table = COMPUTE_COLOURS if ceiling.kind == "compute" else MEMORY_COLOURS
+    return table.get(ceiling.key, "#555555")
+
+
+def _roofs(ax, data: RooflineData, x0: float, x1: float, placer) -> list:
+    """Draw every ceiling and ridge; return the roof labels to place (compute ones first)."""
+    (y0, y1), labels = ax.get_ylim(), []
+    for c in sorted(data.ceilings, key=lambda c: (c.kind != "compute", c.source != "datasheet")):
+        ridges = [r.intensity for r in data.ridges if c in (r.compute, r.memory)]
+        if c.kind == "compute":
+            xs, ys = [min(ridges, default=x0), x1], [c.value, c.value]
+        else:
+            end = max(ridges, default=x1)
+            xs, ys = [x0, end], [x0 * c.value, end * c.value]
+        measured = c.source == "measured"
+        (line,) = ax.plot(xs, ys, color=_colour_of(c), lw=1.1 if measured else 1.8, ls="--" if measured else "-",
+                          gid=f"roof:{c.kind}:{c.key}:{c.source}", zorder=2, alpha=0.9)
+        placer.add_line(line)
+        # dashes and colour say which roof a measured value belongs to; shorter texts are tried when crowded
+        number = c.value_text.split()[0]
+        if measured:
+            texts = [f"measured {c.value_text}"] + ([f"measured {number}", number] if c.kind == "compute" else
+                                                     [c.value_text])
+        else:
+            texts = [c.label, f"{c.name} {number}"] if c.kind == "compute" else [c.label]
+        labels.append((texts, _roof_candidates(ax, c, xs, (y0, y1)),
+                       _colour_of(c), 8.0, f"roof-label:{c.key}:{c.source}"))
+    for r in data.ridges:
+        colour = COMPUTE_COLOURS.get(r.compute.key, "#555555")
+        ax.plot([r.intensity], [r.compute.value], marker="D", ms=5, mfc="white", mec=colour, ls="none", zorder=5,
+                gid=f"ridge:{r.compute.key}:{r.compute.source}:{r.memory.key}")
+        placer.add_marker((r.intensity, r.compute.value), 5)
+        if r.memory.key == "dram" and r.compute.source == "datasheet" and r.memory.source == "datasheet":
+            (line,) = ax.plot([r.intensity] * 2, [y0, r.compute.value], color=colour, lw=0.6, ls=":", zorder=1)
+            placer.add_line(line, 0.3)
+            labels.append((f"ridge {r.intensity:.3g} FLOP/B", _ridge_candidates((r.intensity, y0)), colour,
+                           7.0, f"ridge-label:{r.compute.key}"))
+    return labels
+
+
+def _roof_candidates(ax, c, xs, ylim) -> list:
+    """Along a horizontal roof (right end first), or along a memory roof, rotated to its slope on screen."""
+    below = c.source == "measured"
+    if c.kind == "compute":
+        out = []
+        for dy, va in ((-2, "top"), (2, "bottom"))[::1 if below else -1]:
+            out += [((xs[1], c.value), -5, dy, "right", va, 0), ((xs[0], c.value), 8, dy, "left", va, 0)]
+            out += [((xs[0] * (xs[1] / xs[0]) ** t, c.value), 0, dy, "center", va, 0)
+                    for t in (0.5, 0.3, 0.7, 0.15, 0.85, 0.4, 0.6)]
+        return out
+    lo, hi = max(xs[0], ylim[0] / c.value), min(xs[1], ylim[1] / c.value)
+    (ax0, ay0), (ax1, ay1) = ax.transData.transform([(lo, lo * c.value), (hi, hi * c.value)])
+    angle = math.degrees(math.atan2(ay1 - ay0, ax1 - ax0))
+    nx, ny = -math.sin(math.radians(angle)), math.cos(math.radians(angle))
+    side = -3 if below else 3
+    out = []
+    for t in (0.08, 0.12, 0.16, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.55, 0.6, 0.65, 0.7, 0.04):
+        x = lo * (hi / lo) ** t
+        out.append(((x, x * c.value), nx * side, ny * side, "left", "top" if below else "bottom", angle))
+    return out
+
+
+def _ridge_candidates(xy) -> list:
+    """Up the ridge's dotted line from the bottom of the plot, right of it, else left of it, else higher."""
+    return [(xy, 2 if va == "top" else -2, 4 + up, "left", va, 90) for up in (0, 40, 80, 120)
+            for va in ("top", "bottom")]
+
+
+def _point_candidates(xy, size: float) -> list:
+    """Around the marker, nearest first; the farther rings get a leader line."""
+    out, base = [], size / 2 + 2.5
+    for r in (base, base + 7, base + 18, base + 30):
+        for deg in (0, 30, -30, 180, 150, -150, 90, -90, 60, -60, 120, -120):
+            dx, dy = r * math.cos(math.radians(deg)), r * math.sin(math.radians(deg))
+            ha = "left" if dx > 1 else ("right" if dx < -1 else "center")
+            va = "bottom" if dy > 1 else ("top" if dy < -1 else "center")
+            out.append((xy, dx, dy, ha, va, 0))
+    return out
+
+
+def _colours(data: RooflineData) -> dict:
+    from matplotlib import colormaps
+
+    maps = {"fp32": (colormaps["viridis"], 0.0, 0.8), "fp16": (colormaps["plasma"], 0.45, 0.78),
+            "tf32": (colormaps["summer"], 0.0, 0.6)}
+    out = {}
+    for dtype in data.dtypes:
+        group = [r for r in data.rungs if r.dtype == dtype and r.kind != "baseline"]
+        cmap, lo, hi = maps.get(dtype, (colormaps["tab10"], 0.0, 1.0))
+        for i, r in enumerate(group):
+            out[r.name] = cmap(lo + (hi - lo) * (i / max(len(group) - 1, 1)))
+    for r in data.rungs:
+        out.setdefault(r.name, "#111111")
+    return out
+
+
+def _points(ax, data: RooflineData, colours: dict, placer) -> list:
+    """Markers (hollow for model estimates), each rung's points joined; returns labels, coincident ones merged."""
+    groups: list[dict] = []
+    for r in data.rungs:
+        colour = colours[r.name]
+        pts = sorted(r.points, key=lambda p: p.intensity)
+        if len(pts) > 1:
+            ax.plot([p.intensity for p in pts], [p.flops_per_s for p in pts], color=colour, lw=0.9, alpha=0.75,
+                    gid=f"join:{r.name}", zorder=3)
+        for p in r.points:
+            size = MARKER_SIZE * (1.6 if p.level == "min" else 1.0)
+            ax.plot([p.intensity], [p.flops_per_s], marker=MARKERS[p.level], ms=size, ls="none", mec=colour,
+                    mfc="white" if data.estimate else colour, mew=1.4, zorder=4, gid=f"point:{r.name}:{p.level}")
+            placer.add_marker((p.intensity, p.flops_per_s), size)
+        xy = (r.main.intensity, r.main.flops_per_s)
+        disp, size = ax.transData.transform(xy), MARKER_SIZE * (1.6 if r.main.level == "min" else 1.0)
+        g = next((g for g in groups if math.dist(g["disp"], disp) < 4), None)
+        if g is None:
+            groups.append({"xy": xy, "disp": disp, "names": [r.short], "colour": colour, "size": size})
+        else:
+            g["names"].append(r.short)
+            g["size"] = max(g["size"], size)
+    return [(g["xy"], ", ".join(g["names"]), g["colour"] if len(g["names"]) == 1 else "#222222", g["size"])
+            for g in groups]
+
+
+def _legend(ax, data: RooflineData, colours: dict):
+    from matplotlib.lines import Line2D
+
+    fill = (lambda c: "white") if data.estimate else (lambda c: c)
+    rung_handles = [Line2D([], [], marker="*" if r.kind == "baseline" else "o", ls="none", mec=colours[r.name],
+                           mfc=fill(colours[r.name]), ms=8 if r.kind == "baseline" else 6,
+                           label=r.short if r.kind == "baseline" else f"{r.id}  {r.name}") for r in data.rungs]
+    fig, box = ax.figure, ax.get_position()
+    fig.legend(handles=rung_handles, loc="upper left", bbox_to_anchor=(box.x1 + 0.01, box.y1), borderaxespad=0,
+               fontsize=7.5, title="rung", title_fontsize=8, frameon=False, alignment="left")
+    levels = {p.level for r in data.rungs for p in r.points}
+    names = {**KEY, "model": ESTIMATE_KEY} if data.estimate else KEY
+    key = [Line2D([], [], marker=MARKERS[lv], ls="none", color="#555555", mfc=fill("#555555"),
+                  ms=8 if lv == "min" else 6, label=names[lv]) for lv in KEY if lv in levels]
+    key.append(Line2D([], [], color="#555555", lw=1.8, label="datasheet ceiling"))
+    if any(c.source == "measured" for c in data.ceilings):
+        key.append(Line2D([], [], color="#555555", lw=1.1, ls="--", label="measured ceiling"))
+    key.append(Line2D([], [], marker="D", ms=5, mfc="white", mec="#555555", ls="none", label="ridge point"))
+    fig.legend(handles=key, loc="lower left", bbox_to_anchor=(box.x1 + 0.01, box.y0), borderaxespad=0, fontsize=7.5,
+               frameon=False)
+
+
+class _Placer:
+    """Greedy label placement in display space against markers, placed labels (hard) and roof lines (soft)."""
+
+    def __init__(self, fig, ax):
+        self.fig, self.ax = fig, ax
+        self.renderer = fig.canvas.get_renderer()
+        self.hard: list = []  # markers first, then placed labels
+        self.markers = 0
+        self.soft: list = []
+
+    def add_marker(self, xy, size_pt: float):
+        from matplotlib.path import Path as MPath
+
+        x, y = self.ax.transData.transform(xy)
+        self.markers += 1
+        r = size_pt * self.fig.dpi / 72 / 2 + 1
+        self.hard.append(MPath([(x - r, y - r), (x + r, y - r), (x + r, y + r), (x - r, y + r), (x - r, y - r)]))
+
+    def add_line(self, line, weight: float = 2.0):
+        self.soft.append((line.get_transform().transform_path(line.get_path()), weight))
+
+    def _polygon(self, xy, dx, dy, ha, va, rot, w, h):
+        from matplotlib.path import Path as MPath
+
+        ox, oy = self.ax.transData.transform(xy) + [dx * self.fig.dpi / 72, dy * self.fig.dpi / 72]
+        left = {"left": 0, "center": -w / 2, "right": -w}[ha]
+        bottom = {"bottom": 0, "center": -h / 2, "top": -h, "baseline": 0}[va]
+        c, s = math.cos(math.radians(rot)), math.sin(math.radians(rot))
+        corners = [(left, bottom), (left + w, bottom), (left + w, bottom + h), (left, bottom + h), (left, bottom)]
+        return MPath([(ox + c * u - s * v, oy + s * u + c * v) for u, v in corners])
+
+    def _leader_cost(self, cand) -> float:
+        """A leader line that crosses roofs or labels costs, though less than the label itself would."""
+        from matplotlib.path import Path as MPath
+
+        start = self.ax.transData.transform(cand[0])
+        end = start + [cand[1] * self.fig.dpi / 72, cand[2] * self.fig.dpi / 72]
+        leader = MPath([start + (end - start) * 0.25, end])  # from just outside the marker
+        return 0.5 * sum(wt for o, wt in self.soft if leader.intersects_path(o, filled=False)) + 3 * sum(
+            leader.intersects_path(o, filled=False) for o in self.hard[self.markers:])
+
+    def place(self, texts, candidates, colour, size, gid, arrow=False):
+        """Try each text (the full one, then shorter ones) at each candidate in turn; keep the first that collides
+        with nothing (dotted ridge lines aside), else the least bad."""
+        from matplotlib.font_manager import FontProperties
+
+        box, best, font = self.ax.bbox, None, FontProperties(size=size)
+        line_h = self.renderer.get_text_width_height_descent("lp", font, ismath=False)[1]
+        for j, text in enumerate([texts] if isinstance(texts, str) else texts):
+            w, h, _ = self.renderer.get_text_width_height_descent(text, font, ismath=False)
+            for i, cand in enumerate(candidates):
+                poly = self._polygon(*cand, w + 2, max(h, line_h) + 2)
+                inside = all(box.x0 <= x <= box.x1 and box.y0 <= y <= box.y1 for x, y in poly.vertices)
+                cost = (0 if inside else 1000) + 10 * sum(poly.intersects_path(o, filled=True) for o in self.hard) \
+                    + sum(wt for o, wt in self.soft if poly.intersects_path(o, filled=False)) + j * 0.5 \
+                    + (self._leader_cost(cand) if arrow and math.hypot(*cand[1:3]) > 8 else 0)
+                if best is None or (cost, i) < best[0]:
+                    best = ((cost, i), text, cand, poly)
+                if cost - j * 0.5 < 1:
+                    break
+            if best[0][0] - j * 0.5 < 1:
+                break
+        _, text, (xy, dx, dy, ha, va, rot), poly = best
+        far = arrow and math.hypot(dx, dy) > 8
+        self.ax.annotate(text, xy, xytext=(dx, dy), textcoords="offset points", ha=ha, va=va, rotation=rot,
+                         rotation_mode="anchor", fontsize=size, color=colour, gid=gid, zorder=6,
+                         arrowprops={"arrowstyle": "-", "lw": 0.6, "color": "#777777", "shrinkA": 0,
+                                     "shrinkB": 3} if far else None)
+        self.hard.append(poly)
