@@ -44,7 +44,9 @@ FMUL = "smsp__sass_thread_inst_executed_op_fmul_pred_on.sum"
 # Math ops in the tensor path; ncu counts 2 per multiply-add, so they are FLOPs. Only these exact names are summed
 # (the _sparsity_on/_off and per-instruction-kind variants are subsets of them).
 TENSOR_OPS = ("sm__ops_path_tensor_op_hmma_src_fp16_dst_fp32.sum", "sm__ops_path_tensor_op_hmma_src_fp16_dst_fp16.sum",
-              "sm__ops_path_tensor_op_hmma_src_bf16_dst_fp32.sum", "sm__ops_path_tensor_op_hmma_src_tf32_dst_fp32.sum")
+              "sm__ops_path_tensor_op_hmma_src_bf16_dst_fp32.sum", "sm__ops_path_tensor_op_hmma_src_tf32_dst_fp32.sum",
+              "sm__ops_path_tensor_op_hgmma_src_fp16.sum", "sm__ops_path_tensor_op_hgmma_src_bf16_dst_fp32.sum",
+              "sm__ops_path_tensor_op_hgmma_src_tf32_dst_fp32.sum")
 DRAM_READ, DRAM_WRITE, DRAM_TOTAL = "dram__bytes_read.sum", "dram__bytes_write.sum", "dram__bytes.sum"
 L2_BYTES, L1_BYTES = "lts__t_bytes.sum", "l1tex__t_bytes.sum"
 SMEM = {

@@ -293,11 +293,10 @@ class BoundKernel:
     def check_shape(self, shape: GemmShape) -> None:
         """Raise SpecError naming the failed constraint and the nearest sizes that pass it."""
         env = {**self.env, "M": shape.M, "N": shape.N, "K": shape.K}
-        for c in self.spec.shape_constraints:
-            if expr.evaluate(c.check, env):
-                continue
-            hint = _nearest_hint(c, env)
-            raise SpecError(f"{self.spec.name}: shape {shape.label} rejected: {c.message} ({c.check}){hint}")
+        failed = [f"{c.message} ({c.check}){_nearest_hint(c, env)}"
+                  for c in self.spec.shape_constraints if not expr.evaluate(c.check, env)]
+        if failed:
+            raise SpecError(f"{self.spec.name}: shape {shape.label} rejected: {'; '.join(failed)}")
 
 
 def _nearest_hint(c: Constraint, env: dict) -> str:

@@ -39,6 +39,8 @@ METRICS = (
     "smsp__sass_thread_inst_executed_op_ffma_pred_on.sum", "smsp__sass_thread_inst_executed_op_fadd_pred_on.sum",
     "smsp__sass_thread_inst_executed_op_fmul_pred_on.sum",
     "sm__ops_path_tensor_op_hmma_src_fp16_dst_fp32.sum", "sm__ops_path_tensor_op_hmma_src_tf32_dst_fp32.sum",
+    # Hopper's warpgroup MMA (cuBLAS's sm90 kernels use it): names as `ncu --query-metrics --chip gh100` lists them
+    "sm__ops_path_tensor_op_hgmma_src_fp16.sum", "sm__ops_path_tensor_op_hgmma_src_tf32_dst_fp32.sum",
     "sm__inst_executed_pipe_tensor_op_hmma.sum", "sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active",
 )
 USUAL_PLACE = "/usr/local/cuda/bin or /opt/nvidia/nsight-compute/<version>"
