@@ -54,6 +54,12 @@ for stage in "$@"; do
       if [ -f .gpu/nsys-env.sh ]; then
         step nsys_raw bash -c "source .gpu/nsys-env.sh; nsys profile -t cuda,nvtx -s none --cpuctxsw=none --stats=true --export=sqlite --force-overwrite=true -o $B/gemmprof_nsys ${GP[*]} run 1 3 5 10 --size $SIZE --budget 0.2"
       fi ;;
+    paths)  # the live paths not covered above: .ncu-rep import, .nsys-rep export, live roofline, fp16 under nsys
+      step ncu_rep ncu --clock-control none -o "$B/rep" --nvtx --nvtx-include "gemmprof smem_caching 1024x1024x1024/" "${GP[@]}" run 3 --size 1024 --launch-once --no-cublas
+      step profile_rep "${GP[@]}" profile --from "$B/rep.ncu-rep" --save "$B/profile_rep.json"
+      step profile_cublas "${GP[@]}" profile h3 --cublas --size 4096 --save "$B/profile_h3_4096.json"
+      step roofline_live "${GP[@]}" roofline 3 10 h3 --size 2048 -o "$B/roofline_live.png"
+      step nsys_fp16 bash -c "source .gpu/nsys-env.sh; ${GP[*]} compare-nsys h2 h3 --size 4096 --save-report $B/fp16; ${GP[*]} compare-nsys $B/fp16.nsys-rep --format json -o $B/nsys_fp16.json" ;;
     pytest)
       step pytest python3 -m pytest -q -m gpu tests ;;
     *)

@@ -58,3 +58,22 @@ def test_profile_live(runner, tmp_path):
     assert r.exit_code == 0, r.output
     launches = json.loads(out.read_text())["launches"]
     assert [lc["variant"] for lc in launches] == ["smem_caching"]
+
+
+def test_a_faulting_kernel_loses_no_other_result(runner, tmp_path):
+    # an illegal address kills the CUDA context; the variants after it must still run (in a fresh process)
+    (tmp_path / "fault.cu").write_text(
+        "extern \"C\" __global__ void fault(int M, int N, int K, float alpha, const float* A, const float* B,"
+        " float beta, float* C) { C[(1ull << 40) + threadIdx.x] = 1.0f; }\n")
+    (tmp_path / "fault.yaml").write_text(
+        "id: '98'\nname: fault\ntitle: fault\ndescription: writes far out of bounds\nsource: {document: test}\n"
+        "dtype: fp32\nlayout: {A: row, B: row, C: row}\nfile: fault.cu\nentry: fault\ngrid: [1]\nblock: [32]\n")
+    from gemmprof.paths import KERNELS_DIR
+
+    smem = KERNELS_DIR / "fp32" / "03_smem_caching.yaml"
+    r, doc = _run(runner, tmp_path, "--spec", str(tmp_path / "fault.yaml"), "--spec", str(smem), "--size", "256",
+                  "--no-cublas")
+    rows = {v["name"]: v for v in doc["variants"]}
+    assert rows["fault"]["status"] == "error" and "CUDA" in rows["fault"]["message"]
+    assert rows["smem_caching"]["status"] == "ok" and rows["smem_caching"]["timing"], rows["smem_caching"]
+    assert r.exit_code == 1

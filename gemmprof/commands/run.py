@@ -77,7 +77,7 @@ def command(variants, all_, dtype, spec_files, size, m, n, k, params, alpha, bet
     runner = Runner(profile, options)
     result = new_result(profile, options, runner, "gemmprof " + shlex.join(sys.argv[1:]))
     jobs = [("baseline", b) for b in baselines_for(kernels, options.baselines)] + [("kernel", kk) for kk in kernels]
-    _run_jobs(runner, result, jobs, options, profile)
+    _run_jobs(runner, result, jobs, options, profile, params)
     if child_results:
         result.save(child_results)
         return
@@ -95,7 +95,7 @@ def command(variants, all_, dtype, spec_files, size, m, n, k, params, alpha, bet
         sys.exit(1)
 
 
-def _run_jobs(runner, result, jobs, options, profile):
+def _run_jobs(runner, result, jobs, options, profile, params):
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
     from gemmprof.runner import ContextLost
@@ -110,7 +110,7 @@ def _run_jobs(runner, result, jobs, options, profile):
                 row = runner.run_baseline(item) if kind == "baseline" else runner.run_kernel(item)
             except ContextLost as exc:
                 result.variants.append(_lost_row(item, kind, str(exc)))
-                result.variants.extend(_continue_in_child(jobs[i + 1:], options, profile, runner.seed))
+                result.variants.extend(_continue_in_child(jobs[i + 1:], options, profile, runner.seed, params))
                 return
             result.variants.append(row)
             bar.advance(task)
@@ -127,29 +127,31 @@ def _lost_row(item, kind, message):
                          params=dict(item.params))
 
 
-def _continue_in_child(rest, options, profile, seed):
-    """A faulting kernel kills the CUDA context: finish the remaining variants in a fresh process."""
-    if not rest:
+def _continue_in_child(rest, options, profile, seed, params):
+    """A faulting kernel kills the CUDA context: finish the remaining variants in a fresh process (same inputs)."""
+    from gemmprof.paths import KERNELS_DIR
+
+    kernels = [item for kind, item in rest if kind == "kernel"]  # baselines run first, so none are left here
+    if not kernels:
         return []
-    names = [item.spec.name for kind, item in rest if kind == "kernel"]
-    if not names:
-        return []
+    names = {n for k in kernels for n in k.spec.params}  # --param NAME=V still meant for a remaining rung
+    selectors = []
+    for k in kernels:
+        ladder_rung = k.spec.path.is_relative_to(KERNELS_DIR.resolve())
+        selectors += [k.spec.name] if ladder_rung else ["--spec", str(k.spec.path)]
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "child.json"
         s = options.shape
-        cmd = [sys.executable, "-m", "gemmprof", "run", *names, "-m", str(s.M), "-n", str(s.N), "-k", str(s.K),
+        cmd = [sys.executable, "-m", "gemmprof", "run", *selectors, "-m", str(s.M), "-n", str(s.N), "-k", str(s.K),
                "--alpha", repr(options.alpha), "--beta", repr(options.beta), "--seed", str(seed),
                "--budget", repr(options.timing.budget_s), "--max-reps", str(options.timing.max_reps),
-               "--profile", profile.path, "--no-cublas", "--child-results", str(out)]
-        for kind, item in rest:
-            if kind == "kernel":
-                cmd += [f"--param={k}={v}" for k, v in item.params.items() if item.spec.params.get(k) != v]
-        if options.launch_once:
-            cmd.append("--launch-once")
+               "--profile", profile.path, "--no-cublas", "--child-results", str(out),
+               *[f"--param={p}" for p in params if p.split("=")[0].strip() in names],
+               *(["--launch-once"] if options.launch_once else []),
+               *(["--no-flush"] if not options.timing.flush_l2 else [])]
         subprocess.run(cmd, check=False)
         if not out.exists():
-            return [_lost_row(item, kind, "not run: the CUDA context was lost and the retry failed")
-                    for kind, item in rest]
+            return [_lost_row(k, "kernel", "not run: the CUDA context was lost and the retry failed") for k in kernels]
         return load_run(out).variants
 
 
