@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shlex
 import subprocess
 import sys
@@ -77,9 +78,10 @@ def command(variants, all_, dtype, spec_files, size, m, n, k, params, alpha, bet
     runner = Runner(profile, options)
     result = new_result(profile, options, runner, "gemmprof " + shlex.join(sys.argv[1:]))
     jobs = [("baseline", b) for b in baselines_for(kernels, options.baselines)] + [("kernel", kk) for kk in kernels]
-    _run_jobs(runner, result, jobs, options, profile, params)
+    context_lost = _run_jobs(runner, result, jobs, options, profile, params)
     if child_results:
         result.save(child_results)
+        _finish(context_lost, 0)
         return
     if output and Path(output).suffix.lower() == ".json":
         result.save(output)
@@ -91,8 +93,18 @@ def command(variants, all_, dtype, spec_files, size, m, n, k, params, alpha, bet
         click.echo(json.dumps(result.to_dict(), indent=1, default=str))
     else:
         emit(run_table(result), fmt, output)
-    if any(v.status in ("FAIL", "error") for v in result.variants):
-        sys.exit(1)
+    _finish(context_lost, 1 if any(v.status in ("FAIL", "error") for v in result.variants) else 0)
+
+
+def _finish(context_lost: bool, code: int):
+    """Exit with `code`. After a kernel fault the dead CUDA context makes CuPy's teardown print tracebacks for
+    every module it unloads: everything is written by now, so leave without that teardown."""
+    if context_lost:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+    if code:
+        sys.exit(code)
 
 
 def _run_jobs(runner, result, jobs, options, profile, params):
@@ -111,9 +123,10 @@ def _run_jobs(runner, result, jobs, options, profile, params):
             except ContextLost as exc:
                 result.variants.append(_lost_row(item, kind, str(exc)))
                 result.variants.extend(_continue_in_child(jobs[i + 1:], options, profile, runner.seed, params))
-                return
+                return True
             result.variants.append(row)
             bar.advance(task)
+    return False
 
 
 def _lost_row(item, kind, message):
