@@ -6,7 +6,8 @@ from pathlib import Path
 import pytest
 
 from gemmprof import profiles
-from gemmprof.adapters.nsys import compare, load_report
+from gemmprof.adapters.nsys import load_report
+from gemmprof.nsys_compare import compare
 
 FIX = Path(__file__).parent / "fixtures" / "nsys"
 SQLITE = FIX / "h100_gemmprof_run_4096.sqlite"

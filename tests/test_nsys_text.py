@@ -9,9 +9,10 @@ from pathlib import Path
 import pytest
 
 from gemmprof import profiles
-from gemmprof.adapters.nsys import ReportError, compare, load_report, short_kernel_name
+from gemmprof.adapters.nsys import ReportError, load_report
 from gemmprof.adapters.nsys_text import parse_stats
 from gemmprof.model import GemmShape
+from gemmprof.nsys_compare import compare, short_kernel_name
 
 FIX = Path(__file__).parent / "fixtures" / "nsys"
 H100_STATS = FIX / "h100_cupy_nvtx_profile_stats_stdout.txt"

@@ -51,6 +51,7 @@ def command(inputs, size, m, n, k, dtype, baseline, group_by, no_cublas, save_re
       gemmprof compare-nsys run.nsys-rep --baseline cublas_sgemm -o kernels.json
       gemmprof compare-nsys stats.txt --size 4096 --gpu a100  # text tables of nsys profile --stats=true
     """
+    from gemmprof import nsys_compare
     from gemmprof.adapters import nsys
 
     files = [x for x in inputs if Path(x).is_file() or x.lower().endswith(tuple(nsys.REPORT_SUFFIXES))]
@@ -78,7 +79,7 @@ def command(inputs, size, m, n, k, dtype, baseline, group_by, no_cublas, save_re
                 failed[path] = (str(exc), exc.exit_code)
     if not reports:
         raise _failure(f"none of the {len(files)} reports could be read", failed)
-    cmp = nsys.compare(reports, baseline=baseline, shape=None if live else shape, dtype=dtype, profile=explicit,
+    cmp = nsys_compare.compare(reports, baseline=baseline, shape=None if live else shape, dtype=dtype, profile=explicit,
                        group_by=group_by, failed={p: msg for p, (msg, _) in failed.items()})
     _emit(cmp, fmt, output)
     for rep in reports:
@@ -96,7 +97,7 @@ def _failure(message: str, failed: dict) -> GemmprofError:
 
 
 def _emit(cmp, fmt, output) -> None:
-    from gemmprof.adapters.nsys import tables
+    from gemmprof.nsys_tables import tables
     from gemmprof.render import choose_format, emit_many
 
     fmt = choose_format(fmt, output)
