@@ -7,10 +7,9 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from gemmprof.errors import ProfileError
 from gemmprof.paths import PROFILES_DIR
+from gemmprof.yamlfile import parse_mapping
 
 PEAK_KINDS = {
     "fp32": "fp32 SIMT",
@@ -162,15 +161,7 @@ class _Loader:
 
 
 def parse_profile(path: Path, text: str) -> GpuProfile:
-    try:
-        doc = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" line {mark.line + 1}" if mark else ""
-        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        raise ProfileError(f"{path}:{where}: malformed YAML: {problem}") from None
-    if not isinstance(doc, dict):
-        raise ProfileError(f"{path}: expected a mapping at the top level")
+    doc = parse_mapping(path, text, ProfileError)
     ld = _Loader(path, doc)
     peaks_node = ld.node("peak_tflops")
     if not isinstance(peaks_node, dict) or "fp32" not in peaks_node:

@@ -8,12 +8,11 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from gemmprof import expr
 from gemmprof.errors import SpecError
 from gemmprof.model import DTYPES, GemmShape, Tiles
 from gemmprof.paths import KERNELS_DIR
+from gemmprof.yamlfile import parse_mapping
 
 _ID = re.compile(r"^(?P<prefix>h?)(?P<num>\d+)(?P<letter>[a-z]?)$")
 _NAME = re.compile(r"^[a-z0-9_]+$")
@@ -120,14 +119,7 @@ def _triple(path, key, node):
 
 
 def parse_spec(path: Path, text: str) -> KernelSpec:
-    try:
-        doc = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" line {mark.line + 1}:" if mark else ""
-        raise SpecError(f"{path}:{where} malformed YAML: {getattr(exc, 'problem', None) or exc}") from None
-    if not isinstance(doc, dict):
-        raise SpecError(f"{path}: expected a mapping at the top level")
+    doc = parse_mapping(path, text, SpecError)
     for key in _REQUIRED:
         if key not in doc:
             _fail(path, key, "missing")
