@@ -6,6 +6,11 @@ from gemmprof.render import Column, Table
 from gemmprof.results import RunResult
 
 
+def _first_line(message: str, width: int = 120) -> str:
+    line = (message or "").strip().splitlines()[0] if (message or "").strip() else ""
+    return line if len(line) <= width else line[: width - 1] + "…"
+
+
 def run_table(result: RunResult) -> Table:
     shape = result.shape
     rows = []
@@ -28,7 +33,7 @@ def run_table(result: RunResult) -> Table:
             "smem_bytes": (v.static_smem or 0) + (v.dynamic_smem or 0) if v.registers is not None else None,
             "occupancy_pct": 100 * occ["theoretical_occupancy"] if "theoretical_occupancy" in occ else None,
             "rel_error": v.rel_error,
-            "message": v.message,
+            "message": _first_line(v.message),
         })
     cols = [Column("id", "rung", fmt="s"), Column("name", "name", fmt="s"), Column("status", "status", fmt="s"),
             Column("median_ms", "median", "ms", ".3f"), Column("min_ms", "min", "ms", ".3f"),

@@ -93,6 +93,9 @@ def command(variants, all_, dtype, spec_files, size, m, n, k, params, alpha, bet
         click.echo(json.dumps(result.to_dict(), indent=1, default=str))
     else:
         emit(run_table(result), fmt, output)
+    for v in result.variants:  # compiler logs and long messages do not fit the table's note column
+        if v.status in ("FAIL", "error") and "\n" in v.message.strip():
+            click.echo(f"\n{v.name} ({v.status}):\n{v.message}", err=True)
     _finish(context_lost, 1 if any(v.status in ("FAIL", "error") for v in result.variants) else 0)
 
 

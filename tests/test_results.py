@@ -1,0 +1,65 @@
+"""Run results: real H100 results files load, round-trip, and render the numbers the run measured."""
+
+import json
+import statistics
+from pathlib import Path
+
+import pytest
+
+from gemmprof.render import render_text, to_csv
+from gemmprof.results import Measurement, load_run
+from gemmprof.tables import run_table
+
+FIX = Path(__file__).parent / "fixtures" / "results"
+
+
+def test_real_results_file_round_trips(tmp_path):
+    run = load_run(FIX / "h100_fix_4096.json")
+    out = tmp_path / "again.json"
+    run.save(out)
+    again = load_run(out)
+    assert again.to_dict() == run.to_dict()
+    assert oct(out.stat().st_mode & 0o777) != "0o600"
+
+
+def test_table_percentages_are_ratios_from_the_same_run():
+    run = load_run(FIX / "h100_fix_4096.json")
+    rows = {r["name"]: r for r in run_table(run).rows}
+    sgemm = next(v for v in run.variants if v.name == "cublas_sgemm")
+    naive = next(v for v in run.variants if v.name == "naive")
+    median = statistics.median(naive.timing.samples_ms)
+    assert rows["naive"]["median_ms"] == pytest.approx(median)
+    assert rows["naive"]["tflops"] == pytest.approx(2 * 4096**3 / (median * 1e-3) / 1e12)
+    assert rows["naive"]["pct_cublas"] == pytest.approx(100 * naive.achieved_flops / sgemm.achieved_flops)
+    assert rows["naive"]["pct_peak"] == pytest.approx(100 * naive.achieved_flops / 66.9e12, rel=1e-3)
+
+
+def test_failed_variants_are_never_reported_as_fast():
+    run = load_run(FIX / "h100_ladder_4096_first.json")
+    rows = {r["name"]: r for r in run_table(run).rows}
+    assert rows["naive"]["status"] == "error"
+    assert rows["naive"]["tflops"] is None and rows["naive"]["median_ms"] is None
+    assert "compilation failed" in rows["naive"]["message"]
+    text = render_text(run_table(run), width=250)
+    assert "naive" in text and "error" in text
+    assert "naive" in to_csv(run_table(run))
+
+
+def test_spread_and_stability():
+    steady = Measurement((1.0, 1.001, 0.999, 1.0, 1.0005))
+    noisy = Measurement((1.0, 1.2, 0.9, 1.1, 1.0, 0.95))
+    assert steady.stable and steady.spread < 0.02
+    assert not noisy.stable
+    assert noisy.median_ms == pytest.approx(statistics.median(noisy.samples_ms))
+
+
+def test_not_a_results_file_is_one_clear_error(tmp_path):
+    from gemmprof.errors import InputError
+
+    bad = tmp_path / "x.json"
+    bad.write_text(json.dumps({"kind": "something"}))
+    with pytest.raises(InputError, match="not a gemmprof run results file"):
+        load_run(bad)
+    bad.write_text("{")
+    with pytest.raises(InputError, match="line 1: not valid JSON"):
+        load_run(bad)
