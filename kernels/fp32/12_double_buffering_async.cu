@@ -12,14 +12,9 @@
 //    transposed. Within a warp sub-tile a thread's TM rows are interleaved
 //    (i*(WSUBM/TM) + threadRowInWarp), so the 8 rows a warp reads at once are
 //    consecutive and hit 8 different 16-byte bank groups (no conflicts).
-//  - Each cuda::memcpy_async call ends with one arrive-on of the barrier per thread
-//    (cp.async.mbarrier.arrive), so the number of calls matters as well as the bytes:
-//    ACHUNK / BCHUNK floats are copied per call (one contiguous piece of a row of A / B).
-//    Small pieces keep each copy instruction coalesced; large ones mean fewer arrivals.
 //  - On sm_90, cuda::memcpy_async turns a 16-byte-aligned copy into a TMA bulk copy plus
-//    an expect_tx per call. BULK = 0 declares 8-byte alignment there to stay on the
-//    cp.async path (8-byte pieces); BULK = 1 takes the bulk path (meant for whole rows:
-//    ACHUNK = BK, BCHUNK = BN). Before sm_90, BULK changes nothing.
+//    an expect_tx per call, which is slow for 16-byte pieces; declaring 8-byte alignment
+//    there keeps the copies on the cp.async path (2 x 8 bytes per 16-byte piece).
 //  - A __syncthreads() at the end of every iteration (as in the seed) guarantees that no
 //    thread refills a stage, or re-arms its barrier, while another is still reading it.
 // No bounds checks: the spec requires M % BM, N % BN, K % BK == 0 (and so 16-byte rows).
@@ -36,43 +31,36 @@
 
 namespace dba {
 
-// Alignment declared to cuda::memcpy_async; it picks the copy mechanism (see above).
-template <unsigned int BULK>
-struct CopyAlign {
 #if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ >= 900)
-  static constexpr unsigned int value = BULK ? 16 : 8;
+constexpr unsigned int COPY_ALIGN = 8;
 #else
-  static constexpr unsigned int value = 16;
+constexpr unsigned int COPY_ALIGN = 16;
 #endif
-};
 
 typedef cuda::barrier<cuda::thread_scope_block> block_barrier;
 
 // Issue this thread's share of the async copies of one BM x BK tile of A and one BK x BN
-// tile of B: BM*BK/ACHUNK pieces of A, then BK*BN/BCHUNK pieces of B, dealt out to the
-// threads in turn (consecutive threads take consecutive pieces of a row).
+// tile of B (16-byte pieces, consecutive threads on consecutive pieces of a row).
 template <unsigned int BM, unsigned int BN, unsigned int BK, unsigned int LDA,
-          unsigned int LDB, unsigned int THREADS, unsigned int ACHUNK, unsigned int BCHUNK,
-          unsigned int BULK>
+          unsigned int LDB, unsigned int THREADS>
 __device__ __forceinline__ void loadFromGmem(int N, int K, const float* A, const float* B,
                                              float* As, float* Bs, unsigned int tid,
                                              block_barrier& bar) {
-  constexpr unsigned int ALIGN = CopyAlign<BULK>::value;
-  constexpr unsigned int PIECES_A = BM * (BK / ACHUNK);
-  constexpr unsigned int PIECES = PIECES_A + BK * (BN / BCHUNK);
+  constexpr unsigned int PIECES_A = BM * BK / 4;
+  constexpr unsigned int PIECES_B = BK * BN / 4;
 #pragma unroll
-  for (unsigned int i = 0; i < (PIECES + THREADS - 1) / THREADS; ++i) {
+  for (unsigned int i = 0; i < PIECES_A / THREADS; ++i) {
     const unsigned int p = tid + i * THREADS;
-    if (p < PIECES_A) {
-      const unsigned int row = p / (BK / ACHUNK), col = (p % (BK / ACHUNK)) * ACHUNK;
-      cuda::memcpy_async(&As[row * LDA + col], &A[row * K + col],
-                         cuda::aligned_size_t<ALIGN>(ACHUNK * sizeof(float)), bar);
-    } else if (p < PIECES) {
-      const unsigned int q = p - PIECES_A;
-      const unsigned int row = q / (BN / BCHUNK), col = (q % (BN / BCHUNK)) * BCHUNK;
-      cuda::memcpy_async(&Bs[row * LDB + col], &B[row * N + col],
-                         cuda::aligned_size_t<ALIGN>(BCHUNK * sizeof(float)), bar);
-    }
+    const unsigned int row = p / (BK / 4), col = (p % (BK / 4)) * 4;
+    cuda::memcpy_async(&As[row * LDA + col], &A[row * K + col],
+                       cuda::aligned_size_t<COPY_ALIGN>(16), bar);
+  }
+#pragma unroll
+  for (unsigned int i = 0; i < PIECES_B / THREADS; ++i) {
+    const unsigned int p = tid + i * THREADS;
+    const unsigned int row = p / (BN / 4), col = (p % (BN / 4)) * 4;
+    cuda::memcpy_async(&Bs[row * LDB + col], &B[row * N + col],
+                       cuda::aligned_size_t<COPY_ALIGN>(16), bar);
   }
 }
 
@@ -122,7 +110,7 @@ __device__ __forceinline__ void processFromSmem(float* threadResults, const floa
 
 template <unsigned int BM, unsigned int BN, unsigned int BK, unsigned int WM, unsigned int WN,
           unsigned int WNITER, unsigned int TM, unsigned int TN, unsigned int THREADS,
-          unsigned int MINBLOCKS, unsigned int ACHUNK, unsigned int BCHUNK, unsigned int BULK>
+          unsigned int MINBLOCKS>
 __global__ void __launch_bounds__(THREADS, MINBLOCKS)
 sgemm_double_buffering_async(int M, int N, int K, float alpha, const float* __restrict__ A,
                              const float* __restrict__ B, float beta, float* __restrict__ C) {
@@ -133,17 +121,15 @@ sgemm_double_buffering_async(int M, int N, int K, float alpha, const float* __re
   // Row stride of As in 16-byte words must be odd for conflict-free LDS.128 across rows.
   constexpr unsigned int LDA = BK + (((BK / 4) % 2 == 0) ? 4 : 0);
   constexpr unsigned int LDB = BN;
-  static_assert(ACHUNK % 4 == 0 && BK % ACHUNK == 0, "A is copied in 16-byte multiples");
-  static_assert(BCHUNK % 4 == 0 && BN % BCHUNK == 0, "B is copied in 16-byte multiples");
+  static_assert(BK % 4 == 0 && BN % 4 == 0, "tiles are copied in 16-byte pieces");
+  static_assert((BM * BK / 4) % THREADS == 0 && (BK * BN / 4) % THREADS == 0,
+                "every thread copies the same number of pieces");
   static_assert((BN / WN) * (BM / WM) == THREADS / 32, "one warp tile per warp");
   static_assert((WSUBM / TM) * (WSUBN / TN) == 32, "32 threads per warp sub-tile");
   static_assert(TN % 4 == 0, "B fragments are read as float4");
 
-  // Dynamic shared memory (the spec's smem_dynamic): two stages of As, then two of Bs.
-  // Dynamic, so that tiles above the 48 KiB static limit (e.g. BK = 32) can be tried.
-  extern __shared__ __align__(16) float smem[];
-  float* const As = smem;
-  float* const Bs = smem + 2 * BM * LDA;
+  __shared__ __align__(16) float As[2 * BM * LDA];
+  __shared__ __align__(16) float Bs[2 * BK * LDB];
 #pragma nv_diag_suppress static_var_with_dynamic_init  // initialised below, by init()
   __shared__ dba::block_barrier barriers[2];
 #pragma nv_diag_default static_var_with_dynamic_init
@@ -178,12 +164,12 @@ sgemm_double_buffering_async(int M, int N, int K, float alpha, const float* __re
   const int numTiles = K / BK;
   unsigned int stage = 0;  // stage of the front (current) tile
 
-  dba::loadFromGmem<BM, BN, BK, LDA, LDB, THREADS, ACHUNK, BCHUNK, BULK>(N, K, A, B, As, Bs, tid, *frontBarrier);
+  dba::loadFromGmem<BM, BN, BK, LDA, LDB, THREADS>(N, K, A, B, As, Bs, tid, *frontBarrier);
 
   for (int t = 0; t < numTiles; ++t) {
     if (t + 1 < numTiles) {
       // Prefetch tile t+1 into the back stage; it lands while we compute tile t.
-      dba::loadFromGmem<BM, BN, BK, LDA, LDB, THREADS, ACHUNK, BCHUNK, BULK>(
+      dba::loadFromGmem<BM, BN, BK, LDA, LDB, THREADS>(
           N, K, A + (t + 1) * BK, B + (t + 1) * BK * N, As + (stage ^ 1) * BM * LDA,
           Bs + (stage ^ 1) * BK * LDB, tid, *backBarrier);
     }
