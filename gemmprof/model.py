@@ -111,6 +111,11 @@ class Bounds:
         return self.peak_flops / self.bandwidth
 
 
+def min_arithmetic_intensity(shape: GemmShape, dtype: DType, beta: float = 0.0) -> float:
+    """2MNK over the minimum bytes: the most intensity any kernel of this GEMM can have at DRAM."""
+    return gemm_flops(shape) / min_bytes(shape, dtype, beta).total
+
+
 def lower_bounds(flops: int, nbytes: Bytes, peak_flops: float, bandwidth: float) -> Bounds:
     if peak_flops <= 0 or bandwidth <= 0:
         raise InputError("--peak-tflops/--bandwidth: ceilings must be positive")

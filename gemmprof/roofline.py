@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass, field
 
 from gemmprof.errors import InputError
-from gemmprof.model import DTYPES, GemmShape, gemm_flops, get_dtype, min_bytes, tiled_traffic
+from gemmprof.model import DTYPES, GemmShape, gemm_flops, get_dtype, min_arithmetic_intensity, tiled_traffic
 from gemmprof.profiles import GpuProfile
 
 ROOF_NAMES = {"fp32": "fp32 SIMT", "tf32_tensor": "tf32 tensor", "fp16_tensor_fp32_acc": "fp16 tensor",
@@ -201,7 +201,7 @@ def rungs_from_variants(variants, shape: GemmShape, profile: GpuProfile, *, beta
 
 
 def min_intensity(shape: GemmShape, dtype: str, beta: float = 0.0) -> float:
-    return gemm_flops(shape) / min_bytes(shape, get_dtype("fp32" if dtype == "tf32" else dtype), beta).total
+    return min_arithmetic_intensity(shape, get_dtype(dtype), beta)
 
 
 def model_intensity(spec, shape: GemmShape, beta: float = 0.0) -> float:

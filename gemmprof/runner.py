@@ -12,7 +12,7 @@ from gemmprof.baselines import Baseline, for_dtypes, make_launcher
 from gemmprof.build import CompileError, cupy_compile
 from gemmprof.errors import GemmprofError, SpecError
 from gemmprof.launch import TOLERANCE, Problem, kernel_args, make_problem, verify
-from gemmprof.model import GemmShape, gemm_flops, get_dtype, min_bytes, tiled_traffic
+from gemmprof.model import GemmShape, gemm_flops, get_dtype, min_arithmetic_intensity, tiled_traffic
 from gemmprof.occupancy import occupancy
 from gemmprof.profiles import GpuProfile
 from gemmprof.results import RunResult, VariantResult
@@ -90,20 +90,14 @@ def _cuda_errors():
 def _rung_row(kernel: BoundKernel) -> VariantResult:
     s = kernel.spec
     return VariantResult(id=s.id, name=s.name, title=s.title, dtype=s.dtype,
-                         kind="ladder" if s.path.is_relative_to(_kernels_dir()) else "user", params=dict(kernel.params))
-
-
-def _kernels_dir():
-    from gemmprof.paths import KERNELS_DIR
-
-    return KERNELS_DIR.resolve()
+                         kind="ladder" if s.is_ladder_rung else "user", params=dict(kernel.params))
 
 
 def _fill_model(row: VariantResult, shape: GemmShape, beta: float, profile: GpuProfile, kernel: BoundKernel | None,
                 peak_kind: str) -> None:
-    dt = get_dtype("fp32" if row.dtype == "tf32" else row.dtype)
+    dt = get_dtype(row.dtype)
     row.flops = gemm_flops(shape)
-    row.min_arithmetic_intensity = row.flops / min_bytes(shape, dt, beta).total
+    row.min_arithmetic_intensity = min_arithmetic_intensity(shape, dt, beta)
     if kernel is not None:
         row.model_arithmetic_intensity = tiled_traffic(shape, dt, kernel.tiles(), beta).arithmetic_intensity
     row.peak_kind = peak_kind

@@ -59,6 +59,11 @@ class KernelSpec:
         return (1 if m["prefix"] else 0, int(m["num"]), m["letter"])
 
     @property
+    def is_ladder_rung(self) -> bool:
+        """Shipped under kernels/ (selectable by name), rather than a user's own --spec."""
+        return self.path.is_relative_to(KERNELS_DIR.resolve())
+
+    @property
     def rung_number(self) -> int | None:
         m = _ID.match(self.id)
         return int(m["num"]) if m else None

@@ -145,16 +145,13 @@ def _lost_row(item, kind, message):
 
 def _continue_in_child(rest, options, profile, seed, params):
     """A faulting kernel kills the CUDA context: finish the remaining variants in a fresh process (same inputs)."""
-    from gemmprof.paths import KERNELS_DIR
-
     kernels = [item for kind, item in rest if kind == "kernel"]  # baselines run first, so none are left here
     if not kernels:
         return []
     names = {n for k in kernels for n in k.spec.params}  # --param NAME=V still meant for a remaining rung
     selectors = []
     for k in kernels:
-        ladder_rung = k.spec.path.is_relative_to(KERNELS_DIR.resolve())
-        selectors += [k.spec.name] if ladder_rung else ["--spec", str(k.spec.path)]
+        selectors += [k.spec.name] if k.spec.is_ladder_rung else ["--spec", str(k.spec.path)]
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "child.json"
         s = options.shape
