@@ -165,20 +165,6 @@ def gemmprof_range(launch: Launch) -> tuple[str, str, GemmShape] | None:
     return None
 
 
-def short_kernel_name(name: str) -> str:
-    """`void ns::gemm<128, 64>(float*, ...)` -> `ns::gemm`."""
-    n = re.sub(r"^void\s+", "", name.strip())
-    depth, out = 0, []
-    for ch in n:
-        if ch in "<(":
-            depth += 1
-        elif ch in ">)":
-            depth -= 1
-        elif depth == 0:
-            out.append(ch)
-    return "".join(out).strip() or name
-
-
 def stall_shares(launch: Launch, prefix: str = STALL_PREFIX, suffix: str = ".ratio") -> dict[str, float]:
     values = {}
     for name, m in launch.matching(prefix, suffix).items():

@@ -7,55 +7,16 @@ from dataclasses import dataclass, field
 
 from gemmprof.adapters.nsys import KernelStats, NsysReport, is_gemmprof_range, parse_range
 from gemmprof.errors import GemmprofError, InputError, ProfileError
+from gemmprof.kernel_names import short_kernel_name
 from gemmprof.model import GemmShape, gemm_flops, get_dtype, tflops
 
 _CUBLAS_KERNEL = re.compile(r"cublas|cutlass|xmma|(^|\s)(sm\d+|ampere|volta|turing|maxwell|kepler|hopper|ada|blackwell)_",
                             re.IGNORECASE)
-_TEMPLATE_WORD = re.compile(r"^[\w:]+$")
 
 
 def looks_like_cublas_gemm(name: str) -> bool:
     """cuBLAS's own GEMM kernels: sm80_xmma_gemm_..., ampere_sgemm_..., cutlass::Kernel2<cutlass_80_simt_sgemm_...>."""
     return "gemm" in name.lower() and bool(_CUBLAS_KERNEL.search(name))
-
-
-def short_kernel_name(name: str, width: int = 64) -> str:
-    """For display: drop the return type and parameters; past `width`, elide template arguments, then cut.
-
-    "void cutlass::Kernel2<cutlass_80_simt_sgemm_256x128_8x4_nn_align1>(T1::Params)" keeps its one template word;
-    "void gen_sequenced<curandStateXORWOW, float, ...>(T1 *, ...)" becomes "gen_sequenced<…>".
-    """
-    depth, cut, space = 0, len(name), -1
-    for i, ch in enumerate(name):
-        if ch == "<":
-            depth += 1
-        elif ch == ">":
-            depth = max(depth - 1, 0)
-        elif depth == 0 and ch == "(" and i > 0 and not name.startswith("(anonymous namespace)", i):
-            cut = i
-            break
-        elif depth == 0 and ch == " ":
-            space = i
-    head = name[space + 1:cut].strip() or name.strip()
-    if len(head) <= width:
-        return head
-    out, depth, start = [], 0, 0
-    for i, ch in enumerate(head):
-        if ch == "<":
-            if depth == 0:
-                start = i
-            depth += 1
-        elif ch == ">" and depth:
-            depth -= 1
-            if depth == 0:
-                inner = head[start + 1:i]
-                out.append(f"<{inner}>" if _TEMPLATE_WORD.match(inner) else "<…>")
-        elif depth == 0:
-            out.append(ch)
-    if depth:  # nsys cut the name inside a template argument list
-        out.append("<…>")
-    short = "".join(out)
-    return short if len(short) <= width else short[:width - 1] + "…"
 
 
 @dataclass

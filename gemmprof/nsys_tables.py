@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from gemmprof.nsys_compare import Comparison, short_kernel_name
+from gemmprof.kernel_names import short_kernel_name
+from gemmprof.nsys_compare import Comparison
 from gemmprof.render import Column, Table
 
 KIND = "gemmprof.nsys-compare"

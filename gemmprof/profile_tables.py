@@ -6,7 +6,8 @@ gemmprof.profile_results) with the flat per-launch rows beside it; CSV is the fl
 
 from __future__ import annotations
 
-from gemmprof.analysis_ncu import LaunchFindings, short_kernel_name
+from gemmprof.analysis_ncu import LaunchFindings
+from gemmprof.kernel_names import base_kernel_name
 from gemmprof.profile_results import ProfileResults
 from gemmprof.render import Column, Table, choose_format, emit, emit_many
 
@@ -36,8 +37,8 @@ def _limiters(names) -> str | None:
 def flat_row(f: LaunchFindings, top: int = 3) -> dict:
     oc, sm = f.occupancy, f.smem
     row = {
-        "variant": f.variant if f.nvtx_range else short_kernel_name(f.kernel_name),
-        "kernel": short_kernel_name(f.kernel_name), "id": f.id,
+        "variant": f.variant if f.nvtx_range else base_kernel_name(f.kernel_name),
+        "kernel": base_kernel_name(f.kernel_name), "id": f.id,
         "shape": f.shape.label if f.shape else None, "dtype": f.dtype,
         "duration_us": f.duration_ns / 1e3 if f.duration_ns is not None else None,
         "sol_compute_pct": f.sol_compute_pct, "sol_memory_pct": f.sol_memory_pct,

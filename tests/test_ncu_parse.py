@@ -14,11 +14,11 @@ from gemmprof.analysis_ncu import (
     analyse_launch,
     choose_profile,
     gemmprof_range,
-    short_kernel_name,
     stall_shares,
     summarise_rule,
 )
 from gemmprof.errors import InputError
+from gemmprof.kernel_names import base_kernel_name
 from gemmprof.model import GemmShape, Tiles
 from gemmprof.ncu_occupancy import check_occupancy
 from gemmprof.profile_results import PROFILE_KIND, ProfileResults, load_profile_results
@@ -152,8 +152,8 @@ def test_scaled_units_of_an_imported_report(full_set):
 
 
 def test_short_kernel_names():
-    assert short_kernel_name("void gen_sequenced<curandStateXORWOW, float>(T1 *, unsigned long)") == "gen_sequenced"
-    assert short_kernel_name("sgemm_naive") == "sgemm_naive"
+    assert base_kernel_name("void gen_sequenced<curandStateXORWOW, float>(T1 *, unsigned long)") == "gen_sequenced"
+    assert base_kernel_name("sgemm_naive") == "sgemm_naive"
 
 
 # --- the raw page ----------------------------------------------------------------------------------------------

@@ -11,8 +11,9 @@ import pytest
 from gemmprof import profiles
 from gemmprof.adapters.nsys import ReportError, load_report
 from gemmprof.adapters.nsys_text import parse_stats
+from gemmprof.kernel_names import short_kernel_name
 from gemmprof.model import GemmShape
-from gemmprof.nsys_compare import compare, short_kernel_name
+from gemmprof.nsys_compare import compare
 
 FIX = Path(__file__).parent / "fixtures" / "nsys"
 H100_STATS = FIX / "h100_cupy_nvtx_profile_stats_stdout.txt"
