@@ -174,12 +174,7 @@ def emit(table: Table, fmt: str | None = None, output: str | os.PathLike | None 
                 console.print(note, markup=False, highlight=False)
             return
         text = render_text(table)
-    if output is None:
-        import click
-
-        click.echo(text, nl=False)
-    else:
-        write_atomic(output, text)
+    _deliver(text, output)
 
 
 def _sanitised(table: Table) -> Table:
@@ -214,6 +209,11 @@ def emit_many(tables: list[Table], fmt: str | None = None, output: str | os.Path
         text = "\n".join(to_csv(t) for t in tables)
     else:
         text = "\n".join(render_text(t) for t in tables)
+    _deliver(text, output)
+
+
+def _deliver(text: str, output) -> None:
+    """To the terminal, or atomically to the file."""
     if output is None:
         import click
 
