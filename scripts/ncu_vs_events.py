@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import sys
 
-from gemmprof.profile_results import load_profile_results
-from gemmprof.results import load_run
+from gemmprof.results.profile import load_profile_results
+from gemmprof.results.run import load_run
 
 
 def main(run_path: str, profile_path: str) -> int:

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import sys
 
-from gemmprof.render import render_text
-from gemmprof.results import load_run
-from gemmprof.tables import run_table
+from gemmprof.render.run_tables import run_table
+from gemmprof.render.table import render_text
+from gemmprof.results.run import load_run
 
 
 def main(argv):

@@ -12,12 +12,12 @@ import argparse
 import itertools
 import sys
 
-from gemmprof import spec as specmod
+from gemmprof.catalog import spec as specmod
+from gemmprof.catalog.gpu_specs import current_device_profile, get_profile
 from gemmprof.errors import SpecError
-from gemmprof.model import GemmShape
-from gemmprof.profiles import current_device_profile, get_profile
-from gemmprof.runner import Runner, RunOptions, new_result
-from gemmprof.timing import TimingConfig
+from gemmprof.measure.runner import Runner, RunOptions, new_result
+from gemmprof.measure.timing import TimingConfig
+from gemmprof.model.traffic import GemmShape
 
 
 def main(argv=None):

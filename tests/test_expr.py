@@ -2,8 +2,8 @@
 
 import pytest
 
+from gemmprof.catalog.expr import evaluate, names
 from gemmprof.errors import SpecError
-from gemmprof.expr import evaluate, names
 
 
 @pytest.mark.parametrize("text,expected", [

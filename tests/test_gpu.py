@@ -70,7 +70,7 @@ def test_a_faulting_kernel_loses_no_other_result(runner, tmp_path):
     (tmp_path / "fault.yaml").write_text(
         "id: '98'\nname: fault\ntitle: fault\ndescription: writes far out of bounds\nsource: {document: test}\n"
         "dtype: fp32\nlayout: {A: row, B: row, C: row}\nfile: fault.cu\nentry: fault\ngrid: [1]\nblock: [32]\n")
-    from gemmprof.paths import KERNELS_DIR
+    from gemmprof.catalog.paths import KERNELS_DIR
 
     smem = KERNELS_DIR / "fp32" / "03_smem_caching.yaml"
     out = tmp_path / "r.json"

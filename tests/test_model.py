@@ -2,8 +2,8 @@
 
 import pytest
 
-from gemmprof import model as m
 from gemmprof.errors import InputError
+from gemmprof.model import traffic as m
 
 FP32 = m.DTYPES["fp32"]
 

@@ -7,8 +7,8 @@ import json
 import pytest
 from conftest import FIXTURES
 
-from gemmprof.adapters.ncu import merge, parse_csv, parse_number, range_names, read_csv_file, to_base
-from gemmprof.analysis_ncu import (
+from gemmprof.adapters.kernel_names import base_kernel_name
+from gemmprof.adapters.ncu.findings import (
     VariantInfo,
     analyse,
     analyse_launch,
@@ -17,12 +17,12 @@ from gemmprof.analysis_ncu import (
     stall_shares,
     summarise_rule,
 )
+from gemmprof.adapters.ncu.occupancy import check_occupancy
+from gemmprof.adapters.ncu.report import merge, parse_csv, parse_number, range_names, read_csv_file, to_base
+from gemmprof.catalog.gpu_specs import all_profiles, get_profile
 from gemmprof.errors import InputError
-from gemmprof.kernel_names import base_kernel_name
-from gemmprof.model import GemmShape, Tiles
-from gemmprof.ncu_occupancy import check_occupancy
-from gemmprof.profile_results import PROFILE_KIND, ProfileResults, load_profile_results
-from gemmprof.profiles import all_profiles, get_profile
+from gemmprof.model.traffic import GemmShape, Tiles
+from gemmprof.results.profile import PROFILE_KIND, ProfileResults, load_profile_results
 
 NCU = FIXTURES / "ncu"
 NVTX_HEADER = "thread Domain:Push/Pop_Range:PL_Type:PL_Value:CLR_Type:Color:Msg_Type:Msg"

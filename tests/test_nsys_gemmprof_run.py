@@ -5,9 +5,9 @@ from pathlib import Path
 
 import pytest
 
-from gemmprof import profiles
-from gemmprof.adapters.nsys import load_report
-from gemmprof.nsys_compare import compare
+from gemmprof.adapters.nsys.compare import compare
+from gemmprof.adapters.nsys.report import load_report
+from gemmprof.catalog import gpu_specs as profiles
 
 FIX = Path(__file__).parent / "fixtures" / "nsys"
 SQLITE = FIX / "h100_gemmprof_run_4096.sqlite"

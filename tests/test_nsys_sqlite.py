@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from gemmprof.adapters import nsys
-from gemmprof.adapters.nsys import ReportError, load_report
+from gemmprof.adapters.nsys import report as nsys
+from gemmprof.adapters.nsys.report import ReportError, load_report
 
 FIX = Path(__file__).parent / "fixtures" / "nsys"
 SQLITE = FIX / "h100_cupy_nvtx.sqlite"

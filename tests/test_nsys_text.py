@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from gemmprof import profiles
-from gemmprof.adapters.nsys import ReportError, load_report
-from gemmprof.adapters.nsys_text import parse_stats
-from gemmprof.kernel_names import short_kernel_name
-from gemmprof.model import GemmShape
-from gemmprof.nsys_compare import compare
+from gemmprof.adapters.kernel_names import short_kernel_name
+from gemmprof.adapters.nsys.compare import compare
+from gemmprof.adapters.nsys.report import ReportError, load_report
+from gemmprof.adapters.nsys.text import parse_stats
+from gemmprof.catalog import gpu_specs as profiles
+from gemmprof.model.traffic import GemmShape
 
 FIX = Path(__file__).parent / "fixtures" / "nsys"
 H100_STATS = FIX / "h100_cupy_nvtx_profile_stats_stdout.txt"

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from gemmprof.catalog.gpu_specs import get_profile
 from gemmprof.errors import InputError
-from gemmprof.occupancy import occupancy
-from gemmprof.profiles import get_profile
+from gemmprof.model.occupancy import occupancy
 
 FIXTURE = Path(__file__).parent / "fixtures" / "occupancy" / "h100_naive_smem_details.csv"
 

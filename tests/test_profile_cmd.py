@@ -10,9 +10,9 @@ from clitools import invoke
 from conftest import FIXTURES
 from test_ncu_parse import with_nvtx
 
-from gemmprof.adapters import ncu_run
+from gemmprof.adapters.ncu import run as ncu_run
 from gemmprof.errors import ToolNotFoundError
-from gemmprof.model import GemmShape
+from gemmprof.model.traffic import GemmShape
 
 NCU = FIXTURES / "ncu"
 DETAILS = NCU / "h100_naive_smem_details.csv"

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from gemmprof import profiles
+from gemmprof.catalog import gpu_specs as profiles
 from gemmprof.errors import ProfileError
 
 REQUIRED_GPUS = ["h100", "h100-pcie", "h200", "a100", "4090", "a6000", "v100", "t4", "l4", "a10"]

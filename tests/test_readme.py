@@ -3,9 +3,9 @@
 import re
 from pathlib import Path
 
-from gemmprof import spec as specmod
-from gemmprof.build import nvcc_build
-from gemmprof.model import GemmShape
+from gemmprof.catalog import spec as specmod
+from gemmprof.measure.build import nvcc_build
+from gemmprof.model.traffic import GemmShape
 
 README = Path(__file__).resolve().parent.parent / "README.md"
 

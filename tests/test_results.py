@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from gemmprof.render import render_text, to_csv
-from gemmprof.results import Measurement, load_run
-from gemmprof.tables import run_table
+from gemmprof.render.run_tables import run_table
+from gemmprof.render.table import render_text, to_csv
+from gemmprof.results.run import Measurement, load_run
 
 FIX = Path(__file__).parent / "fixtures" / "results"
 

@@ -13,13 +13,13 @@ from clitools import invoke
 from conftest import FIXTURES
 from matplotlib.text import Text
 
-from gemmprof import roofline_plot
+from gemmprof.catalog.gpu_specs import get_profile
+from gemmprof.catalog.paths import PROFILES_DIR
 from gemmprof.commands import roofline as roofline_cmd
-from gemmprof.model import GemmShape
-from gemmprof.paths import PROFILES_DIR
-from gemmprof.profiles import get_profile
-from gemmprof.results import load_run
-from gemmprof.roofline import Point, Rung, build
+from gemmprof.model.roofline import Point, Rung, build
+from gemmprof.model.traffic import GemmShape
+from gemmprof.render import roofline_plot
+from gemmprof.results.run import load_run
 
 RESULTS = FIXTURES / "results"
 FIX = RESULTS / "h100_fix_4096.json"

@@ -2,9 +2,9 @@
 
 import pytest
 
-from gemmprof import spec as specmod
+from gemmprof.catalog import spec as specmod
 from gemmprof.errors import SpecError
-from gemmprof.model import GemmShape
+from gemmprof.model.traffic import GemmShape
 
 SEED004_RUNGS = [str(i) for i in range(1, 13)]
 SPEC_TEXT = """

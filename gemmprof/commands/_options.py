@@ -7,7 +7,7 @@ import functools
 import click
 
 from gemmprof.errors import InputError
-from gemmprof.render import FORMATS
+from gemmprof.render.table import FORMATS
 
 
 def output_options(func):
@@ -48,7 +48,7 @@ def shape_options(func):
 
 def resolve_shape(size, m, n, k, default: int | None = 4096):
     """Combine --size and -m/-n/-k into a GemmShape; any dimension left out takes --size (or the default)."""
-    from gemmprof.model import GemmShape
+    from gemmprof.model.traffic import GemmShape
 
     base = size if size is not None else default
     dims = {}
@@ -63,7 +63,7 @@ def resolve_shape(size, m, n, k, default: int | None = 4096):
 
 
 def resolve_profile(gpu, profile_file, *, prefer_current_device: bool = False):
-    from gemmprof import profiles
+    from gemmprof.catalog import gpu_specs as profiles
 
     if gpu and profile_file:
         raise InputError("--gpu and --profile: give one, not both")

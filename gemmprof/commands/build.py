@@ -7,7 +7,7 @@ import sys
 import click
 
 from gemmprof.commands._options import output_options
-from gemmprof.render import Column, Table, emit
+from gemmprof.render.table import Column, Table, emit
 
 
 @click.command("build")
@@ -28,8 +28,8 @@ def command(variants, archs, spec_files, params, jobs, fmt, output):
       gemmprof build --arch sm_80 --arch sm_90
       gemmprof build 10 --param BK=16 --arch sm_90
     """
-    from gemmprof import spec as specmod
-    from gemmprof.build import nvcc_build_all
+    from gemmprof.catalog import spec as specmod
+    from gemmprof.measure.build import nvcc_build_all
 
     chosen = specmod.select(variants) if variants else list(specmod.ladder())
     chosen += [specmod.load_spec(f) for f in spec_files]

@@ -14,7 +14,7 @@ from gemmprof.commands._options import (
     shape_options,
 )
 from gemmprof.errors import GemmprofError, InputError
-from gemmprof.model import DTYPES
+from gemmprof.model.traffic import DTYPES
 
 
 @click.command("compare-nsys")
@@ -51,8 +51,8 @@ def command(inputs, size, m, n, k, dtype, baseline, group_by, no_cublas, save_re
       gemmprof compare-nsys run.nsys-rep --baseline cublas_sgemm -o kernels.json
       gemmprof compare-nsys stats.txt --size 4096 --gpu a100  # text tables of nsys profile --stats=true
     """
-    from gemmprof import nsys_compare
-    from gemmprof.adapters import nsys
+    from gemmprof.adapters.nsys import compare as nsys_compare
+    from gemmprof.adapters.nsys import report as nsys
 
     files = [x for x in inputs if Path(x).is_file() or x.lower().endswith(tuple(nsys.REPORT_SUFFIXES))]
     live = not files
@@ -97,8 +97,8 @@ def _failure(message: str, failed: dict) -> GemmprofError:
 
 
 def _emit(cmp, fmt, output) -> None:
-    from gemmprof.nsys_tables import tables
-    from gemmprof.render import choose_format, emit_many
+    from gemmprof.render.nsys_tables import tables
+    from gemmprof.render.table import choose_format, emit_many
 
     fmt = choose_format(fmt, output)
     emit_many(tables(cmp, fmt), fmt, output)

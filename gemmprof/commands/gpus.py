@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from gemmprof.commands._options import output_options
-from gemmprof.render import Column, Table, emit
+from gemmprof.render.table import Column, Table, emit
 
 
 @click.command("gpus")
@@ -22,7 +22,7 @@ def command(name, profile_file, fmt, output):
       gemmprof gpus h100
       gemmprof gpus --profile my_card.yaml
     """
-    from gemmprof import profiles
+    from gemmprof.catalog import gpu_specs as profiles
 
     if name or profile_file:
         prof = profiles.load_profile_file(profile_file) if profile_file else profiles.get_profile(name)

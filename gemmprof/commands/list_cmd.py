@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from gemmprof.commands._options import output_options
-from gemmprof.render import Column, Table, emit
+from gemmprof.render.table import Column, Table, emit
 
 
 @click.command("list")
@@ -20,7 +20,7 @@ def command(dtype, spec_files, fmt, output):
       gemmprof list
       gemmprof list --dtype fp16 --format json
     """
-    from gemmprof import spec as specmod
+    from gemmprof.catalog import spec as specmod
 
     specs = [s for s in specmod.ladder() if dtype is None or s.dtype == dtype]
     specs += [specmod.load_spec(f) for f in spec_files]

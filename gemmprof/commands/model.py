@@ -12,7 +12,7 @@ from gemmprof.commands._options import (
     shape_options,
 )
 from gemmprof.errors import InputError
-from gemmprof.render import Column, Table, emit_many
+from gemmprof.render.table import Column, Table, emit_many
 
 
 @click.command("model")
@@ -45,7 +45,7 @@ def command(size, m, n, k, dtype, alpha, beta, gpu, profile_file, peak_tflops, b
       gemmprof model --size 4096 --peak-tflops 156 --bandwidth 2039 --flop-convention seed003
       gemmprof model --size 4096 --gpu h100 --ladder
     """
-    from gemmprof import model as mdl
+    from gemmprof.model import traffic as mdl
 
     shape = resolve_shape(size, m, n, k)
     dt = mdl.get_dtype(dtype)
@@ -118,8 +118,8 @@ def _ceilings(prof, dt, peak_tflops, bandwidth, ceiling):
 
 
 def _traffic_rows(shape, dt, beta, peak, bw, rungs, ladder, tiles, dtype):
-    from gemmprof import model as mdl
-    from gemmprof import spec as specmod
+    from gemmprof.catalog import spec as specmod
+    from gemmprof.model import traffic as mdl
 
     entries = []
     if tiles:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from gemmprof.commands._options import gpu_options, output_options, resolve_profile
-from gemmprof.render import Column, Table, emit
+from gemmprof.render.table import Column, Table, emit
 
 
 @click.command("occupancy")
@@ -27,7 +27,7 @@ def command(threads, registers, static_smem, dynamic_smem, gpu, profile_file, fm
       gemmprof occupancy --threads 1024 --registers 37 --static-smem 8192 --gpu a6000
       gemmprof occupancy -t 256 -r 128 --dynamic-smem 65536 --gpu h100 --format json
     """
-    from gemmprof.occupancy import occupancy
+    from gemmprof.model.occupancy import occupancy
 
     prof = resolve_profile(gpu, profile_file)
     occ = occupancy(prof, threads, registers, static_smem, dynamic_smem)

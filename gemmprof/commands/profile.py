@@ -61,10 +61,10 @@ def command(variants, all_, size, m, n, k, params, cublas, from_file, dtype, sec
       gemmprof profile --from mine.csv --size 1024 --dtype fp32 --gpu h100
       gemmprof profile --from report.ncu-rep --format json -o profile.json
     """
-    from gemmprof import profiles
-    from gemmprof.analysis_ncu import analyse, choose_profile
-    from gemmprof.profile_results import ProfileResults
-    from gemmprof.profile_tables import emit_tables
+    from gemmprof.adapters.ncu.findings import analyse, choose_profile
+    from gemmprof.catalog import gpu_specs as profiles
+    from gemmprof.render.profile_tables import emit_tables
+    from gemmprof.results.profile import ProfileResults
 
     notes: list[str] = []
     if from_file:
@@ -93,7 +93,7 @@ def command(variants, all_, size, m, n, k, params, cublas, from_file, dtype, sec
                              shape=shape, source=source, notes=notes,
                              command="gemmprof " + shlex.join(sys.argv[1:]))
     if not from_file and save_csv:
-        from gemmprof.render import write_atomic
+        from gemmprof.render.table import write_atomic
 
         write_atomic(save_csv, csv_text)
         click.echo(f"ncu output saved to {save_csv}", err=True)
@@ -104,7 +104,8 @@ def command(variants, all_, size, m, n, k, params, cublas, from_file, dtype, sec
 
 
 def _read(path: str, ncu_path: str | None):
-    from gemmprof.adapters import ncu, ncu_run
+    from gemmprof.adapters.ncu import report as ncu
+    from gemmprof.adapters.ncu import run as ncu_run
 
     if not Path(path).is_file():
         raise InputError(f"--from: {path} does not exist")
@@ -129,12 +130,12 @@ def _read(path: str, ncu_path: str | None):
 
 def _known_variants(notes: list[str]) -> dict:
     """dtype and traffic tiles of every ladder rung (default parameters) and cuBLAS baseline, by name."""
-    from gemmprof.analysis_ncu import VariantInfo
-    from gemmprof.baselines import BASELINES
+    from gemmprof.adapters.ncu.findings import VariantInfo
+    from gemmprof.catalog.baselines import BASELINES
 
     infos = {b.name: VariantInfo(dtype=b.dtype) for b in BASELINES.values()}
     try:
-        from gemmprof import spec as specmod
+        from gemmprof.catalog import spec as specmod
 
         for s in specmod.ladder():
             infos[s.name] = VariantInfo(dtype=s.dtype, tiles=specmod.bind(s).tiles())
@@ -145,10 +146,10 @@ def _known_variants(notes: list[str]) -> dict:
 
 def _live(variants, all_, dtype, params, cublas, shape, sections, pc_sampling, skip_metrics, clock_control,
           ncu_path, notes):
-    from gemmprof import spec as specmod
-    from gemmprof.adapters import ncu_run
-    from gemmprof.analysis_ncu import VariantInfo
-    from gemmprof.baselines import for_dtypes
+    from gemmprof.adapters.ncu import run as ncu_run
+    from gemmprof.adapters.ncu.findings import VariantInfo
+    from gemmprof.catalog import spec as specmod
+    from gemmprof.catalog.baselines import for_dtypes
 
     if not variants and not all_:
         raise InputError("no variants selected: name rungs (e.g. 1-6, 10, warptiling), pass --all, "

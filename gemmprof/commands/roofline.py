@@ -11,8 +11,8 @@ import click
 
 from gemmprof.commands._options import gpu_options, resolve_profile, resolve_shape, shape_options
 from gemmprof.errors import GemmprofError, InputError
-from gemmprof.model import GemmShape
-from gemmprof.render import FORMATS, emit
+from gemmprof.model.traffic import GemmShape
+from gemmprof.render.table import FORMATS, emit
 
 
 @click.command("roofline")
@@ -62,7 +62,7 @@ def command(**o):
     """
     image, inputs, presults = o["image"], o["inputs"], o["profile_results"]
     if image:
-        from gemmprof.roofline_plot import image_format
+        from gemmprof.render.roofline_plot import image_format
 
         image_format(image)
     files = [a for a in inputs if a.lower().endswith(".json") or Path(a).is_file()]
@@ -83,11 +83,11 @@ def command(**o):
         if not files and (inputs or o["all_"]):
             runs = [("the live run", _run_live(o))]
         data = _measured(o, runs, pdoc)
-    from gemmprof.roofline_table import roofline_table
+    from gemmprof.render.roofline_table import roofline_table
 
     emit(roofline_table(data), o["fmt"], o["table_file"])
     if image:
-        from gemmprof.roofline_plot import render
+        from gemmprof.render.roofline_plot import render
 
         render(data, image, o["dpi"])
         click.echo(f"roofline drawn to {image}", err=True)
@@ -99,7 +99,7 @@ def _only(o) -> str | None:
 
 def _measured(o, runs, pdoc):
     """Run results (merged: a verified row beats a failed one, then the later file wins) and profile results."""
-    from gemmprof import roofline as rl
+    from gemmprof.model import roofline as rl
 
     shape = beta = named = None
     variants, device = {}, ""
@@ -130,8 +130,8 @@ def _measured(o, runs, pdoc):
 
 
 def _model_only(o, pdoc):
-    from gemmprof import roofline as rl
-    from gemmprof import spec as specmod
+    from gemmprof.catalog import spec as specmod
+    from gemmprof.model import roofline as rl
 
     dtype, inputs = o["dtype"], o["inputs"]
     if dtype == "tf32":
@@ -151,7 +151,7 @@ def _model_only(o, pdoc):
 
 def _profile(o, named):
     """--gpu/--profile; else the profile the results name; else the current device's, else H100 SXM."""
-    from gemmprof import profiles
+    from gemmprof.catalog import gpu_specs as profiles
 
     if o["gpu"] or o["profile_file"] or not named:
         return resolve_profile(o["gpu"], o["profile_file"], prefer_current_device=True)
@@ -163,7 +163,7 @@ def _profile(o, named):
 
 
 def _load_run(path):
-    from gemmprof.results import load_run
+    from gemmprof.results.run import load_run
 
     try:
         run = load_run(path)
@@ -174,7 +174,7 @@ def _load_run(path):
 
 
 def _load_profile_results(path) -> dict:
-    from gemmprof.profile_results import load_profile_results
+    from gemmprof.results.profile import load_profile_results
 
     return load_profile_results(path)
 
@@ -195,7 +195,7 @@ def _spawn(cmd):
 
 
 def _run_live(o):
-    from gemmprof.results import load_run
+    from gemmprof.results.run import load_run
 
     shape = resolve_shape(o["size"], o["m"], o["n"], o["k"])
     with tempfile.TemporaryDirectory(prefix="gemmprof-roofline-") as tmp:

@@ -13,8 +13,8 @@ import click
 
 from gemmprof.commands._options import gpu_options, resolve_profile, resolve_shape, shape_options
 from gemmprof.errors import InputError, require_cupy
-from gemmprof.render import FORMATS, emit
-from gemmprof.results import load_run
+from gemmprof.render.table import FORMATS, emit
+from gemmprof.results.run import load_run
 
 
 @click.command("run")
@@ -53,10 +53,10 @@ def command(variants, all_, dtype, spec_files, size, m, n, k, params, alpha, bet
       gemmprof run 10 --param BK=16 --param TM=8 -m 4095 -n 4097 -k 1023
       gemmprof run --spec my_kernel.yaml --size 2048 --format json
     """
-    from gemmprof import spec as specmod
-    from gemmprof.runner import Runner, RunOptions, baselines_for, new_result
-    from gemmprof.tables import run_table
-    from gemmprof.timing import TimingConfig
+    from gemmprof.catalog import spec as specmod
+    from gemmprof.measure.runner import Runner, RunOptions, baselines_for, new_result
+    from gemmprof.measure.timing import TimingConfig
+    from gemmprof.render.run_tables import run_table
 
     shape = resolve_shape(size, m, n, k)
     overrides = specmod.parse_param_overrides(params)
@@ -113,7 +113,7 @@ def _finish(context_lost: bool, code: int):
 def _run_jobs(runner, result, jobs, options, profile, params):
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from gemmprof.runner import ContextLost
+    from gemmprof.measure.runner import ContextLost
 
     with Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
                   TimeElapsedColumn(), transient=True, console=_stderr_console()) as bar:
@@ -133,7 +133,7 @@ def _run_jobs(runner, result, jobs, options, profile, params):
 
 
 def _lost_row(item, kind, message):
-    from gemmprof.results import VariantResult
+    from gemmprof.results.run import VariantResult
 
     if kind == "baseline":
         return VariantResult(id="cuBLAS", name=item.name, title=item.title, dtype=item.dtype, kind="baseline",

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from gemmprof.catalog.gpu_specs import GpuProfile
 from gemmprof.errors import InputError
-from gemmprof.profiles import GpuProfile
 
 WARP_SIZE = 32
 

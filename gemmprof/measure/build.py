@@ -10,8 +10,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
+from gemmprof.catalog.spec import BoundKernel
 from gemmprof.errors import GemmprofError, ToolNotFoundError
-from gemmprof.spec import BoundKernel
 
 ABI = {
     "fp32": "int, int, int, float, const float*, const float*, float, float*",

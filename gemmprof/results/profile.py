@@ -20,8 +20,8 @@ Format (JSON; numbers in base units; null wherever the CSV lacked the metric or 
         "sol_compute_pct": 71.08, "sol_memory_pct": 71.11, "sol_dram_pct": 0.69,
         "dram_read_bytes": 8394496, "dram_write_bytes": 256, "dram_bytes": 8394752,
         "l2_bytes": ..., "l1_bytes": ...,
-        "model_min_bytes": ...,                      # gemmprof.model.min_bytes (A, B read once, C written once)
-        "model_tiled_bytes": ... | null,             # gemmprof.model.tiled_traffic, for ladder rungs
+        "model_min_bytes": ...,                      # gemmprof.model.traffic.min_bytes (A, B read once, C written once)
+        "model_tiled_bytes": ... | null,             # gemmprof.model.traffic.tiled_traffic, for ladder rungs
         "dram_vs_min": ..., "dram_vs_tiled": ..., "l2_vs_min": ..., "l2_vs_tiled": ...,   # measured / model
         "flops_fp32": 2*FFMA+FADD+FMUL, "flops_tensor": tensor-path ops, "flops_executed": their sum,
         "flops_model": 2*M*N*K, "flops_executed_vs_model": ...,
@@ -55,11 +55,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from gemmprof import __version__
-from gemmprof.analysis_ncu import LaunchFindings
+from gemmprof.adapters.ncu.findings import LaunchFindings
 from gemmprof.errors import InputError
-from gemmprof.model import GemmShape
-from gemmprof.render import json_safe, write_atomic
-from gemmprof.results import load_json
+from gemmprof.model.traffic import GemmShape
+from gemmprof.render.table import json_safe, write_atomic
+from gemmprof.results.run import load_json
 
 PROFILE_KIND = "gemmprof.profile"
 SCHEMA_VERSION = 1

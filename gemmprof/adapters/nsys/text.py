@@ -11,7 +11,7 @@ import csv
 import re
 from dataclasses import dataclass, field
 
-from gemmprof.adapters.nsys import ApiCall, KernelStats, MemOp, NsysReport, ReportError
+from gemmprof.adapters.nsys.report import ApiCall, KernelStats, MemOp, NsysReport, ReportError
 
 KERNELS, API, MEMTIME, MEMSIZE, NVTX = "kernels", "api", "memtime", "memsize", "nvtx"
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from gemmprof.model import GemmShape
+from gemmprof.model.traffic import GemmShape
 
 PREFIX = "gemmprof"
 _RANGE = re.compile(rf"^{PREFIX} (?P<variant>[A-Za-z0-9_.\-]+) (?P<m>\d+)x(?P<n>\d+)x(?P<k>\d+)$")

@@ -2,7 +2,7 @@
 
 Readers: SQLite exports (nsys_sqlite), .nsys-rep through `nsys export`, and the `nsys stats` CSV and the text tables
 `nsys profile --stats=true` prints (nsys_text). `profile_live` runs `gemmprof run` under `nsys profile`.
-gemmprof.nsys_compare turns reports into rows with speedups and TFLOP/s; gemmprof.nsys_tables renders them.
+gemmprof.adapters.nsys.compare turns reports into rows with speedups and TFLOP/s; gemmprof.render.nsys_tables renders them.
 """
 
 from __future__ import annotations
@@ -16,9 +16,9 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from gemmprof import nvtx
 from gemmprof.errors import InputError, ToolNotFoundError
-from gemmprof.model import GemmShape
+from gemmprof.measure import nvtx
+from gemmprof.model.traffic import GemmShape
 
 NSYS_PLACES = "/opt/nvidia/nsight-systems/<version>/bin or inside Nsight Compute's host/target-linux-x64"
 NSYS_HINT = "the .sqlite, .csv and text inputs still work"
@@ -168,7 +168,7 @@ def load_report(path: str | os.PathLike) -> NsysReport:
     path = Path(path)
     fmt = detect_format(path)
     if fmt == "sqlite":
-        from gemmprof.adapters.nsys_sqlite import read_sqlite
+        from gemmprof.adapters.nsys.sqlite import read_sqlite
 
         return read_sqlite(path, label)
     if fmt == "nsys-rep":
@@ -177,7 +177,7 @@ def load_report(path: str | os.PathLike) -> NsysReport:
         text = path.read_bytes().decode("utf-8", errors="replace")
     except OSError as exc:
         raise ReportError(f"{label}: cannot read ({exc.strerror or exc})") from None
-    from gemmprof.adapters.nsys_text import parse_stats
+    from gemmprof.adapters.nsys.text import parse_stats
 
     return parse_stats(text, label, fmt)
 
@@ -216,7 +216,7 @@ def _read_nsys_rep(path: Path, label: str) -> NsysReport:
         proc = _run(export_command(nsys, path, out))
         if proc.returncode != 0 or not out.exists():
             raise ReportError(f"{label}: nsys export failed (exit {proc.returncode}): {_tail(proc)}")
-        from gemmprof.adapters.nsys_sqlite import read_sqlite
+        from gemmprof.adapters.nsys.sqlite import read_sqlite
 
         return read_sqlite(out, label, "nsys-rep")
 
@@ -249,7 +249,7 @@ def profile_live(variants, shape: GemmShape, *, no_cublas: bool = False, save_pr
         proc = _run(profile_command(nsys, prefix, variants, shape, no_cublas), env=env)
         if not sqlite_path.exists():
             raise ReportError(f"nsys profile wrote no SQLite export (exit {proc.returncode}): {_tail(proc)}")
-        from gemmprof.adapters.nsys_sqlite import read_sqlite
+        from gemmprof.adapters.nsys.sqlite import read_sqlite
 
         label = str(prefix.with_name(prefix.name + ".nsys-rep")) if save_prefix else "live"
         report = read_sqlite(sqlite_path, label, "live")

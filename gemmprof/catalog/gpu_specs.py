@@ -7,9 +7,9 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from gemmprof.catalog.paths import PROFILES_DIR
+from gemmprof.catalog.yamlfile import parse_mapping
 from gemmprof.errors import ProfileError
-from gemmprof.paths import PROFILES_DIR
-from gemmprof.yamlfile import parse_mapping
 
 PEAK_KINDS = {
     "fp32": "fp32 SIMT",

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from gemmprof.model import GemmShape
+from gemmprof.model.traffic import GemmShape
 
 # ||out - ref|| / ||ref|| must stay under these (ref in float64 from the same, already-rounded inputs)
 TOLERANCE = {"fp32": 1e-4, "tf32": 5e-3, "fp16": 2e-3}

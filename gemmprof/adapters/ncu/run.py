@@ -13,10 +13,10 @@ import shutil
 import subprocess
 from dataclasses import dataclass
 
-from gemmprof import nvtx
-from gemmprof.adapters.ncu import NcuReport, parse_csv
+from gemmprof.adapters.ncu.report import NcuReport, parse_csv
 from gemmprof.errors import GemmprofError, InputError, ToolNotFoundError
-from gemmprof.model import GemmShape
+from gemmprof.measure import nvtx
+from gemmprof.model.traffic import GemmShape
 
 DEFAULT_SECTIONS = ("SpeedOfLight", "Occupancy", "LaunchStats", "WarpStateStats", "MemoryWorkloadAnalysis")
 STALL_METRICS = (r"regex:smsp__average_warp_latency_issue_stalled_.*\.ratio",)

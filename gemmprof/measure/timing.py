@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from gemmprof.results import Measurement
+from gemmprof.results.run import Measurement
 
 
 @dataclass(frozen=True)

@@ -8,11 +8,11 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from gemmprof import expr
+from gemmprof.catalog import expr
+from gemmprof.catalog.paths import KERNELS_DIR
+from gemmprof.catalog.yamlfile import parse_mapping
 from gemmprof.errors import SpecError
-from gemmprof.model import DTYPES, GemmShape, Tiles
-from gemmprof.paths import KERNELS_DIR
-from gemmprof.yamlfile import parse_mapping
+from gemmprof.model.traffic import DTYPES, GemmShape, Tiles
 
 _ID = re.compile(r"^(?P<prefix>h?)(?P<num>\d+)(?P<letter>[a-z]?)$")
 _NAME = re.compile(r"^[a-z0-9_]+$")

@@ -5,6 +5,6 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-ROOT = Path(os.environ.get("GEMMPROF_HOME", Path(__file__).resolve().parent.parent))
+ROOT = Path(os.environ.get("GEMMPROF_HOME", Path(__file__).resolve().parents[2]))
 KERNELS_DIR = ROOT / "kernels"
 PROFILES_DIR = ROOT / "profiles"

@@ -5,10 +5,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from gemmprof.adapters.nsys import KernelStats, NsysReport, is_gemmprof_range, parse_range
+from gemmprof.adapters.kernel_names import short_kernel_name
+from gemmprof.adapters.nsys.report import KernelStats, NsysReport, is_gemmprof_range, parse_range
 from gemmprof.errors import GemmprofError, InputError, ProfileError
-from gemmprof.kernel_names import short_kernel_name
-from gemmprof.model import GemmShape, gemm_flops, get_dtype, tflops
+from gemmprof.model.traffic import GemmShape, gemm_flops, get_dtype, tflops
 
 _CUBLAS_KERNEL = re.compile(r"cublas|cutlass|xmma|(^|\s)(sm\d+|ampere|volta|turing|maxwell|kepler|hopper|ada|blackwell)_",
                             re.IGNORECASE)
@@ -71,8 +71,8 @@ def api_category(name: str) -> str:
 def _variant_dtype(variant: str) -> str:
     """The dtype of a cuBLAS baseline or ladder rung by name; fp32 when unknown."""
     try:
-        from gemmprof.baselines import BASELINES
-        from gemmprof.spec import ladder
+        from gemmprof.catalog.baselines import BASELINES
+        from gemmprof.catalog.spec import ladder
 
         if variant in BASELINES:
             return BASELINES[variant].dtype
@@ -83,7 +83,7 @@ def _variant_dtype(variant: str) -> str:
 
 def _profile_for(report: NsysReport, explicit):
     """The profile of the GPU the report names; else --gpu/--profile; else H100 SXM as elsewhere; else None."""
-    from gemmprof import profiles
+    from gemmprof.catalog import gpu_specs as profiles
 
     try:
         own = profiles.profile_for_device_name(report.gpu_name) if report.gpu_name else None

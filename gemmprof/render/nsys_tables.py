@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from gemmprof.kernel_names import short_kernel_name
-from gemmprof.nsys_compare import Comparison
-from gemmprof.render import Column, Table
+from gemmprof.adapters.kernel_names import short_kernel_name
+from gemmprof.adapters.nsys.compare import Comparison
+from gemmprof.render.table import Column, Table
 
 KIND = "gemmprof.nsys-compare"
 SCHEMA_VERSION = 1

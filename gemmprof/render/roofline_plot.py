@@ -13,7 +13,7 @@ import tempfile
 from pathlib import Path
 
 from gemmprof.errors import InputError
-from gemmprof.roofline import RooflineData
+from gemmprof.model.roofline import RooflineData
 
 IMAGE_FORMATS = {".png": "png", ".svg": "svg", ".pdf": "pdf"}
 COMPUTE_COLOURS = {"fp32": "#1f5fa8", "tf32_tensor": "#2a8c3a", "fp16_tensor_fp32_acc": "#c0392b",

@@ -7,17 +7,18 @@ import secrets
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from gemmprof import __version__, nvtx
-from gemmprof.baselines import Baseline, for_dtypes, make_launcher
-from gemmprof.build import CompileError, cupy_compile
+from gemmprof import __version__
+from gemmprof.catalog.baselines import Baseline, for_dtypes, make_launcher
+from gemmprof.catalog.gpu_specs import GpuProfile
+from gemmprof.catalog.spec import BoundKernel
 from gemmprof.errors import GemmprofError, SpecError
-from gemmprof.launch import TOLERANCE, Problem, kernel_args, make_problem, verify
-from gemmprof.model import GemmShape, gemm_flops, get_dtype, min_arithmetic_intensity, tiled_traffic
-from gemmprof.occupancy import occupancy
-from gemmprof.profiles import GpuProfile
-from gemmprof.results import RunResult, VariantResult
-from gemmprof.spec import BoundKernel
-from gemmprof.timing import L2Flusher, TimingConfig, time_kernel
+from gemmprof.measure import nvtx
+from gemmprof.measure.build import CompileError, cupy_compile
+from gemmprof.measure.problem import TOLERANCE, Problem, kernel_args, make_problem, verify
+from gemmprof.measure.timing import L2Flusher, TimingConfig, time_kernel
+from gemmprof.model.occupancy import occupancy
+from gemmprof.model.traffic import GemmShape, gemm_flops, get_dtype, min_arithmetic_intensity, tiled_traffic
+from gemmprof.results.run import RunResult, VariantResult
 
 OPTIN_THRESHOLD = 48 * 1024
 

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from gemmprof.errors import InputError
-from gemmprof.render import json_safe, write_atomic
+from gemmprof.render.table import json_safe, write_atomic
 
 RUN_KIND = "gemmprof.run"
 SCHEMA_VERSION = 1

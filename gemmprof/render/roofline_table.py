@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from gemmprof.render import Column, Table
+from gemmprof.render.table import Column, Table
 
 
 def roofline_table(data) -> Table:
     """One row per rung: the numbers behind its plotted points, its roof, bound and headroom."""
-    from gemmprof.model import gemm_flops
-    from gemmprof.roofline import LEVELS
+    from gemmprof.model.roofline import LEVELS
+    from gemmprof.model.traffic import gemm_flops
 
     ncu = any(r.point("dram") or r.point("l2") for r in data.rungs)
     rows, above = [], []
@@ -47,7 +47,7 @@ def roofline_table(data) -> Table:
 
 
 def _notes(data, above: list[str]) -> list[str]:
-    from gemmprof.roofline import ROOF_NAMES
+    from gemmprof.model.roofline import ROOF_NAMES
 
     src = "measured" if data.source == "measured" else "datasheet"
     kinds = ", ".join(f"{d} -> {ROOF_NAMES[k]}" for d, k in dict.fromkeys((r.dtype, r.peak_kind) for r in data.rungs))

@@ -13,9 +13,16 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from gemmprof.catalog.gpu_specs import GpuProfile
 from gemmprof.errors import InputError
-from gemmprof.model import DTYPES, GemmShape, gemm_flops, get_dtype, min_arithmetic_intensity, tiled_traffic
-from gemmprof.profiles import GpuProfile
+from gemmprof.model.traffic import (
+    DTYPES,
+    GemmShape,
+    gemm_flops,
+    get_dtype,
+    min_arithmetic_intensity,
+    tiled_traffic,
+)
 
 ROOF_NAMES = {"fp32": "fp32 SIMT", "tf32_tensor": "tf32 tensor", "fp16_tensor_fp32_acc": "fp16 tensor",
               "fp16_tensor_fp16_acc": "fp16 tensor (fp16 acc)", "bf16_tensor_fp32_acc": "bf16 tensor",
@@ -206,7 +213,7 @@ def min_intensity(shape: GemmShape, dtype: str, beta: float = 0.0) -> float:
 
 def model_intensity(spec, shape: GemmShape, beta: float = 0.0) -> float:
     """A ladder spec's traffic-model intensity at `shape` (SpecError when its constraints reject the shape)."""
-    from gemmprof.spec import bind
+    from gemmprof.catalog.spec import bind
 
     kernel = bind(spec)
     kernel.check_shape(shape)
@@ -283,8 +290,8 @@ def attach_profile(rungs: list[Rung], launches, shape: GemmShape, profile: GpuPr
 
 
 def _rung_for_launch(name, launch, shape, profile, beta, ach) -> Rung | None:
+    from gemmprof.catalog.spec import ladder
     from gemmprof.errors import SpecError
-    from gemmprof.spec import ladder
 
     spec = next((s for s in ladder() if s.name == name), None)
     dtype = spec.dtype if spec else launch.get("dtype")

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from gemmprof.render import Column, Table
-from gemmprof.results import RunResult
+from gemmprof.render.table import Column, Table
+from gemmprof.results.run import RunResult
 
 
 def _first_line(message: str, width: int = 120) -> str:

@@ -1,4 +1,4 @@
-"""ncu's occupancy figures for a launch beside gemmprof's own calculation (gemmprof.occupancy), with differences.
+"""ncu's occupancy figures for a launch beside gemmprof's own calculation (gemmprof.model.occupancy), with differences.
 
 They must agree: the theoretical occupancy and each block limit are compared. The one known, harmless difference is
 the shared-memory carveout: gemmprof assumes the smallest carveout that keeps the occupancy, the driver may pick a
@@ -10,17 +10,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from gemmprof.adapters.ncu import Launch
+from gemmprof.adapters.ncu.report import Launch
+from gemmprof.catalog.gpu_specs import GpuProfile
 from gemmprof.errors import InputError
-from gemmprof.occupancy import occupancy
-from gemmprof.profiles import GpuProfile
+from gemmprof.model.occupancy import occupancy
 
 LAUNCH_STATS = "Launch Statistics"
 OCCUPANCY = "Occupancy"
 # (raw metric name, details-page label, details-page section): the raw name wins when both are present.
 ACHIEVED = ("sm__warps_active.avg.pct_of_peak_sustained_active", "Achieved Occupancy", OCCUPANCY)
 THEORETICAL = ("sm__maximum_warps_per_active_cycle_pct", "Theoretical Occupancy", OCCUPANCY)
-BLOCK_LIMITS = {  # gemmprof.occupancy's limiter names -> where ncu reports the block limit
+BLOCK_LIMITS = {  # gemmprof.model.occupancy's limiter names -> where ncu reports the block limit
     "registers": ("launch__occupancy_limit_registers", "Block Limit Registers", OCCUPANCY),
     "shared memory": ("launch__occupancy_limit_shared_mem", "Block Limit Shared Mem", OCCUPANCY),
     "warps": ("launch__occupancy_limit_warps", "Block Limit Warps", OCCUPANCY),

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from gemmprof.launch import Problem
+from gemmprof.measure.problem import Problem
 
 CUDA_R_32F, CUDA_R_16F = 0, 2
 CUBLAS_COMPUTE_32F, CUBLAS_COMPUTE_32F_FAST_TF32 = 68, 77

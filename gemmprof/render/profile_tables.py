@@ -1,15 +1,15 @@
 """The tables `gemmprof profile` prints: speed of light and occupancy, traffic and FLOPs, stalls, ncu's advice.
 
 As a table (the default) all four are printed; JSON is one document, the profile results file itself (see
-gemmprof.profile_results) with the flat per-launch rows beside it; CSV is the flat per-launch rows.
+gemmprof.results.profile) with the flat per-launch rows beside it; CSV is the flat per-launch rows.
 """
 
 from __future__ import annotations
 
-from gemmprof.analysis_ncu import LaunchFindings
-from gemmprof.kernel_names import base_kernel_name
-from gemmprof.profile_results import ProfileResults
-from gemmprof.render import Column, Table, choose_format, emit, emit_many
+from gemmprof.adapters.kernel_names import base_kernel_name
+from gemmprof.adapters.ncu.findings import LaunchFindings
+from gemmprof.render.table import Column, Table, choose_format, emit, emit_many
+from gemmprof.results.profile import ProfileResults
 
 C = Column
 

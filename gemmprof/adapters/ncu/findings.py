@@ -1,9 +1,9 @@
 """What Nsight Compute says about each launch, set beside gemmprof's model and occupancy calculator.
 
-Pure functions: an `NcuReport` (gemmprof.adapters.ncu) plus a GPU profile and, where known, the GEMM shape and the
+Pure functions: an `NcuReport` (gemmprof.adapters.ncu.report) plus a GPU profile and, where known, the GEMM shape and the
 variants' dtypes and tile sizes in; one `LaunchFindings` per profiled launch out. Every figure is None when the
 CSV does not hold the metrics it needs, so a partial CSV (only some sections) still gives what it can.
-The results file `gemmprof profile --save` writes is described in gemmprof.profile_results.
+The results file `gemmprof profile --save` writes is described in gemmprof.results.profile.
 """
 
 from __future__ import annotations
@@ -11,11 +11,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from gemmprof import nvtx
-from gemmprof.adapters.ncu import Launch, NcuReport, Rule
-from gemmprof.model import DTYPES, GemmShape, Tiles, gemm_flops, min_bytes, tiled_traffic
-from gemmprof.ncu_occupancy import OccupancyCheck, check_occupancy, lookup
-from gemmprof.profiles import GpuProfile
+from gemmprof.adapters.ncu.occupancy import OccupancyCheck, check_occupancy, lookup
+from gemmprof.adapters.ncu.report import Launch, NcuReport, Rule
+from gemmprof.catalog.gpu_specs import GpuProfile
+from gemmprof.measure import nvtx
+from gemmprof.model.traffic import DTYPES, GemmShape, Tiles, gemm_flops, min_bytes, tiled_traffic
 
 SOL = "GPU Speed Of Light Throughput"
 WARP_STATE = "Warp State Statistics"
