@@ -10,20 +10,20 @@ from __future__ import annotations
 
 import sys
 
-from gemmprof.results.profile import load_profile_results
+from gemmprof.results.profile import ProfileResults
 from gemmprof.results.run import load_run
 
 
 def main(run_path: str, profile_path: str) -> int:
     run = load_run(run_path)
-    prof = load_profile_results(profile_path)
+    prof = ProfileResults.load(profile_path)
     medians = {v.name: v.timing.median_ms for v in run.variants if v.timing and v.passed}
     print("| variant | gemmprof median (ms) | ncu gpu__time_duration (ms) | difference |")
     print("| --- | --- | --- | --- |")
     worst = 0.0
-    for launch in prof["launches"]:
-        name, ns = launch.get("variant"), launch.get("duration_ns")
-        if name not in medians or not ns or (launch.get("shape") or prof.get("shape")) != run.shape:
+    for launch in prof.launches:
+        name, ns = launch.variant, launch.duration_ns
+        if name not in medians or not ns or (launch.shape or prof.common_shape) != run.shape:
             continue  # another variant, or the same one at another shape
         ncu_ms = ns / 1e6
         diff = (ncu_ms - medians[name]) / medians[name]

@@ -13,7 +13,7 @@ import itertools
 import sys
 
 from gemmprof.catalog import spec as specmod
-from gemmprof.catalog.gpu_specs import current_device_profile, get_profile
+from gemmprof.catalog.gpu_specs import current_device_gpu, get_gpu
 from gemmprof.errors import SpecError
 from gemmprof.measure.runner import Runner, RunOptions, new_result
 from gemmprof.measure.timing import TimingConfig
@@ -42,7 +42,7 @@ def main(argv=None):
         except SpecError:
             skipped += 1
     shape = GemmShape(args.size, args.size, args.size)
-    profile = current_device_profile() or get_profile("h100")
+    profile = current_device_gpu() or get_gpu("h100")
     options = RunOptions(shape=shape, baselines=False, seed=1234,
                          timing=TimingConfig(budget_s=args.budget, min_reps=5, max_reps=50))
     runner = Runner(profile, options)

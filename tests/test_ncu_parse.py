@@ -12,17 +12,17 @@ from gemmprof.adapters.ncu.findings import (
     VariantInfo,
     analyse,
     analyse_launch,
-    choose_profile,
+    choose_gpu,
     gemmprof_range,
     stall_shares,
     summarise_rule,
 )
 from gemmprof.adapters.ncu.occupancy import check_occupancy
 from gemmprof.adapters.ncu.report import merge, parse_csv, parse_number, range_names, read_csv_file, to_base
-from gemmprof.catalog.gpu_specs import all_profiles, get_profile
+from gemmprof.catalog.gpu_specs import all_gpus, get_gpu
 from gemmprof.errors import InputError
 from gemmprof.model.traffic import GemmShape, Tiles
-from gemmprof.results.profile import PROFILE_KIND, ProfileResults, load_profile_results
+from gemmprof.results.profile import PROFILE_KIND, ProfileResults
 
 NCU = FIXTURES / "ncu"
 NVTX_HEADER = "thread Domain:Push/Pop_Range:PL_Type:PL_Value:CLR_Type:Color:Msg_Type:Msg"
@@ -54,7 +54,7 @@ def full_set():
 
 @pytest.fixture(scope="module")
 def h100():
-    return get_profile("h100")
+    return get_gpu("h100")
 
 
 def with_nvtx(csv_text: str, ranges: dict[int, str]) -> str:
@@ -236,7 +236,7 @@ def test_nvtx_columns_map_launches_to_variants(stalls):
                                        'none" '}
     assert NVTX_HEADER not in {n for (_, n) in naive.metrics}
     assert gemmprof_range(smem) == ("gemmprof smem_caching 1024x1024x1024", "smem_caching", GemmShape(1024, 1024, 1024))
-    findings = analyse(tagged, get_profile("h100"), variants={"naive": VariantInfo("fp32", Tiles())})
+    findings = analyse(tagged, get_gpu("h100"), variants={"naive": VariantInfo("fp32", Tiles())})
     assert [f.variant for f in findings] == ["naive", "smem_caching"]
     assert findings[0].shape == GemmShape(1024, 1024, 1024) and findings[0].flops_model == 2 * 1024**3
     assert findings[0].model_min_bytes == 3 * 1024 * 1024 * 4
@@ -275,7 +275,7 @@ def test_a_larger_driver_carveout_is_a_note_not_a_disagreement(cublas_raw, h100)
 
 
 def test_a_disagreement_is_flagged(details):
-    bad = get_profile("t4")  # Turing: 32 warps and 16 blocks per SM, not the H100 ncu measured
+    bad = get_gpu("t4")  # Turing: 32 warps and 16 blocks per SM, not the H100 ncu measured
     oc = check_occupancy(details.launches[0], bad)
     assert oc.agrees is False
     assert "block limit warps: ncu 2, gemmprof 1" in oc.disagreements
@@ -287,11 +287,11 @@ def test_rounded_launch_figures_are_noted(full_set, h100):
 
 
 def test_profile_choice(details, cublas_raw, h100):
-    profiles = all_profiles()
-    assert choose_profile(cublas_raw, None, profiles)[0].key == "h100_sxm"  # by device name
-    chosen, note = choose_profile(details, None, profiles)  # by compute capability 9.0
+    profiles = all_gpus()
+    assert choose_gpu(cublas_raw, None, profiles)[0].key == "h100_sxm"  # by device name
+    chosen, note = choose_gpu(details, None, profiles)  # by compute capability 9.0
     assert chosen.compute_capability == "9.0" and "compute capability 9.0" in note
-    assert choose_profile(details, h100, profiles) == (h100, "")
+    assert choose_gpu(details, h100, profiles) == (h100, "")
 
 
 # --- the analysis and the results file -------------------------------------------------------------------------
@@ -319,9 +319,10 @@ def test_no_shape_no_model(details):
 def test_results_file_round_trip(tmp_path, details, h100):
     findings = analyse(details, h100, GemmShape(1024, 1024, 1024), default_dtype="fp32")
     path = tmp_path / "profile.json"
-    ProfileResults(findings, gpu=None, gpu_profile="h100_sxm", shape=GemmShape(1024, 1024, 1024),
+    ProfileResults(findings, gpu=None, gpu_spec="h100_sxm", shape=GemmShape(1024, 1024, 1024),
                    source={"csv": "x.csv", "layout": "details"}).save(path)
-    doc = load_profile_results(path)
+    doc = json.loads(path.read_text())
+    assert ProfileResults.load(path).to_dict()["launches"] == doc["launches"]  # loads back as the same types
     assert doc["kind"] == PROFILE_KIND and doc["schema"] == 1 and doc["shape"] == {"M": 1024, "N": 1024, "K": 1024}
     naive = doc["launches"][0]
     assert naive["variant"] == "sgemm_naive" and naive["dram_read_bytes"] == 8_394_496
@@ -330,4 +331,4 @@ def test_results_file_round_trip(tmp_path, details, h100):
     assert naive["rules"][0]["name"] == "CPIStall"
     (tmp_path / "other.json").write_text(json.dumps({"kind": "gemmprof.run"}))
     with pytest.raises(InputError, match="not a gemmprof profile results file"):
-        load_profile_results(tmp_path / "other.json")
+        ProfileResults.load(tmp_path / "other.json")

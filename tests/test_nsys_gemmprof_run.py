@@ -7,7 +7,7 @@ import pytest
 
 from gemmprof.adapters.nsys.compare import compare
 from gemmprof.adapters.nsys.report import load_report
-from gemmprof.catalog import gpu_specs as profiles
+from gemmprof.catalog import gpu_specs
 
 FIX = Path(__file__).parent / "fixtures" / "nsys"
 SQLITE = FIX / "h100_gemmprof_run_4096.sqlite"
@@ -41,7 +41,7 @@ def test_rows_per_gemmprof_range_with_variant_and_shape(report):
 
 
 def test_cublas_baseline_tflops_and_peak(report):
-    h100 = profiles.get_profile("h100")
+    h100 = gpu_specs.get_gpu("h100")
     cmp = compare([report])
     rows = {r.variant: r for r in cmp.rows if r.variant}
     sgemm, tf32, warp = rows["cublas_sgemm"], rows["cublas_tf32"], rows["warptiling"]

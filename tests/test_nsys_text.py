@@ -12,7 +12,7 @@ from gemmprof.adapters.kernel_names import short_kernel_name
 from gemmprof.adapters.nsys.compare import compare
 from gemmprof.adapters.nsys.report import ReportError, load_report
 from gemmprof.adapters.nsys.text import parse_stats
-from gemmprof.catalog import gpu_specs as profiles
+from gemmprof.catalog import gpu_specs
 from gemmprof.model.traffic import GemmShape
 
 FIX = Path(__file__).parent / "fixtures" / "nsys"
@@ -65,7 +65,7 @@ def test_seed003_4096_table_figures_and_throughput():
     assert (naive.name, naive.instances, naive.total_ns) == (NAIVE, 1, 470_706_229)
     assert (sgemm.name, sgemm.instances, sgemm.avg_ns) == ("ampere_sgemm_128x64_nn", 11, 8_810_508.2)
     assert (naive.grid, naive.block) == ((128, 128, 1), (32, 32, 1))
-    a100 = profiles.get_profile("a100")
+    a100 = gpu_specs.get_gpu("a100")
     cmp = compare([rep], shape=GemmShape(4096, 4096, 4096), profile=a100)
     rows = {r.stats.name: r for r in cmp.rows}
     assert round(rows[NAIVE].tflops, 2) == 0.29  # 2*4096^3 FLOP in 470.7 ms

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from gemmprof.catalog.gpu_specs import get_profile
+from gemmprof.catalog.gpu_specs import get_gpu
 from gemmprof.errors import InputError
 from gemmprof.model.occupancy import occupancy
 
@@ -30,7 +30,7 @@ def _ncu_launches():
 def test_agrees_with_ncu_on_h100(launch_id):
     rows = _ncu_launches()[launch_id]
     threads = math.prod(int(x) for x in re.findall(r"\d+", rows["Block Size"]))  # "(1024, 1, 1)"
-    occ = occupancy(get_profile("h100"), threads, int(rows["Registers Per Thread"]),
+    occ = occupancy(get_gpu("h100"), threads, int(rows["Registers Per Thread"]),
                     int(rows["Static Shared Memory Per Block"]), int(rows["Dynamic Shared Memory Per Block"]))
     assert occ.block_limit_registers == int(rows["Block Limit Registers"])
     assert occ.block_limit_warps == int(rows["Block Limit Warps"])
@@ -44,7 +44,7 @@ def test_agrees_with_ncu_on_h100(launch_id):
 def test_seed004_kernel3_on_a6000():
     # seed 004 section 3.1: 37 regs -> 1280 regs per warp -> 1 block; 1024 threads -> 1 block;
     # 8 KiB + 1 KiB reservation in 100 KiB -> 11 blocks at most
-    occ = occupancy(get_profile("a6000"), 1024, 37, 8192, 0)
+    occ = occupancy(get_gpu("a6000"), 1024, 37, 8192, 0)
     assert occ.block_limit_registers == 1
     assert occ.block_limit_warps == 1
     assert occ.block_limit_shared_mem_max_carveout == 11
@@ -54,13 +54,13 @@ def test_seed004_kernel3_on_a6000():
 
 
 def test_register_heavy_kernel_is_register_limited():
-    occ = occupancy(get_profile("h100"), 256, 255, 0, 0)
+    occ = occupancy(get_gpu("h100"), 256, 255, 0, 0)
     # 255*32 = 8160 -> 8192 regs per warp; 16384 per sub-partition -> 2 warps each -> 8 warps -> 1 block
     assert occ.block_limit_registers == 1 and occ.limiters == ("registers",)
 
 
 def test_rejects_impossible_launches():
-    h100 = get_profile("h100")
+    h100 = get_gpu("h100")
     with pytest.raises(InputError):
         occupancy(h100, 2048, 32)
     with pytest.raises(InputError):

@@ -241,7 +241,7 @@ def test_from_details_csv(runner):
     assert naive["dram_read_bytes"] == 8_394_496 and naive["duration_ns"] == 362_304
     assert naive["occupancy"]["theoretical_pct_ncu"] == 100 and naive["occupancy"]["limits_ncu"]["registers"] == 2
     assert naive["flops_executed_vs_model"] == 1.0 and naive["model_min_bytes"] == 12_582_912
-    assert doc["gpu_profile"] == "h100_sxm"
+    assert doc["gpu_spec"] == "h100_sxm"
 
 
 def test_from_raw_stalls_csv_table(runner):

@@ -4,7 +4,8 @@ from pathlib import Path
 
 import pytest
 
-from gemmprof.catalog import gpu_specs as profiles
+from gemmprof.catalog import gpu_specs
+from gemmprof.catalog.paths import PROFILES_DIR
 from gemmprof.errors import ProfileError
 
 REQUIRED_GPUS = ["h100", "h100-pcie", "h200", "a100", "4090", "a6000", "v100", "t4", "l4", "a10"]
@@ -12,11 +13,11 @@ REQUIRED_GPUS = ["h100", "h100-pcie", "h200", "a100", "4090", "a6000", "v100", "
 
 def test_every_required_gpu_has_a_profile():
     for name in REQUIRED_GPUS:
-        assert profiles.get_profile(name).sm_count > 0, name
+        assert gpu_specs.get_gpu(name).sm_count > 0, name
 
 
 def test_every_figure_cites_a_defined_reference():
-    for p in profiles.all_profiles():
+    for p in gpu_specs.all_gpus():
         assert p.sources, p.path
         for key, ref in p.sources.items():
             assert ref in p.references and p.references[ref].strip(), f"{p.path}: {key}"
@@ -25,7 +26,7 @@ def test_every_figure_cites_a_defined_reference():
 
 
 def test_dense_tensor_rates_are_not_sparse_rates():
-    for p in profiles.all_profiles():
+    for p in gpu_specs.all_gpus():
         dense = p.peak_tflops.get("fp16_tensor_fp32_acc")
         sparse = p.peak_tflops.get("fp16_tensor_fp32_acc_sparse")
         if dense and sparse:
@@ -34,12 +35,12 @@ def test_dense_tensor_rates_are_not_sparse_rates():
 
 
 def test_h100_matches_the_lent_card():
-    h = profiles.get_profile("h100")
+    h = gpu_specs.get_gpu("h100")
     assert "NVIDIA H100 80GB HBM3" in h.cuda_names
     assert h.sm_count == 132 and h.l2_size_mib == 50 and h.compute_capability == "9.0"
     assert h.peak_tflops["fp16_tensor_fp32_acc"] == pytest.approx(989.4, rel=0.01)
     assert h.measured["dram_bandwidth_gbs"] == 2948
-    assert profiles.profile_for_device_name("NVIDIA H100 80GB HBM3").key == h.key
+    assert gpu_specs.gpu_for_device_name("NVIDIA H100 80GB HBM3").key == h.key
 
 
 def _write(tmp_path, text) -> Path:
@@ -49,24 +50,24 @@ def _write(tmp_path, text) -> Path:
 
 
 def _valid_text():
-    return (Path(profiles.PROFILES_DIR) / "h100_sxm.yaml").read_text()
+    return (Path(PROFILES_DIR) / "h100_sxm.yaml").read_text()
 
 
 def test_a_copy_of_a_shipped_profile_loads(tmp_path):
-    p = profiles.load_profile_file(_write(tmp_path, _valid_text()))
+    p = gpu_specs.load_gpu_file(_write(tmp_path, _valid_text()))
     assert p.key == "card" and p.sm_count == 132
 
 
 def test_malformed_yaml_names_file_and_line(tmp_path):
     path = _write(tmp_path, "name: x\npeak_tflops: [1, 2\n")
     with pytest.raises(ProfileError, match=r"card\.yaml: line \d+: malformed YAML"):
-        profiles.load_profile_file(path)
+        gpu_specs.load_gpu_file(path)
 
 
 def test_missing_key_is_named(tmp_path):
     text = _valid_text().replace("dram_bandwidth_gbs:", "dram_bandwidth_gb:", 1)
     with pytest.raises(ProfileError, match=r"card\.yaml: dram_bandwidth_gbs: missing"):
-        profiles.load_profile_file(_write(tmp_path, text))
+        gpu_specs.load_gpu_file(_write(tmp_path, text))
 
 
 def test_undefined_source_is_named(tmp_path):
@@ -75,7 +76,7 @@ def test_undefined_source_is_named(tmp_path):
     doc = yaml.safe_load(_valid_text())
     doc["sm_count"]["source"] = "nowhere"
     with pytest.raises(ProfileError, match=r"sm_count\.source: 'nowhere' is not defined"):
-        profiles.load_profile_file(_write(tmp_path, yaml.safe_dump(doc)))
+        gpu_specs.load_gpu_file(_write(tmp_path, yaml.safe_dump(doc)))
 
 
 def test_figure_without_source_is_rejected(tmp_path):
@@ -84,7 +85,7 @@ def test_figure_without_source_is_rejected(tmp_path):
     doc = yaml.safe_load(_valid_text())
     doc["sm_count"] = 132
     with pytest.raises(ProfileError, match=r"sm_count: expected a mapping \{value"):
-        profiles.load_profile_file(_write(tmp_path, yaml.safe_dump(doc)))
+        gpu_specs.load_gpu_file(_write(tmp_path, yaml.safe_dump(doc)))
 
 
 def test_negative_figure_is_rejected(tmp_path):
@@ -93,9 +94,9 @@ def test_negative_figure_is_rejected(tmp_path):
     doc = yaml.safe_load(_valid_text())
     doc["peak_tflops"]["fp32"]["value"] = -1
     with pytest.raises(ProfileError, match=r"peak_tflops\.fp32\.value: must be positive"):
-        profiles.load_profile_file(_write(tmp_path, yaml.safe_dump(doc)))
+        gpu_specs.load_gpu_file(_write(tmp_path, yaml.safe_dump(doc)))
 
 
 def test_unknown_gpu_lists_known_ones():
     with pytest.raises(ProfileError, match=r"unknown GPU 'nope'.*h100_sxm"):
-        profiles.get_profile("nope")
+        gpu_specs.get_gpu("nope")

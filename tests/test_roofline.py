@@ -13,9 +13,10 @@ from clitools import invoke
 from conftest import FIXTURES
 from matplotlib.text import Text
 
-from gemmprof.catalog.gpu_specs import get_profile
+from gemmprof.catalog.gpu_specs import get_gpu
 from gemmprof.catalog.paths import PROFILES_DIR
-from gemmprof.commands import roofline as roofline_cmd
+from gemmprof.commands import roofline as roofline_cmd  # noqa: F401
+from gemmprof.measure import child as child_mod
 from gemmprof.model.roofline import Point, Rung, build
 from gemmprof.model.traffic import GemmShape
 from gemmprof.render import roofline_plot
@@ -26,7 +27,7 @@ FIX = RESULTS / "h100_fix_4096.json"
 FIRST = RESULTS / "h100_ladder_4096_first.json"
 FP16 = RESULTS / "h100_fp16_8192.json"
 NCU_RUN = FIXTURES / "ncu" / "h100_gemmprof_run_raw_4096.csv"
-H100 = get_profile("h100")
+H100 = get_gpu("h100")
 
 
 @pytest.fixture
@@ -94,7 +95,7 @@ def test_run_results_roofs_points_labels_and_title(runner, drawn, tmp_path):
     assert len(points) == len(run.variants) == 8
     for v in run.variants:
         (x, y), = points[f"point:{v.name}:{'min' if v.kind == 'baseline' else 'model'}"].get_xydata()
-        assert x == pytest.approx(v.model_arithmetic_intensity or v.min_arithmetic_intensity)
+        assert x == pytest.approx(v.model.model_arithmetic_intensity or v.model.min_arithmetic_intensity)
         assert y == pytest.approx(v.achieved_flops)
     labelled = {s for t in texts(fig, "label:") for s in t.split(", ")}
     assert labelled == {"1", "1b", "3b", "3c", "5b", "12", "cuBLAS sgemm", "cuBLAS tf32"}
@@ -118,7 +119,7 @@ def test_run_results_roofs_points_labels_and_title(runner, drawn, tmp_path):
     naive = rows["naive"]
     assert naive["bound"] == "memory" and naive["roof_tflops"] == pytest.approx(0.25 * 3.35, 1e-3)
     assert any("1b" in n and "above the roof" in n for n in table["notes"])
-    assert table["estimate"] is False and table["gpu_profile"] == "h100_sxm"
+    assert table["estimate"] is False and table["gpu_spec"] == "h100_sxm"
 
 
 def test_the_roof_labels_lie_along_their_lines_and_no_labels_overlap(runner, drawn, tmp_path):
@@ -227,14 +228,14 @@ def test_live_runs_gemmprof_run_in_a_child_process(runner, drawn, tmp_path, monk
             fh.write(FIX.read_text())
         return subprocess.CompletedProcess(cmd, 1, "table", None)  # rc 1: a row failed; results still saved
 
-    monkeypatch.setattr(roofline_cmd, "_spawn", fake_spawn)
+    monkeypatch.setattr(child_mod, "spawn", fake_spawn)
     fig, table = plot(runner, drawn, tmp_path, "1", "1b", "3b", "--size", "4096", "--gpu", "h100")
     cmd = calls[0]
     assert cmd[:4] == [sys.executable, "-m", "gemmprof", "run"] and cmd[4:7] == ["1", "1b", "3b"]
     assert cmd[cmd.index("-k") + 1] == "4096" and cmd[cmd.index("--gpu") + 1] == "h100"
     assert len(by_gid(fig, "point:")) == len(table["rows"]) == 8
 
-    monkeypatch.setattr(roofline_cmd, "_spawn", lambda cmd: subprocess.CompletedProcess(cmd, 3, "", None))
+    monkeypatch.setattr(child_mod, "spawn", lambda cmd: subprocess.CompletedProcess(cmd, 3, "", None))
     r = invoke(runner, ["roofline", "1", "--size", "64"])
     assert r.exit_code == 1 and "gemmprof run exited with status 3" in r.output
 

@@ -47,7 +47,7 @@ class SmLimits:
 
 
 @dataclass(frozen=True)
-class GpuProfile:
+class GpuSpec:
     key: str  # file stem
     name: str
     aliases: tuple[str, ...]
@@ -160,7 +160,7 @@ class _Loader:
         return tuple(node)
 
 
-def parse_profile(path: Path, text: str) -> GpuProfile:
+def parse_gpu_spec(path: Path, text: str) -> GpuSpec:
     doc = parse_mapping(path, text, ProfileError)
     ld = _Loader(path, doc)
     peaks_node = ld.node("peak_tflops")
@@ -180,7 +180,7 @@ def parse_profile(path: Path, text: str) -> GpuProfile:
         ld.fail("measured", "expected a mapping")
     measured = {k: ld.figure(f"measured.{k}") for k, v in measured_node.items() if isinstance(v, dict)}
     cc = ld.text("compute_capability")
-    return GpuProfile(
+    return GpuSpec(
         key=path.stem, name=ld.text("name"), aliases=ld.strings("aliases"), cuda_names=ld.strings("cuda_names"),
         architecture=ld.text("architecture", required=False), compute_capability=cc,
         sm_count=ld.figure("sm_count", kind=int), boost_clock_mhz=ld.figure("boost_clock_mhz"),
@@ -193,38 +193,38 @@ def parse_profile(path: Path, text: str) -> GpuProfile:
     )
 
 
-def load_profile_file(path) -> GpuProfile:
+def load_gpu_file(path) -> GpuSpec:
     path = Path(path)
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise ProfileError(f"--profile: cannot read {path}: {exc.strerror or exc}") from None
-    return parse_profile(path, text)
+    return parse_gpu_spec(path, text)
 
 
 @lru_cache(maxsize=1)
-def all_profiles() -> tuple[GpuProfile, ...]:
+def all_gpus() -> tuple[GpuSpec, ...]:
     if not PROFILES_DIR.is_dir():
         raise ProfileError(f"no profiles directory at {PROFILES_DIR} (set GEMMPROF_HOME to the gemmprof checkout)")
-    return tuple(load_profile_file(p) for p in sorted(PROFILES_DIR.glob("*.yaml")))
+    return tuple(load_gpu_file(p) for p in sorted(PROFILES_DIR.glob("*.yaml")))
 
 
-def get_profile(name: str) -> GpuProfile:
-    for prof in all_profiles():
+def get_gpu(name: str) -> GpuSpec:
+    for prof in all_gpus():
         if prof.matches(name):
             return prof
-    known = ", ".join(p.key for p in all_profiles())
+    known = ", ".join(p.key for p in all_gpus())
     raise ProfileError(f"--gpu: unknown GPU {name!r} (known: {known}; or pass --profile FILE.yaml)")
 
 
-def profile_for_device_name(device_name: str) -> GpuProfile | None:
-    for prof in all_profiles():
+def gpu_for_device_name(device_name: str) -> GpuSpec | None:
+    for prof in all_gpus():
         if device_name in prof.cuda_names:
             return prof
     return None
 
 
-def current_device_profile() -> GpuProfile | None:
+def current_device_gpu() -> GpuSpec | None:
     """The profile of CUDA device 0, when CuPy and a device are present."""
     try:
         import cupy
@@ -232,4 +232,4 @@ def current_device_profile() -> GpuProfile | None:
     except Exception:  # no CuPy, no driver, no device: the caller falls back
         return None
     name = props["name"].decode() if isinstance(props["name"], bytes) else str(props["name"])
-    return profile_for_device_name(name)
+    return gpu_for_device_name(name)

@@ -23,12 +23,19 @@ def output_options(func):
 
 
 def gpu_options(func):
+    """--gpu NAME or --gpu-file FILE.yaml: the GPU spec sheet (peaks, SM limits). `--profile FILE` is the old,
+    hidden spelling of --gpu-file, kept for one release ("profile" now means Nsight Compute's)."""
     @click.option("--gpu", "gpu", default=None, metavar="NAME",
-                  help="GPU profile name (see `gemmprof gpus`); default: the current device, else H100 SXM.")
-    @click.option("--profile", "profile_file", type=click.Path(dir_okay=False), default=None,
-                  metavar="FILE.yaml", help="A GPU profile of your own instead of --gpu.")
+                  help="GPU spec name (see `gemmprof gpus`); default: the current device, else H100 SXM.")
+    @click.option("--gpu-file", "gpu_file", type=click.Path(dir_okay=False), default=None,
+                  metavar="FILE.yaml", help="A GPU spec sheet of your own instead of --gpu (docs/gpu-spec-format.md).")
+    @click.option("--profile", "gpu_file_old", type=click.Path(dir_okay=False), default=None, hidden=True)
     @functools.wraps(func)
-    def wrapper(*args, **kwargs):
+    def wrapper(*args, gpu_file_old=None, **kwargs):
+        if gpu_file_old is not None:
+            if kwargs.get("gpu_file") is not None:
+                raise InputError("--gpu-file and --profile (its old name): give one")
+            kwargs["gpu_file"] = gpu_file_old
         return func(*args, **kwargs)
 
     return wrapper
@@ -62,17 +69,18 @@ def resolve_shape(size, m, n, k, default: int | None = 4096):
     return GemmShape(dims["m"], dims["n"], dims["k"])
 
 
-def resolve_profile(gpu, profile_file, *, prefer_current_device: bool = False):
-    from gemmprof.catalog import gpu_specs as profiles
+def resolve_gpu(gpu, gpu_file, *, prefer_current_device: bool = False):
+    """The GPU spec sheet: --gpu-file, else --gpu NAME, else (if asked) the current device's, else H100 SXM."""
+    from gemmprof.catalog import gpu_specs
 
-    if gpu and profile_file:
-        raise InputError("--gpu and --profile: give one, not both")
-    if profile_file:
-        return profiles.load_profile_file(profile_file)
-    if gpu:
-        return profiles.get_profile(gpu)
+    if gpu and gpu_file:
+        raise InputError("--gpu and --gpu-file: give one, not both")
+    if gpu_file:
+        return gpu_specs.load_gpu_file(gpu_file)
+    if gpu is not None:
+        return gpu_specs.get_gpu(gpu)
     if prefer_current_device:
-        found = profiles.current_device_profile()
+        found = gpu_specs.current_device_gpu()
         if found is not None:
             return found
-    return profiles.get_profile("h100")
+    return gpu_specs.get_gpu("h100")

@@ -28,13 +28,10 @@ def command(variants, archs, spec_files, params, jobs, fmt, output):
       gemmprof build --arch sm_80 --arch sm_90
       gemmprof build 10 --param BK=16 --arch sm_90
     """
-    from gemmprof.catalog import spec as specmod
+    from gemmprof.catalog.selection import choose
     from gemmprof.measure.build import nvcc_build_all
 
-    chosen = specmod.select(variants) if variants else list(specmod.ladder())
-    chosen += [specmod.load_spec(f) for f in spec_files]
-    overrides = specmod.parse_param_overrides(params)
-    kernels = [specmod.bind(s, {k: v for k, v in overrides.items() if k in s.params}) for s in chosen]
+    kernels = choose(variants, spec_files=spec_files, params=params, everything_by_default=True)
     results = nvcc_build_all(kernels, list(archs), jobs=jobs)
     rows = []
     for r in results:

@@ -9,7 +9,7 @@ import click
 from gemmprof.commands._options import (
     gpu_options,
     output_options,
-    resolve_profile,
+    resolve_gpu,
     resolve_shape,
     shape_options,
 )
@@ -31,7 +31,7 @@ from gemmprof.model.traffic import DTYPES
               help="Live mode: keep PREFIX.nsys-rep and PREFIX.sqlite (default: a temporary directory).")
 @gpu_options
 @output_options
-def command(inputs, size, m, n, k, dtype, baseline, group_by, no_cublas, save_report, gpu, profile_file, fmt,
+def command(inputs, size, m, n, k, dtype, baseline, group_by, no_cublas, save_report, gpu, gpu_file, fmt,
             output):
     """Compare the kernels of Nsight Systems reports side by side.
 
@@ -63,7 +63,7 @@ def command(inputs, size, m, n, k, dtype, baseline, group_by, no_cublas, save_re
         raise InputError("--no-cublas/--save-report: only for profiling variants, not for report files")
     given = any(v is not None for v in (size, m, n, k))
     shape = resolve_shape(size, m, n, k) if live or given else None
-    explicit = resolve_profile(gpu, profile_file) if gpu or profile_file else None
+    explicit = resolve_gpu(gpu, gpu_file) if gpu or gpu_file else None
 
     reports, failed = [], {}
     if live:

@@ -1,4 +1,4 @@
-"""gemmprof gpus: the GPU profiles."""
+"""gemmprof gpus: the GPU spec sheets (peaks with sources, SM limits, measured ceilings)."""
 
 from __future__ import annotations
 
@@ -10,33 +10,35 @@ from gemmprof.render.table import Column, Table, emit
 
 @click.command("gpus")
 @click.argument("name", required=False)
-@click.option("--profile", "profile_file", type=click.Path(dir_okay=False), default=None, metavar="FILE.yaml",
-              help="Show (and validate) a profile file of your own.")
+@click.option("--gpu-file", "gpu_file", type=click.Path(dir_okay=False), default=None, metavar="FILE.yaml",
+              help="Show (and validate) a GPU spec sheet of your own.")
+@click.option("--profile", "gpu_file_old", type=click.Path(dir_okay=False), default=None, hidden=True)
 @output_options
-def command(name, profile_file, fmt, output):
-    """List the GPU profiles, or show one with every figure's source.
+def command(name, gpu_file, gpu_file_old, fmt, output):
+    """List the GPU spec sheets, or show one with every figure's source.
 
     \b
     Examples:
       gemmprof gpus
       gemmprof gpus h100
-      gemmprof gpus --profile my_card.yaml
+      gemmprof gpus --gpu-file my_card.yaml
     """
-    from gemmprof.catalog import gpu_specs as profiles
+    from gemmprof.catalog import gpu_specs
 
-    if name or profile_file:
-        prof = profiles.load_profile_file(profile_file) if profile_file else profiles.get_profile(name)
+    gpu_file = gpu_file or gpu_file_old  # --profile: the old name of --gpu-file
+    if name or gpu_file:
+        prof = gpu_specs.load_gpu_file(gpu_file) if gpu_file else gpu_specs.get_gpu(name)
         emit(_detail(prof), fmt, output)
         return
     rows = [{"key": p.key, "name": p.name, "cc": p.compute_capability, "sms": p.sm_count,
              "fp32": p.peak_tflops.get("fp32"), "tf32": p.peak_tflops.get("tf32_tensor"),
              "fp16": p.peak_tflops.get("fp16_tensor_fp32_acc"), "dram": p.dram_bandwidth_gbs,
-             "l2": p.l2_size_mib, "measured": "yes" if p.measured else ""} for p in profiles.all_profiles()]
-    cols = [Column("key", "profile", fmt="s"), Column("name", "GPU", fmt="s"), Column("cc", "cc", fmt="s"),
+             "l2": p.l2_size_mib, "measured": "yes" if p.measured else ""} for p in gpu_specs.all_gpus()]
+    cols = [Column("key", "gpu", fmt="s"), Column("name", "GPU", fmt="s"), Column("cc", "cc", fmt="s"),
             Column("sms", "SMs"), Column("fp32", "fp32", "TFLOP/s", ".1f"),
             Column("tf32", "tf32 tensor", "TFLOP/s", ".1f"), Column("fp16", "fp16 tensor (fp32 acc)", "TFLOP/s", ".1f"),
             Column("dram", "DRAM", "GB/s", ".0f"), Column("l2", "L2", "MiB", ".0f"), Column("measured", "measured", fmt="s")]
-    emit(Table("GPU profiles (dense peaks, datasheet)", cols, rows), fmt, output)
+    emit(Table("GPU spec sheets (dense peaks, datasheet)", cols, rows), fmt, output)
 
 
 def _detail(p) -> Table:

@@ -7,7 +7,7 @@ import click
 from gemmprof.commands._options import (
     gpu_options,
     output_options,
-    resolve_profile,
+    resolve_gpu,
     resolve_shape,
     shape_options,
 )
@@ -31,7 +31,7 @@ from gemmprof.render.table import Column, Table, emit_many
 @click.option("--ladder", is_flag=True, help="Show the traffic model of every rung of --dtype.")
 @click.option("--tiles", default=None, metavar="BM,BN,TM,TN", help="Traffic model of a tiling of your own.")
 @output_options
-def command(size, m, n, k, dtype, alpha, beta, gpu, profile_file, peak_tflops, bandwidth, ceiling, flop_convention,
+def command(size, m, n, k, dtype, alpha, beta, gpu, gpu_file, peak_tflops, bandwidth, ceiling, flop_convention,
             rungs, ladder, tiles, fmt, output):
     """FLOPs, minimum bytes, arithmetic intensity and lower-bound times; per-rung memory traffic.
 
@@ -49,7 +49,7 @@ def command(size, m, n, k, dtype, alpha, beta, gpu, profile_file, peak_tflops, b
 
     shape = resolve_shape(size, m, n, k)
     dt = mdl.get_dtype(dtype)
-    prof = resolve_profile(gpu, profile_file) if (peak_tflops is None or bandwidth is None) else None
+    prof = resolve_gpu(gpu, gpu_file) if (peak_tflops is None or bandwidth is None) else None
     peak, bw, peak_src, bw_src = _ceilings(prof, dt, peak_tflops, bandwidth, ceiling)
     flops = {"2mnk": mdl.gemm_flops, "seed004": mdl.gemm_flops_with_epilogue,
              "seed003": mdl.gemm_flops_seed003}[flop_convention](shape)

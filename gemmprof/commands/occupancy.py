@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from gemmprof.commands._options import gpu_options, output_options, resolve_profile
+from gemmprof.commands._options import gpu_options, output_options, resolve_gpu
 from gemmprof.render.table import Column, Table, emit
 
 
@@ -15,7 +15,7 @@ from gemmprof.render.table import Column, Table, emit
 @click.option("--dynamic-smem", type=int, default=0, show_default=True, help="Dynamic shared memory per block (bytes).")
 @gpu_options
 @output_options
-def command(threads, registers, static_smem, dynamic_smem, gpu, profile_file, fmt, output):
+def command(threads, registers, static_smem, dynamic_smem, gpu, gpu_file, fmt, output):
     """Blocks per SM allowed by each limit, the limiter, and the theoretical occupancy.
 
     Worked out as seed 004 section 3.1 and Nsight Compute's Occupancy section do: registers are allocated per
@@ -29,7 +29,7 @@ def command(threads, registers, static_smem, dynamic_smem, gpu, profile_file, fm
     """
     from gemmprof.model.occupancy import occupancy
 
-    prof = resolve_profile(gpu, profile_file)
+    prof = resolve_gpu(gpu, gpu_file)
     occ = occupancy(prof, threads, registers, static_smem, dynamic_smem)
     rows = [
         {"limit": "warps", "blocks_per_sm": occ.block_limit_warps,

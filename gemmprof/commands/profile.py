@@ -11,7 +11,7 @@ import click
 from gemmprof.commands._options import (
     gpu_options,
     output_options,
-    resolve_profile,
+    resolve_gpu,
     resolve_shape,
     shape_options,
 )
@@ -45,7 +45,7 @@ from gemmprof.errors import GemmprofError, InputError
 @gpu_options
 @output_options
 def command(variants, all_, size, m, n, k, params, cublas, from_file, dtype, sections, pc_sampling, skip_metrics,
-            clock_control, ncu_path, save_csv, save_json, top, gpu, profile_file, fmt, output):
+            clock_control, ncu_path, save_csv, save_json, top, gpu, gpu_file, fmt, output):
     """Profile one verified launch of each variant with Nsight Compute, or read ncu output you already have.
 
     ncu runs `gemmprof run VARIANTS --launch-once` in a child process and profiles only the launches inside the
@@ -61,8 +61,8 @@ def command(variants, all_, size, m, n, k, params, cublas, from_file, dtype, sec
       gemmprof profile --from mine.csv --size 1024 --dtype fp32 --gpu h100
       gemmprof profile --from report.ncu-rep --format json -o profile.json
     """
-    from gemmprof.adapters.ncu.findings import analyse, choose_profile
-    from gemmprof.catalog import gpu_specs as profiles
+    from gemmprof.adapters.ncu.findings import analyse, choose_gpu
+    from gemmprof.catalog import gpu_specs
     from gemmprof.render.profile_tables import emit_tables
     from gemmprof.results.profile import ProfileResults
 
@@ -78,18 +78,18 @@ def command(variants, all_, size, m, n, k, params, cublas, from_file, dtype, sec
         report, infos, csv_text = _live(variants, all_, dtype, params, cublas, shape, sections, pc_sampling,
                                         skip_metrics, clock_control, ncu_path, notes)
         source = {"csv": str(save_csv) if save_csv else None, "layout": report.layout}
-    explicit = resolve_profile(gpu, profile_file) if (gpu or profile_file) else None
-    gpu_profile, note = choose_profile(report, explicit, profiles.all_profiles())
+    explicit = resolve_gpu(gpu, gpu_file) if (gpu or gpu_file) else None
+    gpu_spec, note = choose_gpu(report, explicit, gpu_specs.all_gpus())
     if note:
         notes.append(note)
     default_dtype = dtype if from_file else None
-    findings = analyse(report, gpu_profile, shape, infos, default_dtype)
+    findings = analyse(report, gpu_spec, shape, infos, default_dtype)
     if not from_file:
         seen = {f.variant for f in findings}
         notes += [f"{name}: no launch was profiled (rejected shape or failed verification? see `gemmprof run`)"
                   for name in infos if name not in seen]
     notes += [f"ncu: {line}" for line in report.errors()]
-    results = ProfileResults(findings, gpu=report.gpu, gpu_profile=gpu_profile.key if gpu_profile else None,
+    results = ProfileResults(findings, gpu=report.gpu, gpu_spec=gpu_spec.key if gpu_spec else None,
                              shape=shape, source=source, notes=notes,
                              command="gemmprof " + shlex.join(sys.argv[1:]))
     if not from_file and save_csv:
@@ -148,22 +148,17 @@ def _live(variants, all_, dtype, params, cublas, shape, sections, pc_sampling, s
           ncu_path, notes):
     from gemmprof.adapters.ncu import run as ncu_run
     from gemmprof.adapters.ncu.findings import VariantInfo
-    from gemmprof.catalog import spec as specmod
     from gemmprof.catalog.baselines import for_dtypes
+    from gemmprof.catalog.selection import choose
 
     if not variants and not all_:
         raise InputError("no variants selected: name rungs (e.g. 1-6, 10, warptiling), pass --all, "
                          "or read a CSV with --from FILE")
     if dtype == "tf32":
         raise InputError("--dtype tf32 selects no rungs (the ladder is fp32 and fp16; cublas_tf32 comes with --cublas)")
-    chosen = specmod.select(variants, all_=all_, dtype=dtype)
-    overrides = specmod.parse_param_overrides(params)
-    infos: dict[str, VariantInfo] = {}
-    for s in chosen:
-        bound = specmod.bind(s, {kk: v for kk, v in overrides.items() if kk in s.params})
-        infos[s.name] = VariantInfo(dtype=s.dtype, tiles=bound.tiles())
-    if overrides and not any(set(overrides) <= set(s.params) for s in chosen):
-        raise InputError(f"--param: no selected variant has {', '.join(overrides)}")
+    bound = choose(variants, all_=all_, dtype=dtype, params=params)
+    chosen = [b.spec for b in bound]
+    infos: dict[str, VariantInfo] = {b.spec.name: VariantInfo(dtype=b.spec.dtype, tiles=b.tiles()) for b in bound}
     if cublas:
         infos.update({b.name: VariantInfo(dtype=b.dtype) for b in for_dtypes({s.dtype for s in chosen})})
     run_args = tuple(f"--param={p}" for p in params) + (() if cublas else ("--no-cublas",))

@@ -4,17 +4,15 @@ from __future__ import annotations
 
 import os
 import shlex
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
 import click
 
-from gemmprof.commands._options import gpu_options, resolve_profile, resolve_shape, shape_options
+from gemmprof.commands._options import gpu_options, resolve_gpu, resolve_shape, shape_options
 from gemmprof.errors import InputError, require_cupy
 from gemmprof.render.table import FORMATS, emit
-from gemmprof.results.run import load_run
 
 
 @click.command("run")
@@ -39,7 +37,7 @@ from gemmprof.results.run import load_run
 @click.option("-o", "--output", type=click.Path(dir_okay=False), default=None,
               help="Save the full results (JSON: device, versions, clocks, raw samples) or a table (.csv/.txt).")
 @click.option("--child-results", type=click.Path(dir_okay=False), hidden=True)
-def command(variants, all_, dtype, spec_files, size, m, n, k, params, alpha, beta, gpu, profile_file, no_cublas, seed,
+def command(variants, all_, dtype, spec_files, size, m, n, k, params, alpha, beta, gpu, gpu_file, no_cublas, seed,
             budget, max_reps, no_flush, launch_once, fmt, output, child_results):
     """Compile, verify against cuBLAS and time rungs of the GEMM ladder on the GPU.
 
@@ -71,7 +69,7 @@ def command(variants, all_, dtype, spec_files, size, m, n, k, params, alpha, bet
     if overrides and not any(set(overrides) <= set(k.spec.params) for k in kernels):
         raise InputError(f"--param: no selected variant has {', '.join(overrides)}")
     require_cupy()
-    profile = resolve_profile(gpu, profile_file, prefer_current_device=True)
+    profile = resolve_gpu(gpu, gpu_file, prefer_current_device=True)
     options = RunOptions(shape=shape, alpha=alpha, beta=beta, seed=seed, baselines=not no_cublas,
                          launch_once=launch_once,
                          timing=TimingConfig(budget_s=budget, max_reps=max_reps, flush_l2=not no_flush))
@@ -145,6 +143,8 @@ def _lost_row(item, kind, message):
 
 def _continue_in_child(rest, options, profile, seed, params):
     """A faulting kernel kills the CUDA context: finish the remaining variants in a fresh process (same inputs)."""
+    from gemmprof.measure.child import ChildRun, run_child
+
     kernels = [item for kind, item in rest if kind == "kernel"]  # baselines run first, so none are left here
     if not kernels:
         return []
@@ -153,19 +153,15 @@ def _continue_in_child(rest, options, profile, seed, params):
     for k in kernels:
         selectors += [k.spec.name] if k.spec.is_ladder_rung else ["--spec", str(k.spec.path)]
     with tempfile.TemporaryDirectory() as tmp:
-        out = Path(tmp) / "child.json"
-        s = options.shape
-        cmd = [sys.executable, "-m", "gemmprof", "run", *selectors, "-m", str(s.M), "-n", str(s.N), "-k", str(s.K),
-               "--alpha", repr(options.alpha), "--beta", repr(options.beta), "--seed", str(seed),
-               "--budget", repr(options.timing.budget_s), "--max-reps", str(options.timing.max_reps),
-               "--profile", profile.path, "--no-cublas", "--child-results", str(out),
-               *[f"--param={p}" for p in params if p.split("=")[0].strip() in names],
-               *(["--launch-once"] if options.launch_once else []),
-               *(["--no-flush"] if not options.timing.flush_l2 else [])]
-        subprocess.run(cmd, check=False)
-        if not out.exists():
-            return [_lost_row(k, "kernel", "not run: the CUDA context was lost and the retry failed") for k in kernels]
-        return load_run(out).variants
+        child = ChildRun(tuple(selectors), options.shape, alpha=options.alpha, beta=options.beta, seed=seed,
+                         budget_s=options.timing.budget_s, max_reps=options.timing.max_reps, gpu_file=profile.path,
+                         params=tuple(p for p in params if p.split("=")[0].strip() in names), no_cublas=True,
+                         launch_once=options.launch_once, no_flush=not options.timing.flush_l2,
+                         child_results=str(Path(tmp) / "child.json"))
+        result, _ = run_child(child)
+    if result is None:
+        return [_lost_row(k, "kernel", "not run: the CUDA context was lost and the retry failed") for k in kernels]
+    return result.variants
 
 
 def _stderr_console():

@@ -12,22 +12,13 @@ from pathlib import Path
 
 from gemmprof.catalog.spec import BoundKernel
 from gemmprof.errors import GemmprofError, ToolNotFoundError
+from gemmprof.results.run import Resources
 
 ABI = {
     "fp32": "int, int, int, float, const float*, const float*, float, float*",
     "fp16": "int, int, int, float, const __half*, const __half*, float, float*",
 }
 BASE_OPTIONS = ("-std=c++17",)
-
-
-@dataclass(frozen=True)
-class Resources:
-    registers: int
-    static_smem: int  # bytes
-    spill_stores: int  # bytes
-    spill_loads: int
-    stack_frame: int
-    local_bytes: int | None = None
 
 
 @dataclass(frozen=True)
@@ -38,13 +29,6 @@ class BuildResult:
     resources: Resources | None
     log: str
 
-    def to_dict(self):
-        d = {"name": self.name, "arch": self.arch, "ok": self.ok}
-        if self.resources:
-            d.update(self.resources.__dict__)
-        if not self.ok:
-            d["log"] = self.log
-        return d
 
 
 class CompileError(GemmprofError):

@@ -1,4 +1,5 @@
-"""Inputs, launches and verification: fresh random inputs, poisoned outputs, a float64 reference."""
+"""The problem a kernel is measured on: fresh random inputs, poisoned outputs, a float64 reference, and the
+check of an output against it."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from gemmprof.model.traffic import GemmShape
+from gemmprof.results.run import Verification
 
 # ||out - ref|| / ||ref|| must stay under these (ref in float64 from the same, already-rounded inputs)
 TOLERANCE = {"fp32": 1e-4, "tf32": 5e-3, "fp16": 2e-3}
@@ -62,24 +64,6 @@ def make_problem(shape: GemmShape, dtype: str, alpha: float, beta: float, seed: 
     if beta != 0:
         ref += beta * C0.astype(cupy.float64)
     return Problem(shape, dtype, alpha, beta, seed, A, B, C0, ref)
-
-
-@dataclass(frozen=True)
-class Verification:
-    rel_error: float
-    tolerance: float
-    unwritten: int  # elements still NaN (poison) after the launch
-
-    @property
-    def passed(self) -> bool:
-        return self.unwritten == 0 and np.isfinite(self.rel_error) and self.rel_error <= self.tolerance
-
-    def describe(self) -> str:
-        if self.unwritten:
-            return f"{self.unwritten} elements of C never written (still NaN)"
-        if not np.isfinite(self.rel_error):
-            return "output contains NaN or infinity"
-        return f"relative error {self.rel_error:.2e} exceeds tolerance {self.tolerance:.0e}"
 
 
 def verify(out, problem: Problem, tolerance: float) -> Verification:

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from gemmprof import __version__
 from gemmprof.catalog.baselines import Baseline, for_dtypes, make_launcher
-from gemmprof.catalog.gpu_specs import GpuProfile
+from gemmprof.catalog.gpu_specs import GpuSpec
 from gemmprof.catalog.spec import BoundKernel
 from gemmprof.errors import GemmprofError, SpecError
 from gemmprof.measure import nvtx
@@ -18,7 +18,7 @@ from gemmprof.measure.problem import TOLERANCE, Problem, kernel_args, make_probl
 from gemmprof.measure.timing import L2Flusher, TimingConfig, time_kernel
 from gemmprof.model.occupancy import occupancy
 from gemmprof.model.traffic import GemmShape, gemm_flops, get_dtype, min_arithmetic_intensity, tiled_traffic
-from gemmprof.results.run import RunResult, VariantResult
+from gemmprof.results.run import LaunchConfig, ModelFigures, RunResult, VariantResult
 
 OPTIN_THRESHOLD = 48 * 1024
 
@@ -94,19 +94,17 @@ def _rung_row(kernel: BoundKernel) -> VariantResult:
                          kind="ladder" if s.is_ladder_rung else "user", params=dict(kernel.params))
 
 
-def _fill_model(row: VariantResult, shape: GemmShape, beta: float, profile: GpuProfile, kernel: BoundKernel | None,
-                peak_kind: str) -> None:
-    dt = get_dtype(row.dtype)
-    row.flops = gemm_flops(shape)
-    row.min_arithmetic_intensity = min_arithmetic_intensity(shape, dt, beta)
-    if kernel is not None:
-        row.model_arithmetic_intensity = tiled_traffic(shape, dt, kernel.tiles(), beta).arithmetic_intensity
-    row.peak_kind = peak_kind
-    row.peak_flops = profile.peak_tflops.get(peak_kind, 0) * 1e12 or None
+def model_figures(dtype: str, shape: GemmShape, beta: float, gpu: GpuSpec, kernel: BoundKernel | None,
+                  peak_kind: str) -> ModelFigures:
+    dt = get_dtype(dtype)
+    tiled = tiled_traffic(shape, dt, kernel.tiles(), beta).arithmetic_intensity if kernel is not None else None
+    return ModelFigures(flops=gemm_flops(shape), min_arithmetic_intensity=min_arithmetic_intensity(shape, dt, beta),
+                        model_arithmetic_intensity=tiled, peak_kind=peak_kind,
+                        peak_flops=gpu.peak_tflops.get(peak_kind, 0) * 1e12 or None)
 
 
 class Runner:
-    def __init__(self, profile: GpuProfile, options: RunOptions, progress: Callable[[str], None] | None = None):
+    def __init__(self, profile: GpuSpec, options: RunOptions, progress: Callable[[str], None] | None = None):
         self.profile, self.opt = profile, options
         self.progress = progress or (lambda _msg: None)
         self.seed = options.seed if options.seed is not None else secrets.randbits(31)
@@ -132,21 +130,21 @@ class Runner:
         row = _rung_row(kernel)
         shape = self.opt.shape
         row.nvtx_range = nvtx.range_name(kernel.spec.name, shape)
-        _fill_model(row, shape, self.opt.beta, self.profile, kernel, get_dtype(kernel.spec.dtype).peak_kind)
+        row.model = model_figures(row.dtype, shape, self.opt.beta, self.profile, kernel,
+                                  get_dtype(kernel.spec.dtype).peak_kind)
         try:
             kernel.check_shape(shape)
         except SpecError as exc:
             row.status, row.message = "rejected", str(exc)
             return row
         grid, block, smem = kernel.launch_config(shape)
-        row.grid, row.block, row.dynamic_smem = grid, block, smem
+        row.launch = LaunchConfig(grid, block, smem)
         try:
             compiled = cupy_compile(kernel)
         except CompileError as exc:
             row.status, row.message = "error", str(exc)
             return row
-        res = compiled.resources
-        row.registers, row.static_smem, row.local_bytes = res.registers, res.static_smem, res.local_bytes
+        res = row.resources = compiled.resources
         try:
             occ = occupancy(self.profile, block[0] * block[1] * block[2], res.registers, res.static_smem, smem)
             row.occupancy = occ.to_dict()
@@ -167,7 +165,7 @@ class Runner:
         row = VariantResult(id="cuBLAS", name=baseline.name, title=baseline.title, dtype=baseline.dtype,
                             kind="baseline")
         row.nvtx_range = nvtx.range_name(baseline.name, self.opt.shape)
-        _fill_model(row, self.opt.shape, self.opt.beta, self.profile, None, baseline.peak_kind)
+        row.model = model_figures(row.dtype, self.opt.shape, self.opt.beta, self.profile, None, baseline.peak_kind)
         problem = self.problem(baseline.storage)
         return self._verify_and_time(row, problem, lambda out: make_launcher(baseline, problem, out),
                                      TOLERANCE[baseline.tolerance_key])
@@ -175,13 +173,11 @@ class Runner:
     def _verify_and_time(self, row, problem, launch_into, tolerance) -> VariantResult:
         import cupy
 
-        row.tolerance = tolerance
         try:
             out = problem.fresh_output()
             launch_into(out)()
             cupy.cuda.Device().synchronize()
-            check = verify(out, problem, tolerance)
-            row.rel_error = check.rel_error
+            check = row.verification = verify(out, problem, tolerance)
             if not check.passed:
                 row.status, row.message = "FAIL", check.describe()
                 return row
@@ -204,9 +200,9 @@ class Runner:
         return row
 
 
-def new_result(profile: GpuProfile, options: RunOptions, runner: Runner, command: str) -> RunResult:
-    return RunResult(shape=options.shape.to_dict(), alpha=options.alpha, beta=options.beta, device=device_info(),
-                     gpu_profile=profile.key, seed=runner.seed, timing_method=options.timing.to_dict(),
+def new_result(profile: GpuSpec, options: RunOptions, runner: Runner, command: str) -> RunResult:
+    return RunResult(shape=options.shape, alpha=options.alpha, beta=options.beta, device=device_info(),
+                     gpu_spec=profile.key, seed=runner.seed, timing_method=options.timing.to_dict(),
                      created=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
                      gemmprof_version=__version__, command=command)
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from gemmprof.catalog.gpu_specs import GpuProfile
+from gemmprof.catalog.gpu_specs import GpuSpec
 from gemmprof.errors import InputError
 
 WARP_SIZE = 32
@@ -47,7 +47,7 @@ class Occupancy:
         return d
 
 
-def occupancy(profile: GpuProfile, threads_per_block: int, registers_per_thread: int,
+def occupancy(profile: GpuSpec, threads_per_block: int, registers_per_thread: int,
               static_smem: int = 0, dynamic_smem: int = 0) -> Occupancy:
     lim = profile.sm_limits
     if not 1 <= threads_per_block <= lim.max_threads_per_block:

@@ -13,8 +13,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from gemmprof.catalog.gpu_specs import GpuProfile
-from gemmprof.errors import InputError
+from gemmprof.catalog.gpu_specs import GpuSpec
 from gemmprof.model.traffic import (
     DTYPES,
     GemmShape,
@@ -23,6 +22,7 @@ from gemmprof.model.traffic import (
     min_arithmetic_intensity,
     tiled_traffic,
 )
+from gemmprof.results.profile import LaunchFindings
 
 ROOF_NAMES = {"fp32": "fp32 SIMT", "tf32_tensor": "tf32 tensor", "fp16_tensor_fp32_acc": "fp16 tensor",
               "fp16_tensor_fp16_acc": "fp16 tensor (fp16 acc)", "bf16_tensor_fp32_acc": "bf16 tensor",
@@ -106,7 +106,7 @@ class Rung:
 
 @dataclass
 class RooflineData:
-    profile: GpuProfile
+    profile: GpuSpec
     shape: GemmShape
     ceilings: list[Ceiling]
     ridges: list[Ridge]
@@ -148,14 +148,14 @@ class RooflineData:
         return f"Roofline: {self.gpu}, {' + '.join(self.dtypes)}, {self.shape.label} ({what})"
 
 
-def peak_kind_for(dtype: str, given: str | None, profile: GpuProfile) -> str:
+def peak_kind_for(dtype: str, given: str | None, profile: GpuSpec) -> str:
     """The dense peak a rung of `dtype` is held against (never a *_sparse rate)."""
     if given and not given.endswith("_sparse") and given in profile.peak_tflops:
         return given
     return DTYPES[dtype].peak_kind if dtype in DTYPES else "fp32"
 
 
-def build(profile: GpuProfile, shape: GemmShape, rungs: list[Rung], *, measured: bool = True,
+def build(profile: GpuSpec, shape: GemmShape, rungs: list[Rung], *, measured: bool = True,
           source: str = "datasheet", estimate: bool = False, device: str = "", excluded=(), notes=()) -> RooflineData:
     """Ceilings for the compute kinds the rungs use (fp32 SIMT always), the memory levels the profile gives."""
     notes, rungs = list(notes), sorted(rungs, key=_order)
@@ -185,7 +185,7 @@ def build(profile: GpuProfile, shape: GemmShape, rungs: list[Rung], *, measured:
     return RooflineData(profile, shape, ceilings, ridges, rungs, list(excluded), notes, estimate, device, source)
 
 
-def rungs_from_variants(variants, shape: GemmShape, profile: GpuProfile, *, beta: float = 0.0,
+def rungs_from_variants(variants, shape: GemmShape, profile: GpuSpec, *, beta: float = 0.0,
                         dtype: str | None = None, baselines: bool = True) -> tuple[list[Rung], list[str]]:
     """One rung per verified, timed row of run results; the rest are named in the second list (not plotted)."""
     rungs, excluded = [], []
@@ -199,11 +199,14 @@ def rungs_from_variants(variants, shape: GemmShape, profile: GpuProfile, *, beta
         if not v.achieved_flops:
             excluded.append(f"{who} (not timed)")
             continue
-        if v.model_arithmetic_intensity and v.kind != "baseline":
-            point = Point("model", v.model_arithmetic_intensity, v.achieved_flops)
+        m = v.model
+        if m and m.model_arithmetic_intensity and v.kind != "baseline":
+            point = Point("model", m.model_arithmetic_intensity, v.achieved_flops)
         else:
-            point = Point("min", v.min_arithmetic_intensity or min_intensity(shape, v.dtype, beta), v.achieved_flops)
-        rungs.append(Rung(v.id, v.name, v.dtype, v.kind, peak_kind_for(v.dtype, v.peak_kind, profile), [point]))
+            point = Point("min", (m.min_arithmetic_intensity if m else None) or min_intensity(shape, v.dtype, beta),
+                          v.achieved_flops)
+        rungs.append(Rung(v.id, v.name, v.dtype, v.kind, peak_kind_for(v.dtype, m.peak_kind if m else None, profile),
+                          [point]))
     return rungs, excluded
 
 
@@ -220,7 +223,7 @@ def model_intensity(spec, shape: GemmShape, beta: float = 0.0) -> float:
     return tiled_traffic(shape, get_dtype(spec.dtype), kernel.tiles(), beta).arithmetic_intensity
 
 
-def rungs_from_model(specs, shape: GemmShape, profile: GpuProfile, *, beta: float = 0.0,
+def rungs_from_model(specs, shape: GemmShape, profile: GpuSpec, *, beta: float = 0.0,
                      source: str = "datasheet") -> tuple[list[Rung], list[str]]:
     """Each rung at the attainable roof of its model intensity (an estimate); rejected shapes are named."""
     from gemmprof.errors import SpecError
@@ -243,8 +246,8 @@ def rungs_from_model(specs, shape: GemmShape, profile: GpuProfile, *, beta: floa
     return rungs, excluded
 
 
-def attach_profile(rungs: list[Rung], launches, shape: GemmShape, profile: GpuProfile, *, origin: str,
-                   beta: float = 0.0, dtype: str | None = None, baselines: bool = True) -> list[str]:
+def attach_profile(rungs: list[Rung], launches: list[LaunchFindings], shape: GemmShape, profile: GpuSpec, *,
+                   beta: float = 0.0, dtype: str | None = None, baselines: bool = True, origin: str = "") -> list[str]:
     """Add ncu's DRAM and L2 intensities (2*M*N*K over the bytes it counted) to the rungs, matched by variant name.
 
     A launch with no rung of its name becomes one (ladder rungs get their model point at ncu's time). Launches of
@@ -254,30 +257,28 @@ def attach_profile(rungs: list[Rung], launches, shape: GemmShape, profile: GpuPr
     by_name = {r.name: r for r in rungs}
     seen: set[str] = set()
     flops = gemm_flops(shape)
-    for i, launch in enumerate(launches):
-        if not isinstance(launch, dict):
-            raise InputError(f"{origin}: launches[{i}]: expected an object, got {type(launch).__name__}")
-        name = str(launch.get("variant") or launch.get("kernel_name") or f"launch {i}")
-        if _shape(launch.get("shape"), origin, i) != shape:
+    for launch in launches:
+        name = launch.variant or launch.kernel_name
+        if launch.shape != shape:
             skipped.append(name)
             continue
-        if (dtype and launch.get("dtype") != dtype) or name in seen:
+        if (dtype and launch.dtype != dtype) or name in seen:
             continue
         seen.add(name)
-        ach = _num(launch, "achieved_flops_per_s", origin, i)
-        nbytes = {lvl: _num(launch, f"{lvl}_bytes", origin, i) for lvl in ("dram", "l2")}
+        ach = launch.achieved_flops_per_s
+        nbytes = {"dram": launch.dram_bytes, "l2": launch.l2_bytes}
         points = [Point(lvl, flops / b, ach) for lvl, b in nbytes.items() if b]
         if not ach or not points:
             notes.append(f"{origin}: {name} has no duration or no DRAM/L2 bytes: not plotted")
             continue
-        rung = by_name.get(name) or _rung_for_launch(name, launch, shape, profile, beta, ach)
+        rung = by_name.get(name) or _rung_for_launch(name, launch.dtype, shape, profile, beta, ach)
         if rung is None or (rung.kind == "baseline" and not baselines):
             continue
         if name not in by_name:
             rungs.append(rung)
             by_name[name] = rung
         rung.points += points
-        executed = _num(launch, "flops_executed", origin, i)
+        executed = launch.flops_executed
         if executed and abs(executed / flops - 1) > 0.1:
             off.append(f"{name} ({executed / flops:.2g}x)")
     if skipped:
@@ -289,12 +290,12 @@ def attach_profile(rungs: list[Rung], launches, shape: GemmShape, profile: GpuPr
     return notes
 
 
-def _rung_for_launch(name, launch, shape, profile, beta, ach) -> Rung | None:
+def _rung_for_launch(name, launch_dtype, shape, profile, beta, ach) -> Rung | None:
     from gemmprof.catalog.spec import ladder
     from gemmprof.errors import SpecError
 
     spec = next((s for s in ladder() if s.name == name), None)
-    dtype = spec.dtype if spec else launch.get("dtype")
+    dtype = spec.dtype if spec else launch_dtype
     if dtype not in DTYPES:
         return None
     kind = "baseline" if name.startswith("cublas_") else ("ladder" if spec else "user")
@@ -307,22 +308,6 @@ def _rung_for_launch(name, launch, shape, profile, beta, ach) -> Rung | None:
         except SpecError:
             pass
     return rung
-
-
-def _num(launch: dict, key: str, origin: str, i: int) -> float | None:
-    v = launch.get(key)
-    if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float))):
-        raise InputError(f"{origin}: launches[{i}].{key}: expected a number, got {v!r}")
-    return v
-
-
-def _shape(d, origin: str, i: int) -> GemmShape | None:
-    if d is None:
-        return None
-    try:
-        return GemmShape(d["M"], d["N"], d["K"])
-    except (KeyError, TypeError, InputError):
-        raise InputError(f"{origin}: launches[{i}].shape: expected {{M, N, K}}, got {d!r}") from None
 
 
 def _order(r: Rung):

@@ -86,7 +86,7 @@ def _stall_columns(top: int) -> list[Column]:
 
 def tables(results: ProfileResults, top: int = 3) -> list[Table]:
     rows = [flat_row(f, top) for f in results.launches]
-    where = results.gpu or results.gpu_profile or "unknown GPU"
+    where = results.gpu or results.gpu_spec or "unknown GPU"
     notes = list(results.notes)
     for f in results.launches:
         notes += [f"{f.variant}: occupancy differs: {d}" for d in f.occupancy.disagreements]

@@ -8,12 +8,11 @@ marker and no label already placed (roof lines count less), else the least bad o
 from __future__ import annotations
 
 import math
-import os
-import tempfile
 from pathlib import Path
 
 from gemmprof.errors import InputError
 from gemmprof.model.roofline import RooflineData
+from gemmprof.results.files import write_with
 
 IMAGE_FORMATS = {".png": "png", ".svg": "svg", ".pdf": "pdf"}
 COMPUTE_COLOURS = {"fp32": "#1f5fa8", "tf32_tensor": "#2a8c3a", "fp16_tensor_fp32_acc": "#c0392b",
@@ -42,19 +41,8 @@ def render(data: RooflineData, path, dpi: int = 150):
 
 
 def save(fig, path, dpi: int = 150) -> None:
-    """Write the image beside its target, then rename it into place."""
-    fmt, path = image_format(path), Path(path)
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.stem}.", suffix=path.suffix, dir=path.parent)
-        with os.fdopen(fd, "wb") as fh:
-            fig.savefig(fh, format=fmt, dpi=dpi, bbox_inches="tight", pad_inches=0.15)
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes 0600 files; an image is for everyone to read
-        os.replace(tmp, path)
-    except OSError as exc:
-        raise InputError(f"cannot write {path}: {exc.strerror or exc}") from exc
+    fmt = image_format(path)
+    write_with(path, lambda fh: fig.savefig(fh, format=fmt, dpi=dpi, bbox_inches="tight", pad_inches=0.15))
 
 
 def figure(data: RooflineData, dpi: int = 150):

@@ -69,7 +69,7 @@ def _notes(data, above: list[str]) -> list[str]:
 
 
 def _meta(data) -> dict:
-    return {"gpu": data.gpu, "gpu_profile": data.profile.key, "shape": data.shape.to_dict(), "estimate": data.estimate,
+    return {"gpu": data.gpu, "gpu_spec": data.profile.key, "shape": data.shape.to_dict(), "estimate": data.estimate,
             "ceilings": [c.to_dict() for c in data.ceilings], "ridges": [r.to_dict() for r in data.ridges],
             "points": [{"id": r.id, "name": r.name, "level": p.level, "intensity": p.intensity,
                         "flops_per_s": p.flops_per_s} for r in data.rungs for p in r.points]}

@@ -28,9 +28,10 @@ def run_table(result: RunResult) -> Table:
             "tflops": ach / 1e12 if ach else None,
             "pct_peak": 100 * ach / v.peak_flops if ach and v.peak_flops else None,
             "pct_cublas": 100 * ach / base.achieved_flops if ach and base and base.achieved_flops else None,
-            "ai_model": v.model_arithmetic_intensity,
-            "registers": v.registers,
-            "smem_bytes": (v.static_smem or 0) + (v.dynamic_smem or 0) if v.registers is not None else None,
+            "ai_model": v.model.model_arithmetic_intensity if v.model else None,
+            "registers": v.resources.registers if v.resources else None,
+            "smem_bytes": v.resources.static_smem + (v.launch.dynamic_smem if v.launch else 0)
+            if v.resources else None,
             "occupancy_pct": 100 * occ["theoretical_occupancy"] if "theoretical_occupancy" in occ else None,
             "rel_error": v.rel_error,
             "message": _first_line(v.message),
@@ -43,9 +44,9 @@ def run_table(result: RunResult) -> Table:
             Column("smem_bytes", "smem", "B"), Column("occupancy_pct", "occ", "%", ".0f"),
             Column("rel_error", "rel err", fmt=".1e"), Column("message", "note", fmt="s")]
     dev = result.device.get("name", "?")
-    title = (f"gemmprof run: {shape['M']}x{shape['N']}x{shape['K']}, alpha={result.alpha:g} beta={result.beta:g} "
-             f"on {dev} (peaks from profile {result.gpu_profile})")
-    notes = ["% peak is against the profile's datasheet peak for the rung's dtype; % cuBLAS against the cuBLAS row "
+    title = (f"gemmprof run: {shape.label}, alpha={result.alpha:g} beta={result.beta:g} "
+             f"on {dev} (peaks from GPU spec {result.gpu_spec})")
+    notes = ["% peak is against the GPU spec's datasheet peak for the rung's dtype; % cuBLAS against the cuBLAS row "
              "of the same dtype measured in this run. Spread = IQR/median; above 2% the timing is flagged unstable."]
     unstable = [r["name"] for r in rows if r["stable"] is False]
     if unstable:

@@ -7,12 +7,12 @@ import io
 import json
 import math
 import os
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from gemmprof.errors import InputError
+from gemmprof.results.files import finite, json_safe, write_atomic
 
 FORMATS = ("table", "json", "csv")
 _EXTENSIONS = {".json": "json", ".csv": "csv", ".txt": "table"}
@@ -83,12 +83,6 @@ def _json_default(obj):
     raise TypeError(f"cannot serialise {type(obj).__name__}")
 
 
-def _finite(value):
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    return value
-
-
 def to_csv(table: Table) -> str:
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
@@ -96,7 +90,7 @@ def to_csv(table: Table) -> str:
     for row in table.rows:
         out = []
         for c in table.columns:
-            v = _finite(row.get(c.key))
+            v = finite(row.get(c.key))
             out.append("" if v is None else ("x".join(map(str, v)) if isinstance(v, (list, tuple)) else v))
         writer.writerow(out)
     return buf.getvalue()
@@ -141,22 +135,6 @@ def render_text(table: Table, width: int | None = None) -> str:
     return console.file.getvalue()
 
 
-def write_atomic(path: str | os.PathLike, text: str) -> None:
-    """Write to a temporary file beside the target, then rename: a failure never leaves half a file."""
-    path = Path(path)
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes 0600; a results file is an ordinary file
-        os.replace(tmp, path)
-    except OSError as exc:
-        raise InputError(f"cannot write {path}: {exc.strerror or exc}") from exc
-
-
 def emit(table: Table, fmt: str | None = None, output: str | os.PathLike | None = None) -> None:
     """Print (or write to `output`) the table in the chosen format."""
     fmt = choose_format(fmt, output)
@@ -181,15 +159,6 @@ def _sanitised(table: Table) -> Table:
     """JSON has no NaN or infinity: write null instead."""
     rows = [{k: json_safe(v) for k, v in row.items()} for row in table.rows]
     return Table(table.title, table.columns, rows, table.notes, json_safe(table.meta))
-
-
-def json_safe(v):
-    """The same structure with NaN and infinities replaced by None (JSON has neither)."""
-    if isinstance(v, dict):
-        return {k: json_safe(x) for k, x in v.items()}
-    if isinstance(v, (list, tuple)):
-        return [json_safe(x) for x in v]
-    return _finite(v)
 
 
 def emit_many(tables: list[Table], fmt: str | None = None, output: str | os.PathLike | None = None) -> None:

@@ -1,15 +1,19 @@
-"""Typed results: what `gemmprof run` measured, saved as JSON so every other command can use it without a GPU."""
+"""Typed results: what `gemmprof run` measured, saved as JSON so every other command can use it without a GPU.
+
+A variant's row is assembled from one record per stage: the launch configuration and the compiler's resource
+usage (build), the occupancy calculation (model), the check against the float64 reference (verification), the
+timing (measurement) and the roofline figures (model). The file keeps the flat layout of schema 1.
+"""
 
 from __future__ import annotations
 
-import json
 import statistics
-from dataclasses import asdict, dataclass, field
-from pathlib import Path
+from dataclasses import dataclass, field
 from typing import Any
 
 from gemmprof.errors import InputError
-from gemmprof.render.table import json_safe, write_atomic
+from gemmprof.model.traffic import GemmShape
+from gemmprof.results.files import load_json, save_json
 
 RUN_KIND = "gemmprof.run"
 SCHEMA_VERSION = 1
@@ -52,6 +56,60 @@ class Measurement:
                 "max_ms": self.max_ms, "spread": self.spread, "stable": self.stable}
 
 
+@dataclass(frozen=True)
+class LaunchConfig:
+    grid: tuple[int, int, int]
+    block: tuple[int, int, int]
+    dynamic_smem: int  # bytes
+
+    @property
+    def threads_per_block(self) -> int:
+        return self.block[0] * self.block[1] * self.block[2]
+
+
+@dataclass(frozen=True)
+class Resources:
+    """What the compiler (ptxas) or the driver says one kernel uses."""
+
+    registers: int
+    static_smem: int  # bytes
+    spill_stores: int = 0  # bytes
+    spill_loads: int = 0
+    stack_frame: int = 0
+    local_bytes: int | None = None
+
+
+@dataclass(frozen=True)
+class Verification:
+    """The output against the float64 reference: unwritten elements (still NaN poison) and the relative error."""
+
+    rel_error: float
+    tolerance: float
+    unwritten: int = 0
+
+    @property
+    def passed(self) -> bool:
+        return self.unwritten == 0 and self.rel_error == self.rel_error and self.rel_error <= self.tolerance
+
+    def describe(self) -> str:
+        if self.unwritten:
+            return f"{self.unwritten} elements of C never written (still NaN)"
+        if not self.rel_error < float("inf"):
+            return "output contains NaN or infinity"
+        return f"relative error {self.rel_error:.2e} exceeds tolerance {self.tolerance:.0e}"
+
+
+@dataclass(frozen=True)
+class ModelFigures:
+    """What the analytic model says of a variant at the run's shape, and the peak it is held against."""
+
+    flops: int
+    min_arithmetic_intensity: float  # FLOP/byte of the minimum traffic
+    model_arithmetic_intensity: float | None = None  # FLOP/byte of the rung's traffic model
+    peak_kind: str | None = None
+    peak_flops: float | None = None
+
+
 @dataclass
 class VariantResult:
     id: str
@@ -62,22 +120,13 @@ class VariantResult:
     status: str = "ok"  # ok | FAIL | error | rejected
     message: str = ""
     params: dict[str, int] = field(default_factory=dict)
-    grid: tuple[int, int, int] | None = None
-    block: tuple[int, int, int] | None = None
-    registers: int | None = None
-    static_smem: int | None = None
-    dynamic_smem: int | None = None
-    local_bytes: int | None = None
-    occupancy: dict[str, Any] | None = None
-    rel_error: float | None = None
-    tolerance: float | None = None
-    timing: Measurement | None = None
-    flops: int | None = None
-    model_arithmetic_intensity: float | None = None  # FLOP/byte of the rung's traffic model
-    min_arithmetic_intensity: float | None = None  # FLOP/byte of the minimum traffic
-    peak_kind: str | None = None
-    peak_flops: float | None = None
     nvtx_range: str | None = None
+    launch: LaunchConfig | None = None
+    resources: Resources | None = None
+    occupancy: dict[str, Any] | None = None  # gemmprof.model.occupancy.Occupancy.to_dict()
+    verification: Verification | None = None
+    timing: Measurement | None = None
+    model: ModelFigures | None = None
 
     @property
     def passed(self) -> bool:
@@ -88,37 +137,73 @@ class VariantResult:
         return self.timing.median_ms * 1e-3 if self.timing and self.passed else None
 
     @property
+    def flops(self) -> int | None:
+        return self.model.flops if self.model else None
+
+    @property
     def achieved_flops(self) -> float | None:
         """FLOP/s at the median time; None unless verified and timed."""
         s = self.median_s
         return self.flops / s if s and self.flops else None
 
+    @property
+    def peak_flops(self) -> float | None:
+        return self.model.peak_flops if self.model else None
+
+    @property
+    def rel_error(self) -> float | None:
+        return self.verification.rel_error if self.verification else None
+
     def to_dict(self):
-        d = asdict(self)
-        d["timing"] = self.timing.to_dict() if self.timing else None
-        d["achieved_tflops"] = self.achieved_flops / 1e12 if self.achieved_flops else None
-        return d
+        """The flat layout of schema 1."""
+        launch, res, ver, mod = self.launch, self.resources, self.verification, self.model
+        return {
+            "id": self.id, "name": self.name, "title": self.title, "dtype": self.dtype, "kind": self.kind,
+            "status": self.status, "message": self.message, "params": dict(self.params),
+            "grid": list(launch.grid) if launch else None, "block": list(launch.block) if launch else None,
+            "registers": res.registers if res else None, "static_smem": res.static_smem if res else None,
+            "dynamic_smem": launch.dynamic_smem if launch else None, "local_bytes": res.local_bytes if res else None,
+            "occupancy": self.occupancy,
+            "rel_error": ver.rel_error if ver else None, "tolerance": ver.tolerance if ver else None,
+            "unwritten": ver.unwritten if ver else None,
+            "timing": self.timing.to_dict() if self.timing else None,
+            "flops": mod.flops if mod else None,
+            "model_arithmetic_intensity": mod.model_arithmetic_intensity if mod else None,
+            "min_arithmetic_intensity": mod.min_arithmetic_intensity if mod else None,
+            "peak_kind": mod.peak_kind if mod else None, "peak_flops": mod.peak_flops if mod else None,
+            "nvtx_range": self.nvtx_range,
+            "achieved_tflops": self.achieved_flops / 1e12 if self.achieved_flops else None,
+        }
 
     @classmethod
     def from_dict(cls, d: dict) -> VariantResult:
-        d = dict(d)
-        d.pop("achieved_tflops", None)
         t = d.get("timing")
-        d["timing"] = Measurement(tuple(t["samples_ms"])) if t else None
-        for key in ("grid", "block"):
-            if d.get(key) is not None:
-                d[key] = tuple(d[key])
-        known = set(cls.__dataclass_fields__)
-        return cls(**{k: v for k, v in d.items() if k in known})
+        launch = res = ver = mod = None
+        if d.get("grid") is not None and d.get("block") is not None:
+            launch = LaunchConfig(tuple(d["grid"]), tuple(d["block"]), d.get("dynamic_smem") or 0)
+        if d.get("registers") is not None:
+            res = Resources(d["registers"], d.get("static_smem") or 0, local_bytes=d.get("local_bytes"))
+        if d.get("rel_error") is not None or d.get("tolerance") is not None:
+            rel = d.get("rel_error")
+            ver = Verification(float("nan") if rel is None else rel, d.get("tolerance") or 0.0,
+                               d.get("unwritten") or 0)
+        if d.get("flops") is not None:
+            mod = ModelFigures(d["flops"], d.get("min_arithmetic_intensity"), d.get("model_arithmetic_intensity"),
+                               d.get("peak_kind"), d.get("peak_flops"))
+        return cls(id=d["id"], name=d["name"], title=d.get("title", ""), dtype=d["dtype"],
+                   kind=d.get("kind", "ladder"), status=d.get("status", "ok"), message=d.get("message") or "",
+                   params=dict(d.get("params") or {}), nvtx_range=d.get("nvtx_range"), launch=launch, resources=res,
+                   occupancy=d.get("occupancy"), verification=ver,
+                   timing=Measurement(tuple(t["samples_ms"])) if t else None, model=mod)
 
 
 @dataclass
 class RunResult:
-    shape: dict[str, int]
+    shape: GemmShape
     alpha: float
     beta: float
     device: dict[str, Any]
-    gpu_profile: str
+    gpu_spec: str
     seed: int
     timing_method: dict[str, Any]
     variants: list[VariantResult] = field(default_factory=list)
@@ -137,37 +222,33 @@ class RunResult:
     def to_dict(self):
         return {"kind": RUN_KIND, "schema": SCHEMA_VERSION, "gemmprof_version": self.gemmprof_version,
                 "created": self.created, "command": self.command, "device": self.device,
-                "gpu_profile": self.gpu_profile, "shape": self.shape, "alpha": self.alpha, "beta": self.beta,
+                "gpu_spec": self.gpu_spec, "shape": self.shape.to_dict(), "alpha": self.alpha, "beta": self.beta,
                 "seed": self.seed, "timing_method": self.timing_method,
                 "variants": [v.to_dict() for v in self.variants]}
 
     def save(self, path) -> None:
-        write_atomic(path, json.dumps(json_safe(self.to_dict()), indent=1) + "\n")
+        save_json(path, self.to_dict())
 
     @classmethod
     def from_dict(cls, doc: dict, source: str = "results") -> RunResult:
+        if not isinstance(doc, dict):
+            raise InputError(f"{source}: malformed run results (expected a JSON object, got {type(doc).__name__})")
         if doc.get("kind") != RUN_KIND:
-            raise InputError(f"{source}: not a gemmprof run results file (kind is {doc.get('kind')!r})")
+            kind = doc.get("kind")
+            raise InputError(f"{source}: not a gemmprof run results file (kind is {kind!r})")
         try:
-            return cls(shape=doc["shape"], alpha=doc["alpha"], beta=doc["beta"], device=doc["device"],
-                       gpu_profile=doc["gpu_profile"], seed=doc["seed"], timing_method=doc["timing_method"],
+            s = doc["shape"]
+            return cls(shape=GemmShape(s["M"], s["N"], s["K"]), alpha=doc["alpha"], beta=doc["beta"],
+                       device=doc["device"], gpu_spec=doc.get("gpu_spec", doc.get("gpu_profile")), seed=doc["seed"],
+                       timing_method=doc["timing_method"],
                        variants=[VariantResult.from_dict(v) for v in doc["variants"]],
                        created=doc.get("created", ""), gemmprof_version=doc.get("gemmprof_version", ""),
                        command=doc.get("command", ""))
-        except (KeyError, TypeError) as exc:
-            raise InputError(f"{source}: malformed run results ({exc})") from None
-
-
-def load_json(path) -> dict:
-    path = Path(path)
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise InputError(f"{path}: cannot read ({exc.strerror or exc})") from None
-    except json.JSONDecodeError as exc:
-        raise InputError(f"{path}: line {exc.lineno}: not valid JSON ({exc.msg})") from None
+        except InputError as exc:
+            raise InputError(f"{source}: {exc}") from None
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            raise InputError(f"{source}: malformed run results ({type(exc).__name__}: {exc})") from None
 
 
 def load_run(path) -> RunResult:
     return RunResult.from_dict(load_json(path), str(path))
-

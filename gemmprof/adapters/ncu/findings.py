@@ -9,13 +9,14 @@ The results file `gemmprof profile --save` writes is described in gemmprof.resul
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
-from gemmprof.adapters.ncu.occupancy import OccupancyCheck, check_occupancy, lookup
+from gemmprof.adapters.ncu.occupancy import check_occupancy, lookup
 from gemmprof.adapters.ncu.report import Launch, NcuReport, Rule
-from gemmprof.catalog.gpu_specs import GpuProfile
+from gemmprof.catalog.gpu_specs import GpuSpec
 from gemmprof.measure import nvtx
 from gemmprof.model.traffic import DTYPES, GemmShape, Tiles, gemm_flops, min_bytes, tiled_traffic
+from gemmprof.results.profile import LaunchFindings, RuleAdvice, SharedMemory
 
 SOL = "GPU Speed Of Light Throughput"
 WARP_STATE = "Warp State Statistics"
@@ -69,91 +70,6 @@ class VariantInfo:
     tiles: Tiles | None = None
 
 
-@dataclass
-class SharedMemory:
-    ld_conflicts: float | None = None
-    st_conflicts: float | None = None
-    ld_wavefronts: float | None = None
-    st_wavefronts: float | None = None
-    ld_requests: float | None = None
-    st_requests: float | None = None
-
-    def per(self, op: str, denominator: str) -> float | None:
-        c, d = getattr(self, f"{op}_conflicts"), getattr(self, f"{op}_{denominator}")
-        return c / d if c is not None and d else None
-
-
-@dataclass(frozen=True)
-class RuleAdvice:
-    section: str
-    name: str
-    type: str
-    summary: str  # one line
-    speedup: float | None
-    speedup_type: str
-    description: str
-
-
-@dataclass
-class LaunchFindings:
-    id: int
-    variant: str
-    kernel_name: str
-    nvtx_range: str | None
-    dtype: str | None
-    shape: GemmShape | None
-    grid: tuple[int, ...] | None
-    block: tuple[int, ...] | None
-    duration_ns: float | None = None
-    sol_compute_pct: float | None = None
-    sol_memory_pct: float | None = None
-    sol_dram_pct: float | None = None
-    occupancy: OccupancyCheck = field(default_factory=OccupancyCheck)
-    stalls: dict[str, float] = field(default_factory=dict)  # reason -> share of stall cycles, largest first
-    stalls_sampled: dict[str, float] = field(default_factory=dict)  # from PC sampling, same convention
-    warp_cycles_per_issue: float | None = None
-    smem: SharedMemory = field(default_factory=SharedMemory)
-    dram_read_bytes: float | None = None
-    dram_write_bytes: float | None = None
-    dram_bytes: float | None = None
-    l2_bytes: float | None = None
-    l1_bytes: float | None = None
-    model_min_bytes: int | None = None
-    model_tiled_bytes: int | None = None
-    flops_fp32: float | None = None  # 2*FFMA + FADD + FMUL, thread-level
-    flops_tensor: float | None = None
-    flops_model: int | None = None  # 2*M*N*K
-    rules: list[RuleAdvice] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
-
-    @property
-    def flops_executed(self) -> float | None:
-        parts = [x for x in (self.flops_fp32, self.flops_tensor) if x is not None]
-        return sum(parts) if parts else None
-
-    @property
-    def flops(self) -> float | None:
-        """The FLOPs intensities are computed with: executed when measured, else the model's."""
-        return self.flops_executed if self.flops_executed else self.flops_model
-
-    def ratio(self, a: float | None, b: float | None) -> float | None:
-        return a / b if a is not None and b else None
-
-    @property
-    def ai_dram(self) -> float | None:
-        return self.ratio(self.flops, self.dram_bytes)
-
-    @property
-    def ai_l2(self) -> float | None:
-        return self.ratio(self.flops, self.l2_bytes)
-
-    @property
-    def achieved_flops_per_s(self) -> float | None:
-        """2*M*N*K over the duration (gemmprof's convention for every FLOP/s figure), else executed FLOPs."""
-        seconds = self.duration_ns * 1e-9 if self.duration_ns else None
-        return self.ratio(self.flops_model or self.flops_executed, seconds)
-
-
 def gemmprof_range(launch: Launch) -> tuple[str, str, GemmShape] | None:
     """The innermost `gemmprof VARIANT MxNxK` range a launch ran in: (range text, variant, shape)."""
     pattern = re.compile(rf"{nvtx.PREFIX} [A-Za-z0-9_.\-]+ \d+x\d+x\d+")
@@ -189,7 +105,7 @@ def summarise_rule(rule: Rule, width: int = 160) -> RuleAdvice:
     return RuleAdvice(rule.section, rule.name, rule.type, pick, rule.speedup, rule.speedup_type, rule.description)
 
 
-def analyse_launch(launch: Launch, profile: GpuProfile | None, shape: GemmShape | None = None,
+def analyse_launch(launch: Launch, profile: GpuSpec | None, shape: GemmShape | None = None,
                    variants: dict[str, VariantInfo] | None = None, default_dtype: str | None = None
                    ) -> LaunchFindings:
     found = gemmprof_range(launch)
@@ -234,27 +150,27 @@ def analyse_launch(launch: Launch, profile: GpuProfile | None, shape: GemmShape 
     return f
 
 
-def choose_profile(report: NcuReport, explicit: GpuProfile | None, all_profiles, prefer: str = "h100"
-                   ) -> tuple[GpuProfile | None, str]:
+def choose_gpu(report: NcuReport, explicit: GpuSpec | None, all_gpus, prefer: str = "h100"
+                   ) -> tuple[GpuSpec | None, str]:
     """The GPU profile for the occupancy calculation: given, else by device name, else by compute capability
     (`prefer` first among profiles of the same compute capability: their SM limits are the same)."""
     if explicit is not None:
         return explicit, ""
     gpu = report.gpu
-    for p in all_profiles:
+    for p in all_gpus:
         if gpu and gpu in p.cuda_names:
             return p, ""
     ccs = {launch.cc for launch in report.launches if launch.cc}
     if len(ccs) == 1:
         cc = ccs.pop()
-        same = sorted((p for p in all_profiles if p.compute_capability == cc), key=lambda p: not p.matches(prefer))
+        same = sorted((p for p in all_gpus if p.compute_capability == cc), key=lambda p: not p.matches(prefer))
         if same:
             return same[0], f"occupancy computed with the SM limits of {same[0].name} (compute capability {cc})"
         return None, f"no GPU profile for compute capability {cc}: pass --gpu or --profile to compute occupancy"
     return None, "the CSV does not say which GPU: pass --gpu or --profile to compute occupancy"
 
 
-def analyse(report: NcuReport, profile: GpuProfile | None, shape: GemmShape | None = None,
+def analyse(report: NcuReport, profile: GpuSpec | None, shape: GemmShape | None = None,
             variants: dict[str, VariantInfo] | None = None, default_dtype: str | None = None
             ) -> list[LaunchFindings]:
     return [analyse_launch(launch, profile, shape, variants, default_dtype) for launch in report.launches]

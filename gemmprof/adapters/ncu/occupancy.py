@@ -8,12 +8,11 @@ occupancy; that is reported as a note, not a disagreement.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 from gemmprof.adapters.ncu.report import Launch
-from gemmprof.catalog.gpu_specs import GpuProfile
+from gemmprof.catalog.gpu_specs import GpuSpec
 from gemmprof.errors import InputError
 from gemmprof.model.occupancy import occupancy
+from gemmprof.results.profile import OccupancyCheck
 
 LAUNCH_STATS = "Launch Statistics"
 OCCUPANCY = "Occupancy"
@@ -35,30 +34,6 @@ SMEM_CONFIG = ("launch__shared_mem_config_size", "Shared Memory Configuration Si
 THEORETICAL_TOLERANCE_PCT = 0.05  # ncu prints two decimals
 
 
-@dataclass
-class OccupancyCheck:
-    threads: int | None = None
-    registers: int | None = None
-    static_smem: int | None = None
-    dynamic_smem: int | None = None
-    achieved_pct: float | None = None
-    theoretical_pct_ncu: float | None = None
-    theoretical_pct_gemmprof: float | None = None
-    limits_ncu: dict[str, int] = field(default_factory=dict)
-    limits_gemmprof: dict[str, int] = field(default_factory=dict)
-    limiters_ncu: tuple[str, ...] = ()
-    limiters_gemmprof: tuple[str, ...] = ()
-    disagreements: list[str] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
-
-    @property
-    def agrees(self) -> bool | None:
-        """True/False once both sides were computed; None when either is missing."""
-        if self.theoretical_pct_ncu is None or self.theoretical_pct_gemmprof is None:
-            return None
-        return not self.disagreements
-
-
 def lookup(launch: Launch, spec: tuple[str, str, str]) -> float | int | None:
     """A figure by its raw metric name, else by its details-page label in its section."""
     raw, label, section = spec
@@ -66,7 +41,7 @@ def lookup(launch: Launch, spec: tuple[str, str, str]) -> float | int | None:
     return v if v is not None else launch.number(label, section=section)
 
 
-def check_occupancy(launch: Launch, profile: GpuProfile | None) -> OccupancyCheck:
+def check_occupancy(launch: Launch, profile: GpuSpec | None) -> OccupancyCheck:
     oc = OccupancyCheck()
     threads = lookup(launch, BLOCK_SIZE)
     if threads is None and launch.block:

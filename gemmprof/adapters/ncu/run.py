@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from gemmprof.adapters.ncu.report import NcuReport, parse_csv
 from gemmprof.errors import GemmprofError, InputError, ToolNotFoundError
 from gemmprof.measure import nvtx
+from gemmprof.measure.child import ChildRun
 from gemmprof.model.traffic import GemmShape
 
 DEFAULT_SECTIONS = ("SpeedOfLight", "Occupancy", "LaunchStats", "WarpStateStats", "MemoryWorkloadAnalysis")
@@ -127,9 +128,7 @@ def build_command(ncu: str, python: str, variant_names: list[str], shape: GemmSh
     metrics = metric_list() if metrics is None else metrics
     if metrics:
         cmd += ["--metrics", ",".join(metrics)]
-    cmd += [python, "-m", "gemmprof", "run", *variant_names, "-m", str(shape.M), "-n", str(shape.N),
-            "-k", str(shape.K), "--launch-once", *run_args]
-    return cmd
+    return cmd + ChildRun(tuple(variant_names), shape, launch_once=True).argv(python) + list(run_args)
 
 
 def import_command(ncu: str, report_path: str, page: str) -> list[str]:

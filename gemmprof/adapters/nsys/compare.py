@@ -6,9 +6,9 @@ import re
 from dataclasses import dataclass, field
 
 from gemmprof.adapters.kernel_names import short_kernel_name
-from gemmprof.adapters.nsys.report import KernelStats, NsysReport, is_gemmprof_range, parse_range
 from gemmprof.errors import GemmprofError, InputError, ProfileError
 from gemmprof.model.traffic import GemmShape, gemm_flops, get_dtype, tflops
+from gemmprof.results.nsys import KernelStats, NsysReport, is_gemmprof_range, parse_range
 
 _CUBLAS_KERNEL = re.compile(r"cublas|cutlass|xmma|(^|\s)(sm\d+|ampere|volta|turing|maxwell|kepler|hopper|ada|blackwell)_",
                             re.IGNORECASE)
@@ -83,11 +83,11 @@ def _variant_dtype(variant: str) -> str:
 
 def _profile_for(report: NsysReport, explicit):
     """The profile of the GPU the report names; else --gpu/--profile; else H100 SXM as elsewhere; else None."""
-    from gemmprof.catalog import gpu_specs as profiles
+    from gemmprof.catalog import gpu_specs
 
     try:
-        own = profiles.profile_for_device_name(report.gpu_name) if report.gpu_name else None
-        return own or explicit or (None if report.gpu_name else profiles.get_profile("h100"))
+        own = gpu_specs.gpu_for_device_name(report.gpu_name) if report.gpu_name else None
+        return own or explicit or (None if report.gpu_name else gpu_specs.get_gpu("h100"))
     except ProfileError:
         return explicit
 

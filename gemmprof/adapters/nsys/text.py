@@ -11,7 +11,8 @@ import csv
 import re
 from dataclasses import dataclass, field
 
-from gemmprof.adapters.nsys.report import ApiCall, KernelStats, MemOp, NsysReport, ReportError
+from gemmprof.adapters.nsys.errors import ReportError
+from gemmprof.results.nsys import ApiCall, KernelStats, MemOp, NsysReport
 
 KERNELS, API, MEMTIME, MEMSIZE, NVTX = "kernels", "api", "memtime", "memsize", "nvtx"
 

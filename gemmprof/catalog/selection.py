@@ -1,0 +1,27 @@
+"""Choosing kernels from the command line: rungs by id, range or name, --all/--dtype, --spec FILE, --param."""
+
+from __future__ import annotations
+
+from gemmprof.catalog import spec as specmod
+from gemmprof.catalog.spec import BoundKernel
+from gemmprof.errors import InputError
+
+NOTHING_CHOSEN = "no variants selected: name rungs (e.g. 1-6, 10, warptiling), pass --all or --spec FILE"
+
+
+def choose(variants=(), *, all_: bool = False, dtype: str | None = None, spec_files=(), params=(),
+           everything_by_default: bool = False) -> list[BoundKernel]:
+    """The selected kernels bound to their parameters; --param NAME=V goes to every chosen kernel that has NAME."""
+    overrides = specmod.parse_param_overrides(params)
+    if variants or all_:
+        chosen = specmod.select(variants, all_=all_, dtype=dtype)
+    elif everything_by_default and not spec_files:
+        chosen = [s for s in specmod.ladder() if dtype is None or s.dtype == dtype]
+    else:
+        chosen = []
+    chosen += [specmod.load_spec(f) for f in spec_files]
+    if not chosen:
+        raise InputError(NOTHING_CHOSEN)
+    if overrides and not any(set(overrides) <= set(s.params) for s in chosen):
+        raise InputError(f"--param: no selected variant has {', '.join(overrides)}")
+    return [specmod.bind(s, {k: v for k, v in overrides.items() if k in s.params}) for s in chosen]

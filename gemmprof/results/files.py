@@ -1,0 +1,74 @@
+"""Results on disk: JSON that holds no NaN, and files written whole or not at all."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import IO
+
+from gemmprof.errors import InputError
+
+
+def finite(value):
+    """None for NaN and infinities (JSON has neither), the value otherwise."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
+def json_safe(v):
+    """The same structure with NaN and infinities replaced by None."""
+    if isinstance(v, dict):
+        return {k: json_safe(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [json_safe(x) for x in v]
+    return finite(v)
+
+
+def write_with(path: str | os.PathLike, write: Callable[[IO[bytes]], None]) -> None:
+    """Call `write` on a temporary file beside `path`, then rename it into place: a failure never leaves half a
+    file, nor the temporary one. The folder must exist: gemmprof creates no directories unasked."""
+    path = Path(path)
+    if not path.parent.is_dir():
+        raise InputError(f"cannot write {path}: the folder {path.parent} does not exist")
+    tmp = None
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+        with os.fdopen(fd, "wb") as fh:
+            write(fh)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes 0600; a results file or image is an ordinary file
+        os.replace(tmp, path)
+        tmp = None
+    except OSError as exc:
+        raise InputError(f"cannot write {path}: {exc.strerror or exc}") from exc
+    finally:
+        if tmp is not None:
+            Path(tmp).unlink(missing_ok=True)
+
+
+def write_atomic(path: str | os.PathLike, text: str) -> None:
+    write_with(path, lambda fh: fh.write(text.encode("utf-8")))
+
+
+def save_json(path, doc: dict) -> None:
+    write_atomic(path, json.dumps(json_safe(doc), indent=1) + "\n")
+
+
+def load_json(path) -> dict:
+    path = Path(path)
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read ({exc.strerror or exc})") from None
+    except UnicodeDecodeError:
+        raise InputError(f"{path}: not a text file (not UTF-8)") from None
+    except json.JSONDecodeError as exc:
+        raise InputError(f"{path}: line {exc.lineno}: not valid JSON ({exc.msg})") from None
+    except RecursionError:
+        raise InputError(f"{path}: nested too deeply to be gemmprof results") from None
