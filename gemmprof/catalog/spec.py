@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from gemmprof.catalog import expr
+from gemmprof.catalog.accesses import AccessBlock, parse_accesses
 from gemmprof.catalog.paths import KERNELS_DIR
 from gemmprof.catalog.yamlfile import parse_mapping
 from gemmprof.errors import SpecError
@@ -50,6 +51,7 @@ class KernelSpec:
     path: Path
     compile_options: tuple[str, ...] = ()
     extra: dict[str, Any] = field(default_factory=dict)
+    accesses: AccessBlock | None = None  # principal memory accesses (docs/kernel-spec.md)
 
     @property
     def sort_key(self):
@@ -184,6 +186,7 @@ def parse_spec(path: Path, text: str) -> KernelSpec:
         shape_constraints=_constraints(path, "shape_constraints", doc.get("shape_constraints")),
         grid=_triple(path, "grid", doc["grid"]), block=_triple(path, "block", doc["block"]), smem_dynamic=smem_dynamic,
         traffic=traffic, path=path, compile_options=tuple(doc.get("compile_options") or ()),
+        accesses=parse_accesses(path, doc.get("accesses")),
     )
 
 

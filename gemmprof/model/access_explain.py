@@ -1,0 +1,143 @@
+"""What `list --explain RUNG` and `profile` say about a rung's accesses: findings as data, then plain text.
+
+`kernel` is a bound kernel (gemmprof.spec.BoundKernel: .spec.accesses, .env, .launch_config(shape)); `ncu` is a
+mapping from ncu metric names to numbers for one launch of that kernel.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from gemmprof.catalog.accesses import DocumentedDifference
+from gemmprof.model.access import SECTOR, LaunchAccesses, analyse
+
+TOLERANCE = 0.10  # relative, against ncu's value
+SEED_BANKS = 16  # the bank count some seeds reason with (the H100, like every GPU since Kepler, has 32)
+
+NCU_METRICS = {
+    "smem_ld_requests": "smsp__inst_executed_op_shared_ld.sum",
+    "smem_st_requests": "smsp__inst_executed_op_shared_st.sum",
+    "smem_ld_wavefronts": "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum",
+    "smem_st_wavefronts": "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum",
+    "smem_ld_conflicts": "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum",
+    "smem_st_conflicts": "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum",
+    "l1_bytes": "l1tex__t_bytes.sum",
+}
+
+
+def analyse_kernel(kernel, shape, banks: int = 32) -> LaunchAccesses | None:
+    block_desc = kernel.spec.accesses
+    if block_desc is None:
+        return None
+    grid, block, _ = kernel.launch_config(shape)
+    return analyse(block_desc, {**kernel.env, "M": shape.M, "N": shape.N, "K": shape.K}, grid, block, banks)
+
+
+def ncu_quantities(ncu) -> dict[str, float]:
+    """Per-request figures from ncu's counters; gmem_sectors from the L1 tag-stage bytes (l1tex__t_bytes / 32)."""
+    out: dict[str, float] = {}
+    for op in ("ld", "st"):
+        reqs = ncu.get(NCU_METRICS[f"smem_{op}_requests"])
+        if reqs:
+            out[f"smem_{op}_wavefronts_per_request"] = ncu[NCU_METRICS[f"smem_{op}_wavefronts"]] / reqs
+            out[f"smem_{op}_conflicts_per_request"] = ncu[NCU_METRICS[f"smem_{op}_conflicts"]] / reqs
+    if ncu.get(NCU_METRICS["l1_bytes"]) is not None:
+        out["gmem_sectors"] = ncu[NCU_METRICS["l1_bytes"]] / SECTOR
+    return out
+
+
+def predicted_quantities(la: LaunchAccesses) -> dict[str, float]:
+    out: dict[str, float] = {}
+    for op, name in (("load", "ld"), ("store", "st")):
+        if la.requests("shared", op):
+            out[f"smem_{name}_wavefronts_per_request"] = la.per_request("wavefronts", op)
+            out[f"smem_{name}_conflicts_per_request"] = la.per_request("conflicts", op)
+    out["gmem_sectors"] = la.sectors()
+    return out
+
+
+@dataclass(frozen=True)
+class Comparison:
+    quantity: str
+    predicted: float
+    ncu: float
+    agrees: bool  # within TOLERANCE (conflicts: within TOLERANCE of the wavefronts per request)
+    note: DocumentedDifference | None = None
+
+    @property
+    def check(self) -> str:
+        if self.agrees:
+            return "ok"
+        return "explained" if self.note else "DIFFERS"
+
+
+def compare(la: LaunchAccesses, ncu, notes=()) -> list[Comparison]:
+    """Model against ncu, quantity by quantity, with the rung's documented differences attached."""
+    pred, meas = predicted_quantities(la), ncu_quantities(ncu)
+    by_quantity = {n.quantity: n for n in notes}
+    out = []
+    for q, p in pred.items():
+        if q not in meas:
+            continue
+        m = meas[q]
+        if "conflicts" in q:
+            scale = meas.get(q.replace("conflicts", "wavefronts"), 1.0)
+        else:
+            scale = abs(m)
+        agrees = abs(p - m) <= TOLERANCE * max(scale, 1e-12)
+        out.append(Comparison(q, p, m, agrees, by_quantity.get(q)))
+    return out
+
+
+@dataclass(frozen=True)
+class Explanation:
+    rung: str
+    accesses: list[dict] = field(default_factory=list)  # one row per access
+    claims: list[dict] = field(default_factory=list)
+    text: str = ""
+
+
+def _row(r, r16) -> dict:
+    a = r.access
+    row = {"access": a.name, "space": a.space, "op": a.op, "bytes": a.bytes, "requests": r.requests_per_launch}
+    if a.space == "global":
+        row.update(sectors_per_request=r.sectors_per_request, lines_per_request=r.lines_per_request,
+                   efficiency=r.efficiency)
+    else:
+        row.update(wavefronts_per_request=r.wavefronts_per_request, conflicts_per_request=r.conflicts_per_request,
+                   degree=r.degree, degree_16_banks=r16.degree)
+    return row
+
+
+def _fmt(row) -> str:
+    head = f"  {row['access']}: {row['space']} {row['op']} of {row['bytes']} B, {row['requests']:,} requests;"
+    if row["space"] == "global":
+        return (f"{head} {row['sectors_per_request']:.2f} sectors and {row['lines_per_request']:.2f} lines per "
+                f"request, {100 * row['efficiency']:.0f}% of sector bytes used")
+    text = (f"{head} {row['wavefronts_per_request']:.2f} wavefronts per request "
+            f"({row['degree']:.2f}-way, {row['conflicts_per_request']:.2f} conflicts)")
+    if abs(row["degree_16_banks"] - row["degree"]) > 1e-9:
+        text += f"; counting {SEED_BANKS} banks as the seeds do would say {row['degree_16_banks']:.2f}-way"
+    return text
+
+
+def explain(kernel, shape) -> Explanation | None:
+    """Findings for one rung at one shape: per-access rows, the documents' claims, the notes on ncu."""
+    la = analyse_kernel(kernel, shape)
+    if la is None:
+        return None
+    la16 = analyse_kernel(kernel, shape, banks=SEED_BANKS)
+    rows = [_row(r, r16) for r, r16 in zip(la.results, la16.results, strict=True)]
+    lines = [f"{kernel.spec.id} {kernel.spec.name} at {shape.label}: accesses of one warp, per request"]
+    lines += [_fmt(r) for r in rows]
+    lines.append(f"  launch: {la.sectors():,} global sectors ({la.sectors() * SECTOR / 1e9:.2f} GB at L1), "
+                 f"{la.wavefronts():,} shared wavefronts, {la.conflicts():,} bank conflicts")
+    claims = []
+    for c in kernel.spec.accesses.claims:
+        entry = {"claim": c["claim"], "finding": c["finding"]}
+        lines.append(f"  document: {c['claim']}")
+        lines.append(f"  model: {c['finding']}")
+        claims.append(entry)
+    for n in kernel.spec.accesses.notes:
+        lines.append(f"  ncu differs on {n.quantity} (ncu {n.ncu:g}): {n.why}")
+    return Explanation(kernel.spec.id, rows, claims, "\n".join(lines))
