@@ -21,6 +21,7 @@ COMMANDS = {
     "profile": ("gemmprof.commands.profile", "Run Nsight Compute on rungs (or read its CSV) and say what limits each."),
     "compare-nsys": ("gemmprof.commands.compare_nsys", "Compare kernels from Nsight Systems reports side by side."),
     "roofline": ("gemmprof.commands.roofline", "Draw the roofline of the ladder against a GPU's ceilings, with a table."),
+    "tune": ("gemmprof.commands.tune", "Search a rung's parameter space on the GPU (cached, resumable, multi-GPU, Ray)."),
 }
 
 

@@ -52,6 +52,7 @@ class KernelSpec:
     compile_options: tuple[str, ...] = ()
     extra: dict[str, Any] = field(default_factory=dict)
     accesses: AccessBlock | None = None  # principal memory accesses (docs/kernel-spec.md)
+    tune: dict[str, tuple[int, ...]] = field(default_factory=dict)  # `gemmprof tune`'s candidates per parameter
 
     @property
     def sort_key(self):
@@ -125,6 +126,23 @@ def _triple(path, key, node):
     return tuple(list(node) + [1] * (3 - len(node)))
 
 
+def _tune_space(path, node, params) -> dict[str, tuple[int, ...]]:
+    if node is None:
+        return {}
+    if not isinstance(node, dict):
+        _fail(path, "tune", "expected a mapping PARAMETER: [candidate values]")
+    out = {}
+    for k, values in node.items():
+        if k not in params:
+            _fail(path, f"tune.{k}", f"not a parameter (the parameters are {', '.join(params) or 'none'})")
+        if not isinstance(values, list) or not values:
+            _fail(path, f"tune.{k}", "expected a non-empty list of integers")
+        if any(isinstance(v, bool) or not isinstance(v, int) for v in values):
+            _fail(path, f"tune.{k}", f"expected integers, got {values!r}")
+        out[str(k)] = tuple(dict.fromkeys(values))
+    return out
+
+
 def parse_spec(path: Path, text: str) -> KernelSpec:
     doc = parse_mapping(path, text, SpecError)
     for key in _REQUIRED:
@@ -187,6 +205,7 @@ def parse_spec(path: Path, text: str) -> KernelSpec:
         grid=_triple(path, "grid", doc["grid"]), block=_triple(path, "block", doc["block"]), smem_dynamic=smem_dynamic,
         traffic=traffic, path=path, compile_options=tuple(doc.get("compile_options") or ()),
         accesses=parse_accesses(path, doc.get("accesses")),
+        tune=_tune_space(path, doc.get("tune"), params),
     )
 
 

@@ -1,0 +1,105 @@
+"""gemmprof tune: search a rung's parameter space on the GPU; resumable, on every GPU of a host or through Ray."""
+
+from __future__ import annotations
+
+import click
+
+from gemmprof.commands._options import resolve_shape, shape_options
+from gemmprof.errors import InputError
+from gemmprof.render.table import FORMATS, emit
+
+
+@click.command("tune")
+@click.argument("rung", required=False)
+@click.option("--spec", "spec_file", type=click.Path(dir_okay=False), help="Tune your own kernel (its `tune:` space).")
+@shape_options
+@click.option("--strategy", type=click.Choice(["exhaustive", "random", "optuna"]), default="exhaustive",
+              show_default=True, help="optuna needs the extra: pip install 'gemmprof[tune]'.")
+@click.option("--budget-configs", type=click.IntRange(min=1), default=None, help="Stop after this many configurations.")
+@click.option("--budget-minutes", type=click.FloatRange(min=0, min_open=True), default=None,
+              help="Stop proposing new configurations after this long.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the random and optuna strategies.")
+@click.option("--cache-dir", type=click.Path(file_okay=False), default=None,
+              help="Where sweeps are cached (default: $GEMMPROF_CACHE_DIR/tune or ~/.cache/gemmprof/tune).")
+@click.option("--top", type=click.IntRange(min=1), default=5, show_default=True,
+              help="Re-time this many of the fastest, interleaved, to pick the winner.")
+@click.option("--rounds", type=click.IntRange(min=0), default=5, show_default=True, help="Rounds of that re-timing.")
+@click.option("--keep", is_flag=True, help="Keep the winner as this device's tuned defaults (run/profile/roofline).")
+@click.option("--gpus", default="1", show_default=True, metavar="N|all",
+              help="Measure on N GPUs of this host (CUDA_VISIBLE_DEVICES honoured), one worker process each.")
+@click.option("--ray", "ray_address", default=None, metavar="auto|ADDRESS",
+              help="Measure on a Ray cluster, one actor per GPU (pip install 'gemmprof[ray]').")
+@click.option("--jobs", type=click.IntRange(min=1), default=None, help="Compile processes (default: CPUs - 2, at most 8).")
+@click.option("--serial", is_flag=True, help="Compile, verify and time one configuration after another (no overlap).")
+@click.option("--budget", "timing_budget", type=float, default=0.15, show_default=True,
+              help="Seconds of timed launches per configuration.")
+@click.option("--plot", "plot_file", type=click.Path(dir_okay=False), default=None, help="Plot TFLOP/s per parameter.")
+@click.option("--all-configs", is_flag=True, help="List every configuration evaluated, not only the fastest.")
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default=None, help="Output format for the terminal.")
+@click.option("-o", "--output", type=click.Path(dir_okay=False), default=None,
+              help="Write the result (.json: everything, with raw samples; .csv/.txt: the table).")
+@click.option("--stand-in", is_flag=True, hidden=True, help="Fake compiler and GPU (tests and dry runs).")
+def command(rung, spec_file, size, m, n, k, strategy, budget_configs, budget_minutes, seed, cache_dir, top, rounds,
+            keep, gpus, ray_address, jobs, serial, timing_budget, plot_file, all_configs, fmt, output, stand_in):
+    """Search a kernel's parameter space (the `tune:` of its spec) on the GPU.
+
+    Combinations the spec's constraints reject are pruned before anything compiles; the rest are compiled in
+    parallel on the CPU while the GPU verifies and times earlier ones. Every result goes into a cache, so an
+    interrupted sweep (Ctrl-C) resumes where it stopped and a finished one replays at once. The fastest are
+    re-timed interleaved, and the winner is reported with its margin over the runner-up.
+
+    \b
+    Examples:
+      gemmprof tune 10 --size 4096
+      gemmprof tune 9 --strategy optuna --budget-configs 40 --keep
+      gemmprof tune --spec my_kernel.yaml --size 2048 --gpus all -o sweep.json --plot sweep.png
+    """
+    from gemmprof.catalog import spec as specmod
+    from gemmprof.tune.keep import keep_winner
+    from gemmprof.tune.progress import RichProgress
+    from gemmprof.tune.result import to_table
+    from gemmprof.tune.session import TuneRequest, run_tune
+
+    if bool(rung) == bool(spec_file):
+        raise InputError("give one rung (e.g. 10 or warptiling) or --spec FILE")
+    chosen = specmod.load_spec(spec_file) if spec_file else specmod.select([rung])
+    if isinstance(chosen, list):
+        if len(chosen) != 1:
+            raise InputError(f"{rung!r} selects {len(chosen)} rungs; tune one at a time")
+        chosen = chosen[0]
+    if not stand_in and not ray_address:
+        from gemmprof.errors import require_cupy
+
+        require_cupy()
+    req = TuneRequest(spec=chosen, shape=resolve_shape(size, m, n, k), strategy=strategy, seed=seed,
+                      budget_configs=budget_configs, budget_minutes=budget_minutes, cache_dir=cache_dir, top=top,
+                      rounds=rounds, gpus=gpus, ray=ray_address, jobs=jobs, serial=serial,
+                      timing_budget_s=timing_budget, stand_in=stand_in)
+    with RichProgress(console=_stderr_console()) as bar:
+        result = run_tune(req, progress=bar, announce=lambda t: click.echo(t, err=True))
+    if result.interrupted:
+        click.echo("interrupted: the cache keeps every finished result; best so far below", err=True)
+    if output and output.lower().endswith(".json"):
+        import json
+
+        from gemmprof.results.files import write_atomic
+
+        write_atomic(output, json.dumps(result.to_dict(), indent=1) + "\n")
+        click.echo(f"results saved to {output}", err=True)
+        output = None
+    emit(to_table(result, top=None if all_configs else 10, all_configs=all_configs), fmt, output)
+    if plot_file:
+        from gemmprof.tune.plot import plot_sweep
+
+        click.echo(f"plot saved to {plot_sweep(result, plot_file)}", err=True)
+    if keep and not result.interrupted:
+        from gemmprof.tune.cache import source_hash
+
+        entry = keep_winner(req.cache_path, result, source_hash(chosen))
+        click.echo(f"kept as {entry.describe()}", err=True)
+
+
+def _stderr_console():
+    from rich.console import Console
+
+    return Console(stderr=True)

@@ -1,0 +1,145 @@
+"""The sweep cache: one JSON-lines file per (device, compiler, kernel source, dtype, shape).
+
+The first line names what the file is for; every later line is one configuration's record (or a final re-timing).
+Each line is flushed and synced as it is written, so a sweep killed at any moment keeps every finished result;
+a last line cut off mid-write is dropped (and trimmed away) when the file is opened again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from gemmprof.errors import InputError
+from gemmprof.tune.records import Record
+from gemmprof.tune.space import config_key
+
+CACHE_KIND = "gemmprof.tune-cache"
+CACHE_VERSION = 1
+
+
+def default_cache_dir() -> Path:
+    env = os.environ.get("GEMMPROF_CACHE_DIR")
+    if env:
+        return Path(env) / "tune"
+    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(base) / "gemmprof" / "tune"
+
+
+def source_hash(spec) -> str:
+    """The kernel's source, compile options and ABI-relevant spec fields: a change in any makes a new cache."""
+    h = hashlib.sha256()
+    h.update(Path(spec.file).read_bytes())
+    h.update(repr((spec.entry, spec.backend, spec.template, spec.defines, spec.compile_options)).encode())
+    return h.hexdigest()[:16]
+
+
+@dataclass(frozen=True)
+class CacheKey:
+    device: str
+    compiler: str  # e.g. "nvrtc 13.0 (cupy 14.2.0)"
+    kernel: str
+    source_hash: str
+    dtype: str
+    shape: str  # MxNxK
+
+    def to_dict(self):
+        return dict(self.__dict__)
+
+    def filename(self) -> str:
+        digest = hashlib.sha256(json.dumps(self.to_dict(), sort_keys=True).encode()).hexdigest()[:12]
+        slug = re.sub(r"[^A-Za-z0-9]+", "-", self.device).strip("-").lower() or "device"
+        return f"{self.kernel}_{self.dtype}_{self.shape}_{slug}_{digest}.jsonl"
+
+
+class TuneCache:
+    """Records by configuration key; `add` appends one line (the last record of a key wins on load)."""
+
+    def __init__(self, path: Path, key: CacheKey):
+        self.path, self.key = Path(path), key
+        self.records: dict[str, Record] = {}
+        self.retimes: list[dict] = []
+        self.dropped_partial_line = False
+        self._fh = None
+        self._load()
+
+    @classmethod
+    def open(cls, cache_dir, key: CacheKey) -> TuneCache:
+        return cls(Path(cache_dir) / key.filename(), key)
+
+    def _load(self):
+        if not self.path.exists():
+            return
+        try:
+            data = self.path.read_bytes()
+        except OSError as exc:
+            raise InputError(f"cannot read the tune cache {self.path}: {exc.strerror or exc}") from None
+        lines = data.split(b"\n")
+        complete, tail = lines[:-1], lines[-1]  # tail is b"" when the file ends with a newline
+        if tail:
+            self.dropped_partial_line = True
+            with open(self.path, "r+b") as fh:  # cut the half-written line so appends start on a fresh one
+                fh.truncate(len(data) - len(tail))
+        for i, raw in enumerate(complete, start=1):
+            if not raw.strip():
+                continue
+            try:
+                doc = json.loads(raw)
+            except json.JSONDecodeError as exc:
+                raise InputError(f"{self.path}:{i}: not a JSON line ({exc.msg}); move the file away to start over"
+                                 ) from None
+            if i == 1:
+                self._check_header(doc)
+            elif doc.get("kind") == "retime":
+                self.retimes.append(doc)
+            else:
+                rec = Record.from_dict(doc)
+                self.records[config_key(rec.params)] = rec
+
+    def _check_header(self, doc):
+        if doc.get("kind") != CACHE_KIND:
+            raise InputError(f"{self.path}: not a gemmprof tune cache (first line has kind {doc.get('kind')!r})")
+        if doc.get("key") != self.key.to_dict():
+            raise InputError(f"{self.path}: written for {doc.get('key')}, not {self.key.to_dict()}")
+
+    def _append(self, doc: dict):
+        if self._fh is None:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            new = not self.path.exists() or self.path.stat().st_size == 0
+            self._fh = open(self.path, "a", encoding="utf-8")
+            if new:
+                self._write({"kind": CACHE_KIND, "version": CACHE_VERSION, "key": self.key.to_dict()})
+        self._write(doc)
+
+    def _write(self, doc: dict):
+        self._fh.write(json.dumps(doc, separators=(",", ":")) + "\n")
+        self._fh.flush()
+        os.fsync(self._fh.fileno())
+
+    def get(self, params) -> Record | None:
+        return self.records.get(config_key(params))
+
+    def add(self, record: Record) -> None:
+        self._append(record.to_dict())
+        self.records[config_key(record.params)] = record
+
+    def find_retime(self, keys: list[str]) -> dict | None:
+        for doc in reversed(self.retimes):
+            if doc.get("candidates") == keys:
+                return doc
+        return None
+
+    def add_retime(self, keys: list[str], samples: dict[str, list[float]], rounds: int) -> dict:
+        doc = {"kind": "retime", "candidates": keys, "rounds": rounds, "samples_ms": samples}
+        self._append(doc)
+        self.retimes.append(doc)
+        return doc
+
+    def close(self):
+        if self._fh is not None:
+            self._fh.close()
+            self._fh = None
