@@ -212,7 +212,7 @@ def test_model_only_ladder(runner, drawn, tmp_path):
 def test_model_only_selection_rejections_and_both_dtypes(runner, drawn, tmp_path):
     _, table = plot(runner, drawn, tmp_path, "--model-only", "-m", "4095", "-n", "4096", "-k", "4096", "1-3", "h3")
     assert [r["id"] for r in table["rows"]] == ["1", "1b", "2", "3", "3b", "3c"]
-    assert any("h3 h3_mma_ldmatrix_swizzle (rejected" in n for n in table["notes"])
+    assert any("h3 mma_ldmatrix_swizzle (rejected" in n for n in table["notes"])
     fig, table = plot(runner, drawn, tmp_path, "--model-only", "--size", "4096", "--dtype", "all")
     assert len(table["rows"]) == 19
     assert {"roof:compute:fp32:datasheet", "roof:compute:fp16_tensor_fp32_acc:datasheet"} <= set(by_gid(fig, "roof:"))

@@ -11,14 +11,6 @@ from gemmprof.catalog.paths import PROFILES_DIR
 from gemmprof.catalog.yamlfile import parse_mapping
 from gemmprof.errors import ProfileError
 
-PEAK_KINDS = {
-    "fp32": "fp32 SIMT",
-    "fp64": "fp64",
-    "tf32_tensor": "tf32 tensor (dense)",
-    "fp16_tensor_fp32_acc": "fp16 tensor, fp32 accumulate (dense)",
-    "fp16_tensor_fp16_acc": "fp16 tensor, fp16 accumulate (dense)",
-    "bf16_tensor_fp32_acc": "bf16 tensor, fp32 accumulate (dense)",
-}
 SM_LIMIT_KEYS = (
     "registers", "max_registers_per_thread", "max_registers_per_block", "register_allocation_unit",
     "warp_allocation_granularity", "max_threads", "max_warps", "max_blocks", "max_threads_per_block",

@@ -13,7 +13,7 @@ from gemmprof.catalog.accesses import AccessBlock, parse_accesses
 from gemmprof.catalog.paths import KERNELS_DIR
 from gemmprof.catalog.yamlfile import parse_mapping
 from gemmprof.errors import SpecError
-from gemmprof.model.traffic import DTYPES, GemmShape, Tiles
+from gemmprof.model.traffic import GemmShape, Tiles
 
 _ID = re.compile(r"^(?P<prefix>h?)(?P<num>\d+)(?P<letter>[a-z]?)$")
 _NAME = re.compile(r"^[a-z0-9_]+$")
@@ -51,6 +51,7 @@ class KernelSpec:
     path: Path
     compile_options: tuple[str, ...] = ()
     extra: dict[str, Any] = field(default_factory=dict)
+    aliases: tuple[str, ...] = ()  # former names: old results and reports still match this rung
     accesses: AccessBlock | None = None  # principal memory accesses (docs/kernel-spec.md)
     tune: dict[str, tuple[int, ...]] = field(default_factory=dict)  # `gemmprof tune`'s candidates per parameter
 
@@ -60,6 +61,10 @@ class KernelSpec:
         if not m:
             return (2, 0, self.id)
         return (1 if m["prefix"] else 0, int(m["num"]), m["letter"])
+
+    def answers_to(self, name: str) -> bool:
+        """Its id, its name or one of its former names."""
+        return name in (self.id, self.name, *self.aliases)
 
     @property
     def is_ladder_rung(self) -> bool:
@@ -204,9 +209,18 @@ def parse_spec(path: Path, text: str) -> KernelSpec:
         shape_constraints=_constraints(path, "shape_constraints", doc.get("shape_constraints")),
         grid=_triple(path, "grid", doc["grid"]), block=_triple(path, "block", doc["block"]), smem_dynamic=smem_dynamic,
         traffic=traffic, path=path, compile_options=tuple(doc.get("compile_options") or ()),
+        aliases=_names(path, "aliases", doc.get("aliases")),
         accesses=parse_accesses(path, doc.get("accesses")),
         tune=_tune_space(path, doc.get("tune"), params),
     )
+
+
+def _names(path, key, node) -> tuple[str, ...]:
+    if node is None:
+        return ()
+    if not isinstance(node, list) or not all(isinstance(n, str) and _NAME.match(n) for n in node):
+        _fail(path, key, "expected a list of names (lower-case letters, digits and _)")
+    return tuple(node)
 
 
 def load_spec(path) -> KernelSpec:
@@ -224,7 +238,7 @@ def ladder() -> tuple[KernelSpec, ...]:
     specs = [load_spec(p) for p in sorted(KERNELS_DIR.glob("*/*.yaml"))]
     seen: dict[str, Path] = {}
     for s in specs:
-        for key in (s.id, s.name):
+        for key in (s.id, s.name, *s.aliases):
             if key in seen:
                 raise SpecError(f"{s.path}: id/name {key!r} is also used by {seen[key]}")
             seen[key] = s.path
@@ -256,7 +270,7 @@ def select(selectors: tuple[str, ...] | list[str], *, all_: bool = False, dtype:
 
 
 def _match(sel: str, pool: list[KernelSpec]) -> list[KernelSpec]:
-    exact = [s for s in pool if sel in (s.id, s.name)]
+    exact = [s for s in pool if s.answers_to(sel)]
     if exact:
         return exact
     rng = re.match(r"^(h?)(\d+)-(h?)(\d+)$", sel)
@@ -366,5 +380,3 @@ def parse_param_overrides(items) -> dict[str, int]:
             raise SpecError(f"--param {item!r}: {v!r} is not an integer") from None
     return out
 
-
-DTYPE_NAMES = tuple(DTYPES)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import datetime as _dt
 import secrets
-from collections.abc import Callable
 from dataclasses import dataclass
 
 from gemmprof import __version__
@@ -104,9 +103,8 @@ def model_figures(dtype: str, shape: GemmShape, beta: float, gpu: GpuSpec, kerne
 
 
 class Runner:
-    def __init__(self, profile: GpuSpec, options: RunOptions, progress: Callable[[str], None] | None = None):
+    def __init__(self, profile: GpuSpec, options: RunOptions):
         self.profile, self.opt = profile, options
-        self.progress = progress or (lambda _msg: None)
         self.seed = options.seed if options.seed is not None else secrets.randbits(31)
         self._problems: dict[str, Problem] = {}
         self._flush = None

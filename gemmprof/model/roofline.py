@@ -294,7 +294,7 @@ def _rung_for_launch(name, launch_dtype, shape, profile, beta, ach) -> Rung | No
     from gemmprof.catalog.spec import ladder
     from gemmprof.errors import SpecError
 
-    spec = next((s for s in ladder() if s.name == name), None)
+    spec = next((s for s in ladder() if s.answers_to(name)), None)
     dtype = spec.dtype if spec else launch_dtype
     if dtype not in DTYPES:
         return None

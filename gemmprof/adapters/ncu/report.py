@@ -25,8 +25,6 @@ from gemmprof.errors import InputError
 
 IDENTITY_COLUMNS = ("ID", "Process ID", "Process Name", "Host Name", "Kernel Name", "Context", "Stream",
                     "Block Size", "Grid Size", "Device", "CC")
-DETAILS_COLUMNS = ("Section Name", "Metric Name", "Metric Unit", "Metric Value", "Rule Name", "Rule Type",
-                   "Rule Description", "Estimated Speedup Type", "Estimated Speedup")
 COMMAND_LINE_SECTION = "Command line profiler metrics"
 _MESSAGE = re.compile(r"^==(PROF|WARNING|ERROR|INFO)==")
 _NUMBER = re.compile(r"^[+-]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:[eE][+-]?\d+)?$")

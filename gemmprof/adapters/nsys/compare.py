@@ -76,7 +76,7 @@ def _variant_dtype(variant: str) -> str:
 
         if variant in BASELINES:
             return BASELINES[variant].dtype
-        return next((s.dtype for s in ladder() if s.name == variant), "fp32")
+        return next((s.dtype for s in ladder() if s.answers_to(variant)), "fp32")
     except (GemmprofError, ImportError):
         return "fp32"
 
