@@ -15,6 +15,7 @@ from matplotlib.text import Text
 
 from gemmprof.catalog.gpu_specs import get_gpu
 from gemmprof.catalog.paths import PROFILES_DIR
+from gemmprof.catalog.spec import ladder
 from gemmprof.commands import roofline as roofline_cmd  # noqa: F401
 from gemmprof.measure import child as child_mod
 from gemmprof.model.roofline import Point, Rung, build
@@ -28,6 +29,7 @@ FIRST = RESULTS / "h100_ladder_4096_first.json"
 FP16 = RESULTS / "h100_fp16_8192.json"
 NCU_RUN = FIXTURES / "ncu" / "h100_gemmprof_run_raw_4096.csv"
 H100 = get_gpu("h100")
+FP32_RUNGS = sum(s.dtype == "fp32" for s in ladder())
 
 
 @pytest.fixture
@@ -151,7 +153,7 @@ def test_failed_rows_are_listed_not_drawn_and_merged_files_prefer_verified_rows(
     fig, table = plot(runner, drawn, tmp_path, FIRST, FIX)
     assert "point:naive:model" in by_gid(fig, "point:")
     assert not any(n.startswith("not plotted") for n in table["notes"])
-    assert len(table["rows"]) == 16 + 2  # every fp32 rung and cuBLAS SGEMM/TF32
+    assert len(table["rows"]) == 16 + 2  # every fp32 rung the fixtures hold (16 then) and cuBLAS SGEMM/TF32
 
 
 def test_run_and_profile_results_join_each_rungs_points(runner, drawn, tmp_path, profile_results):
@@ -198,7 +200,7 @@ def test_fp16_results_get_the_fp16_tensor_roof(runner, drawn, tmp_path):
 def test_model_only_ladder(runner, drawn, tmp_path):
     fig, table = plot(runner, drawn, tmp_path, "--model-only", "--gpu", "h100", "--size", "4096")
     points = by_gid(fig, "point:")
-    assert len(points) == len(table["rows"]) == 16  # the fp32 ladder
+    assert len(points) == len(table["rows"]) == FP32_RUNGS  # the fp32 ladder
     for artist in points.values():
         (x, y), = artist.get_xydata()
         assert y == pytest.approx(min(66.9e12, x * 3350e9))
@@ -214,7 +216,7 @@ def test_model_only_selection_rejections_and_both_dtypes(runner, drawn, tmp_path
     assert [r["id"] for r in table["rows"]] == ["1", "1b", "2", "3", "3b", "3c"]
     assert any("h3 mma_ldmatrix_swizzle (rejected" in n for n in table["notes"])
     fig, table = plot(runner, drawn, tmp_path, "--model-only", "--size", "4096", "--dtype", "all")
-    assert len(table["rows"]) == 19
+    assert len(table["rows"]) == len(ladder())
     assert {"roof:compute:fp32:datasheet", "roof:compute:fp16_tensor_fp32_acc:datasheet"} <= set(by_gid(fig, "roof:"))
 
 
