@@ -1,25 +1,17 @@
-"""Test setup: GPU tests carry the `gpu` marker and are skipped where CuPy finds no device (CI has none)."""
+"""Test setup: GPU tests carry the `gpu` marker and are skipped where CuPy finds no device (CI has none);
+the probes and the other named markers live in context.py."""
 
 import os
-import shutil
 from pathlib import Path
 
 import pytest
+from context import find_tool, gpu_available
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
 
-def _gpu_available() -> bool:
-    try:
-        import cupy
-
-        return cupy.cuda.runtime.getDeviceCount() > 0
-    except Exception:
-        return False
-
-
 def pytest_collection_modifyitems(config, items):
-    if _gpu_available():
+    if gpu_available():
         return
     skip = pytest.mark.skip(reason="needs a CUDA GPU and CuPy")
     for item in items:
@@ -30,7 +22,7 @@ def pytest_collection_modifyitems(config, items):
 @pytest.fixture
 def nvcc():
     """nvcc, which CI has: there a missing nvcc fails instead of skipping."""
-    path = shutil.which("nvcc") or ("/usr/local/cuda/bin/nvcc" if Path("/usr/local/cuda/bin/nvcc").exists() else None)
+    path = find_tool("nvcc")
     if path is None:
         if os.environ.get("CI"):
             pytest.fail("nvcc is required in CI to compile-check the kernels")

@@ -1,14 +1,13 @@
 """End-to-end checks on a real GPU (marker `gpu`: skipped where CuPy finds no device, so CI skips them)."""
 
 import json
-import shutil
 import subprocess
 import sys
 
-import pytest
 from clitools import invoke
+from context import needs_gpu, needs_ncu
 
-pytestmark = pytest.mark.gpu
+pytestmark = needs_gpu
 
 
 def _run(runner, tmp_path, *args):
@@ -53,7 +52,7 @@ def test_a_wrong_kernel_is_reported_as_fail(runner, tmp_path):
     assert r.exit_code == 1
 
 
-@pytest.mark.skipif(shutil.which("ncu") is None, reason="ncu not installed")
+@needs_ncu
 def test_profile_live(runner, tmp_path):
     out = tmp_path / "p.json"
     r = invoke(runner, ["profile", "3", "--size", "1024", "--save", str(out)])

@@ -11,7 +11,7 @@ from gemmprof.catalog.gpu_specs import get_gpu
 from gemmprof.errors import InputError
 from gemmprof.model.occupancy import occupancy
 
-FIXTURE = Path(__file__).parent / "fixtures" / "occupancy" / "h100_naive_smem_details.csv"
+FIXTURE = Path(__file__).parent / "fixtures" / "ncu" / "h100_naive_smem_details.csv"
 
 
 def _ncu_launches():

@@ -223,5 +223,6 @@ def current_device_gpu() -> GpuSpec | None:
         props = cupy.cuda.runtime.getDeviceProperties(0)
     except Exception:  # no CuPy, no driver, no device: the caller falls back
         return None
-    name = props["name"].decode() if isinstance(props["name"], bytes) else str(props["name"])
-    return gpu_for_device_name(name)
+    from gemmprof.measure.device import device_name
+
+    return gpu_for_device_name(device_name(props))

@@ -25,3 +25,12 @@ def choose(variants=(), *, all_: bool = False, dtype: str | None = None, spec_fi
     if overrides and not any(set(overrides) <= set(s.params) for s in chosen):
         raise InputError(f"--param: no selected variant has {', '.join(overrides)}")
     return [specmod.bind(s, {k: v for k, v in overrides.items() if k in s.params}) for s in chosen]
+
+
+def dtype_of(name: str) -> str | None:
+    """The dtype of a cuBLAS baseline or ladder rung (by name, id or former name); None when unknown."""
+    from gemmprof.catalog.baselines import BASELINES
+
+    if name in BASELINES:
+        return BASELINES[name].dtype
+    return next((s.dtype for s in specmod.ladder() if s.answers_to(name)), None)

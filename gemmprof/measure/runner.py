@@ -13,6 +13,7 @@ from gemmprof.catalog.spec import BoundKernel
 from gemmprof.errors import GemmprofError, SpecError
 from gemmprof.measure import nvtx
 from gemmprof.measure.build import CompileError, cupy_compile
+from gemmprof.measure.device import device_name
 from gemmprof.measure.problem import TOLERANCE, Problem, kernel_args, make_problem, verify
 from gemmprof.measure.timing import L2Flusher, TimingConfig, time_kernel
 from gemmprof.model.occupancy import occupancy
@@ -42,7 +43,7 @@ def device_info() -> dict:
 
     rt = cupy.cuda.runtime
     props = rt.getDeviceProperties(0)
-    name = props["name"].decode() if isinstance(props["name"], bytes) else str(props["name"])
+    name = device_name(props)
     info = {"name": name, "compute_capability": f"{props['major']}.{props['minor']}",
             "sm_count": props["multiProcessorCount"], "l2_bytes": props["l2CacheSize"],
             "max_sm_clock_mhz": props["clockRate"] / 1000, "max_mem_clock_mhz": props["memoryClockRate"] / 1000,

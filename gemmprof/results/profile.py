@@ -57,6 +57,7 @@ from dataclasses import dataclass, field
 from gemmprof import __version__
 from gemmprof.errors import InputError
 from gemmprof.model.traffic import GemmShape
+from gemmprof.results.fields import FieldReader
 from gemmprof.results.files import json_safe, load_json, write_atomic
 
 PROFILE_KIND = "gemmprof.profile"
@@ -65,71 +66,6 @@ SCHEMA_VERSION = 1
 
 def _ratio(a, b):
     return a / b if a is not None and b else None
-
-
-class _Reader:
-    """Typed fields out of one JSON object; a wrong type is an InputError naming the file and the field."""
-
-    def __init__(self, d, where: str):
-        if not isinstance(d, dict):
-            raise InputError(f"{where}: expected an object, got {type(d).__name__}")
-        self.d, self.where = d, where
-
-    def _bad(self, key, want):
-        raise InputError(f"{self.where}.{key}: expected {want}, got {self.d.get(key)!r}")
-
-    def num(self, key):
-        v = self.d.get(key)
-        if v is None:
-            return None
-        if isinstance(v, bool) or not isinstance(v, (int, float)):
-            self._bad(key, "a number")
-        return v
-
-    def int(self, key):
-        v = self.num(key)
-        if v is not None and v != int(v):
-            self._bad(key, "an integer")
-        return None if v is None else int(v)
-
-    def str(self, key, default=None):
-        v = self.d.get(key, default)
-        if v is not None and not isinstance(v, str):
-            self._bad(key, "text")
-        return v
-
-    def strs(self, key):
-        v = self.d.get(key) or []
-        if not isinstance(v, list) or not all(isinstance(x, str) for x in v):
-            self._bad(key, "a list of text")
-        return list(v)
-
-    def numbers(self, key):
-        v = self.d.get(key) or {}
-        if not isinstance(v, dict) or not all(isinstance(x, (int, float)) and not isinstance(x, bool)
-                                              for x in v.values()):
-            self._bad(key, "an object of numbers")
-        return dict(v)
-
-    def dims(self, key):
-        v = self.d.get(key)
-        if v is None:
-            return None
-        if not isinstance(v, list) or not all(isinstance(x, int) and not isinstance(x, bool) for x in v):
-            self._bad(key, "a list of integers")
-        return tuple(v)
-
-    def shape(self, key):
-        v = self.d.get(key)
-        if v is None:
-            return None
-        try:
-            return GemmShape(int(v["M"]), int(v["N"]), int(v["K"]))
-        except (KeyError, TypeError, ValueError, InputError, OverflowError):
-            self._bad(key, "{M, N, K}")
-
-    def sub(self, key):
-        return _Reader(self.d.get(key) or {}, f"{self.where}.{key}")
 
 
 @dataclass
@@ -252,7 +188,7 @@ def _occupancy_to_dict(oc: OccupancyCheck) -> dict:
             "agrees": oc.agrees, "disagreements": oc.disagreements, "notes": oc.notes}
 
 
-def _occupancy_from(r: _Reader) -> OccupancyCheck:
+def _occupancy_from(r: FieldReader) -> OccupancyCheck:
     return OccupancyCheck(
         threads=r.int("threads"), registers=r.int("registers"), static_smem=r.int("static_smem"),
         dynamic_smem=r.int("dynamic_smem"), achieved_pct=r.num("achieved_pct"),
@@ -296,7 +232,7 @@ def launch_to_dict(f: LaunchFindings) -> dict:
 
 def launch_from_dict(d, where: str = "launch") -> LaunchFindings:
     """The inverse of launch_to_dict: derived figures (ratios, intensities) are recomputed, not read."""
-    r = _Reader(d, where)
+    r = FieldReader(d, where)
     ident = r.int("id")
     f = LaunchFindings(id=ident if ident is not None else 0, variant=r.str("variant") or r.str("kernel_name") or "?",
                        kernel_name=r.str("kernel_name") or "", nvtx_range=r.str("nvtx_range"), dtype=r.str("dtype"),
@@ -313,7 +249,7 @@ def launch_from_dict(d, where: str = "launch") -> LaunchFindings:
     if not isinstance(rules, list):
         raise InputError(f"{where}.rules: expected a list")
     for i, item in enumerate(rules):
-        rr = _Reader(item, f"{where}.rules[{i}]")
+        rr = FieldReader(item, f"{where}.rules[{i}]")
         f.rules.append(RuleAdvice(rr.str("section", ""), rr.str("name", ""), rr.str("type", ""),
                                   rr.str("summary", ""), rr.num("speedup"), rr.str("speedup_type", ""),
                                   rr.str("description", "")))
@@ -360,7 +296,7 @@ class ProfileResults:
                              f"{SCHEMA_VERSION})")
         if not isinstance(doc.get("launches"), list):
             raise InputError(f"{source}: malformed profile results (no launches list)")
-        r = _Reader(doc, source)
+        r = FieldReader(doc, source)
         src = doc.get("source") or {}
         if not isinstance(src, dict):
             raise InputError(f"{source}.source: expected an object")

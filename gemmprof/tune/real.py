@@ -79,7 +79,6 @@ class CupyFactory:
 
 class CupyMeasure(Measure):
     def __init__(self, cfg: CupyFactory, device_index: int):
-        import cupy
 
         from gemmprof.catalog.gpu_specs import current_device_gpu, get_gpu
         from gemmprof.errors import require_cupy
@@ -89,9 +88,9 @@ class CupyMeasure(Measure):
 
         require_cupy()
         self.cfg, self.index = cfg, device_index
-        props = cupy.cuda.runtime.getDeviceProperties(0)
-        name = props["name"]
-        self.device_name = name.decode() if isinstance(name, bytes) else str(name)
+        from gemmprof.measure.device import device_name
+
+        self.device_name = device_name()
         self.compiler = compiler_name()
         options = RunOptions(shape=GemmShape(cfg.M, cfg.N, cfg.K), seed=cfg.seed, baselines=False,
                              timing=TimingConfig(budget_s=cfg.budget_s, min_reps=5, max_reps=cfg.max_reps,

@@ -70,14 +70,11 @@ def api_category(name: str) -> str:
 
 def _variant_dtype(variant: str) -> str:
     """The dtype of a cuBLAS baseline or ladder rung by name; fp32 when unknown."""
-    try:
-        from gemmprof.catalog.baselines import BASELINES
-        from gemmprof.catalog.spec import ladder
+    from gemmprof.catalog.selection import dtype_of
 
-        if variant in BASELINES:
-            return BASELINES[variant].dtype
-        return next((s.dtype for s in ladder() if s.answers_to(variant)), "fp32")
-    except (GemmprofError, ImportError):
+    try:
+        return dtype_of(variant) or "fp32"
+    except GemmprofError:
         return "fp32"
 
 
