@@ -60,6 +60,9 @@ for stage in "$@"; do
       step profile_cublas "${GP[@]}" profile h3 --cublas --size 4096 --save "$B/profile_h3_4096.json"
       step roofline_live "${GP[@]}" roofline 3 10 h3 --size 2048 -o "$B/roofline_live.png"
       step nsys_fp16 bash -c "source .gpu/nsys-env.sh; ${GP[*]} compare-nsys h2 h3 --size 4096 --save-report $B/fp16; ${GP[*]} compare-nsys $B/fp16.nsys-rep --format json -o $B/nsys_fp16.json" ;;
+    compilers)  # every rung built by nvcc and by NVRTC, and gemmprof's nvcc median against a plain events loop
+      step compilers python3 scripts/compiler_check.py --size "$SIZE" -o "$B/compiler_check_$SIZE.json"
+      step ladder_nvcc "${GP[@]}" run --all --size "$SIZE" --compiler nvcc,nvrtc -o "$B/ladder_compilers_$SIZE.json" ;;
     pytest)
       step pytest python3 -m pytest -q -m gpu tests ;;
     *)

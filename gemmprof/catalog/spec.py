@@ -16,8 +16,10 @@ from gemmprof.errors import SpecError
 from gemmprof.model.traffic import GemmShape, Tiles
 
 _ID = re.compile(r"^(?P<prefix>h?)(?P<num>\d+)(?P<letter>[a-z]?)$")
-_NAME = re.compile(r"^[a-z0-9_]+$")
-_REQUIRED = ("id", "name", "title", "description", "source", "dtype", "layout", "file", "entry", "grid", "block")
+_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.+-]*$")
+_REQUIRED = ("file", "entry", "grid", "block")  # a minimal spec; the rest has defaults (docs/kernel-spec.md)
+_LADDER_REQUIRED = ("id", "name", "title", "description", "source", "dtype", "layout")
+COMPILERS = ("nvcc", "nvrtc")
 
 
 @dataclass(frozen=True)
@@ -50,10 +52,13 @@ class KernelSpec:
     traffic: dict[str, Any]
     path: Path
     compile_options: tuple[str, ...] = ()
-    extra: dict[str, Any] = field(default_factory=dict)
+    extra: dict[str, Any] = field(default_factory=dict)  # arch_suffix, targets
     aliases: tuple[str, ...] = ()  # former names: old results and reports still match this rung
     accesses: AccessBlock | None = None  # principal memory accesses (docs/kernel-spec.md)
     tune: dict[str, tuple[int, ...]] = field(default_factory=dict)  # `gemmprof tune`'s candidates per parameter
+    compiler: str | None = None  # a pinned compiler (nvcc | nvrtc), with compiler_reason
+    compiler_reason: str = ""
+    reads_c: bool = False  # the kernel reads C even when beta == 0 (declared, still reported)
 
     @property
     def sort_key(self):
@@ -150,15 +155,27 @@ def _tune_space(path, node, params) -> dict[str, tuple[int, ...]]:
 
 def parse_spec(path: Path, text: str) -> KernelSpec:
     doc = parse_mapping(path, text, SpecError)
-    for key in _REQUIRED:
+    ladder_file = path.is_relative_to(KERNELS_DIR.resolve())
+    for key in _REQUIRED + (_LADDER_REQUIRED if ladder_file else ()):
         if key not in doc:
             _fail(path, key, "missing")
-    sid = str(doc["id"])
-    if not _ID.match(sid):
+    name = str(doc.get("name", path.stem))
+    sid = str(doc.get("id", name))
+    if ladder_file and not _ID.match(sid):
         _fail(path, "id", f"{sid!r} is not a rung id like 5, 3b or h2")
-    name = str(doc["name"])
-    if not _NAME.match(name):
-        _fail(path, "name", f"{name!r}: use lower-case letters, digits and _")
+    for key, value in (("id", sid), ("name", name)):
+        if not _NAME.match(value):
+            _fail(path, key, f"{value!r}: use letters, digits, _, ., + and - (no spaces)")
+    doc.setdefault("dtype", "fp32")
+    doc.setdefault("layout", {"A": "row", "B": "row", "C": "row"})
+    doc.setdefault("source", {"document": ""})
+    compiler = doc.get("compiler")
+    if compiler is not None and compiler not in COMPILERS:
+        _fail(path, "compiler", f"{compiler!r} is not nvcc or nvrtc")
+    if compiler is not None and not doc.get("compiler_reason"):
+        _fail(path, "compiler_reason", "a spec that pins its compiler must say why")
+    if doc.get("arch_suffix") not in (None, "a"):
+        _fail(path, "arch_suffix", f"{doc.get('arch_suffix')!r}: only 'a' (e.g. sm_90a) is known")
     if doc["dtype"] not in ("fp32", "fp16"):
         _fail(path, "dtype", f"{doc['dtype']!r} is not fp32 or fp16")
     backend = doc.get("backend", "nvrtc")
@@ -202,7 +219,7 @@ def parse_spec(path: Path, text: str) -> KernelSpec:
     smem_dynamic = doc.get("smem_dynamic", 0)
     _parse(path, "smem_dynamic", smem_dynamic)
     return KernelSpec(
-        id=sid, name=name, title=str(doc["title"]), description=str(doc["description"]).strip(),
+        id=sid, name=name, title=str(doc.get("title", name)), description=str(doc.get("description", "")).strip(),
         source={k: str(v) for k, v in source.items()}, dtype=doc["dtype"], layout=dict(layout), file=cu,
         entry=str(doc["entry"]), backend=backend, template=template, defines=defines, params=dict(params),
         derived={k: v for k, v in derived.items()}, constraints=_constraints(path, "constraints", doc.get("constraints")),
@@ -212,6 +229,8 @@ def parse_spec(path: Path, text: str) -> KernelSpec:
         aliases=_names(path, "aliases", doc.get("aliases")),
         accesses=parse_accesses(path, doc.get("accesses")),
         tune=_tune_space(path, doc.get("tune"), params),
+        extra={k: doc[k] for k in ("arch_suffix", "targets") if k in doc}, compiler=compiler,
+        compiler_reason=str(doc.get("compiler_reason") or ""), reads_c=bool(doc.get("reads_c", False)),
     )
 
 

@@ -9,6 +9,32 @@ import click
 from gemmprof.commands._options import output_options
 from gemmprof.render.table import Column, Table, emit
 
+SASS_COLUMNS = [Column("FFMA", "FFMA"), Column("HMMA", "HMMA"), Column("HGMMA", "HGMMA"), Column("LDS", "LDS"),
+                Column("LDS.64", "LDS.64"), Column("LDS.128", "LDS.128"), Column("LDG", "LDG"),
+                Column("LDG.64", "LDG.64"), Column("LDG.128", "LDG.128"), Column("LDGSTS", "LDGSTS"),
+                Column("STG", "STG"), Column("BAR", "BAR"), Column("LDL", "LDL"), Column("STL", "STL"),
+                Column("loop_flops", "loop FLOP/trip"), Column("ktile_flops", "2*BM*BN*BK"),
+                Column("loop_vs_ktile", "ratio", fmt=".2f")]
+
+
+def _sass_columns(kernel, r) -> dict:
+    from gemmprof.catalog import expr
+    from gemmprof.measure.sass import flops_per_trip
+
+    sass = r.build.sass if r.build and r.build.sass else None
+    if sass is None:
+        return {}
+    out = {c.key: sass.get(c.key) for c in SASS_COLUMNS[:14]}
+    if "loop_FFMA" in sass:
+        loop = {k[5:]: v for k, v in sass.items() if k.startswith("loop_")}
+        out["loop_flops"] = flops_per_trip(loop, kernel.threads_per_block)
+        t = kernel.spec.traffic
+        if "BK" in kernel.env and "BM" in t and "BN" in t:
+            bm, bn = (int(expr.evaluate(t[k], kernel.env)) for k in ("BM", "BN"))
+            out["ktile_flops"] = 2 * bm * bn * kernel.env["BK"]
+            out["loop_vs_ktile"] = out["loop_flops"] / out["ktile_flops"]
+    return out
+
 
 @click.command("build")
 @click.argument("variants", nargs=-1)
@@ -19,7 +45,7 @@ from gemmprof.render.table import Column, Table, emit
 @click.option("-j", "--jobs", type=int, default=2, show_default=True, help="Parallel nvcc processes.")
 @output_options
 def command(variants, archs, spec_files, params, jobs, fmt, output):
-    """Compile kernels with nvcc and report registers, shared memory and spills.
+    """Compile kernels with nvcc and report registers, shared memory, spills and the SASS instruction mix.
 
     With no VARIANTS, every rung of the ladder is built. Exits non-zero if any kernel fails to compile.
 
@@ -33,18 +59,26 @@ def command(variants, archs, spec_files, params, jobs, fmt, output):
 
     kernels = choose(variants, spec_files=spec_files, params=params, everything_by_default=True)
     results = nvcc_build_all(kernels, list(archs), jobs=jobs)
+    from gemmprof.measure.sass import find_disassembler
+
     rows = []
-    for r in results:
+    for kernel, r in zip([k for _ in archs for k in kernels], results, strict=True):
         res = r.resources
-        rows.append({"name": r.name, "arch": r.arch, "status": "ok" if r.ok else "error",
+        rows.append({**_sass_columns(kernel, r),"name": r.name, "arch": r.arch, "status": "ok" if r.ok else "error",
                      "registers": res.registers if res else None, "static_smem": res.static_smem if res else None,
                      "spill_stores": res.spill_stores if res else None, "spill_loads": res.spill_loads if res else None,
                      "stack_frame": res.stack_frame if res else None})
     cols = [Column("name", "kernel", fmt="s"), Column("arch", "arch", fmt="s"), Column("status", "status", fmt="s"),
             Column("registers", "regs/thread"), Column("static_smem", "static smem", "B"),
             Column("spill_stores", "spill st", "B"), Column("spill_loads", "spill ld", "B"),
-            Column("stack_frame", "stack", "B")]
-    emit(Table("nvcc build: " + ", ".join(archs), cols, rows), fmt, output)
+            Column("stack_frame", "stack", "B"), *SASS_COLUMNS]
+    version = next((r.build.label for r in results if r.build), "nvcc")
+    notes = ["SASS counts are static (each instruction in the binary once). loop FLOP/trip: FLOPs one block does "
+             "in one trip of the innermost loop holding FFMA/HMMA/HGMMA (2 per FFMA per thread, the MMA shape per "
+             "warp); 2*BM*BN*BK: what one K-step of the block tile needs (1.00 = the loop is the K-tile loop)."]
+    if find_disassembler() is None:
+        notes.append("no SASS columns: install nvdisasm (CUDA toolkit, or `pip install gemmprof[sass]`)")
+    emit(Table(f"{version} build: " + ", ".join(archs), cols, rows, notes), fmt, output)
     failed = [r for r in results if not r.ok]
     for r in failed:
         click.echo(f"\n{r.name} ({r.arch}) failed to compile:\n{r.log}", err=True)

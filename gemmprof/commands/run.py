@@ -27,6 +27,9 @@ from gemmprof.render.table import FORMATS, emit
 @click.option("--alpha", type=float, default=1.0, show_default=True)
 @click.option("--beta", type=float, default=0.0, show_default=True, help="With beta=0, C is poisoned, never read.")
 @gpu_options
+@click.option("--compiler", "compiler", default=None, metavar="nvcc|nvrtc|nvcc,nvrtc",
+              help="Compiler of the kernels (default: the spec's pin, else nvcc where found, else NVRTC). "
+                   "Two, comma-separated, time both builds of every kernel and compare them.")
 @click.option("--no-cublas", is_flag=True, help="Skip the cuBLAS baselines (then no % of cuBLAS).")
 @click.option("--seed", type=int, default=None, help="Seed for the random inputs (default: fresh every run).")
 @click.option("--budget", type=float, default=1.0, show_default=True, help="Seconds of timed launches per variant.")
@@ -37,7 +40,7 @@ from gemmprof.render.table import FORMATS, emit
 @click.option("-o", "--output", type=click.Path(dir_okay=False), default=None,
               help="Save the full results (JSON: device, versions, clocks, raw samples) or a table (.csv/.txt).")
 @click.option("--child-results", type=click.Path(dir_okay=False), hidden=True)
-def command(variants, all_, dtype, spec_files, size, m, n, k, params, alpha, beta, gpu, gpu_file, no_cublas, seed,
+def command(variants, all_, dtype, spec_files, size, m, n, k, params, alpha, beta, gpu, gpu_file, compiler, no_cublas, seed,
             budget, max_reps, no_flush, launch_once, fmt, output, child_results):
     """Compile, verify against cuBLAS and time rungs of the GEMM ladder on the GPU.
 
@@ -50,10 +53,12 @@ def command(variants, all_, dtype, spec_files, size, m, n, k, params, alpha, bet
       gemmprof run 1-6 10 --size 4096
       gemmprof run 10 --param BK=16 --param TM=8 -m 4095 -n 4097 -k 1023
       gemmprof run --spec my_kernel.yaml --size 2048 --format json
+      gemmprof run 9-12 --compiler nvcc,nvrtc
     """
     from gemmprof.catalog import spec as specmod
     from gemmprof.measure.runner import Runner, RunOptions, baselines_for, new_result
     from gemmprof.measure.timing import TimingConfig
+    from gemmprof.render.compiler_tables import compiler_table
     from gemmprof.render.run_tables import run_table
 
     shape = resolve_shape(size, m, n, k)
@@ -68,14 +73,15 @@ def command(variants, all_, dtype, spec_files, size, m, n, k, params, alpha, bet
         kernels.append(specmod.bind(s, mine))
     if overrides and not any(set(overrides) <= set(k.spec.params) for k in kernels):
         raise InputError(f"--param: no selected variant has {', '.join(overrides)}")
+    compilers = _compilers(compiler)
     require_cupy()
     profile = resolve_gpu(gpu, gpu_file, prefer_current_device=True)
     options = RunOptions(shape=shape, alpha=alpha, beta=beta, seed=seed, baselines=not no_cublas,
-                         launch_once=launch_once,
+                         launch_once=launch_once, compiler=compilers[0] if len(compilers) == 1 else None,
                          timing=TimingConfig(budget_s=budget, max_reps=max_reps, flush_l2=not no_flush))
     runner = Runner(profile, options)
     result = new_result(profile, options, runner, "gemmprof " + shlex.join(sys.argv[1:]))
-    jobs = [("baseline", b) for b in baselines_for(kernels, options.baselines)] + [("kernel", kk) for kk in kernels]
+    jobs = [("baseline", b) for b in baselines_for(kernels, options.baselines)] + [("kernel", (kk, c)) for kk in kernels for c in compilers]
     context_lost = _run_jobs(runner, result, jobs, options, profile, params)
     if child_results:
         result.save(child_results)
@@ -91,10 +97,22 @@ def command(variants, all_, dtype, spec_files, size, m, n, k, params, alpha, bet
         click.echo(json.dumps(result.to_dict(), indent=1, default=str))
     else:
         emit(run_table(result), fmt, output)
+        if len(compilers) > 1 and not output:
+            emit(compiler_table(result, compilers), fmt, None)
     for v in result.variants:  # compiler logs and long messages do not fit the table's note column
         if v.status in ("FAIL", "error") and "\n" in v.message.strip():
             click.echo(f"\n{v.name} ({v.status}):\n{v.message}", err=True)
     _finish(context_lost, 1 if any(v.status in ("FAIL", "error") for v in result.variants) else 0)
+
+
+def _compilers(text):
+    if not text:
+        return [None]
+    names = [c.strip() for c in text.split(",") if c.strip()]
+    bad = [c for c in names if c not in ("nvcc", "nvrtc")]
+    if bad or not names or len(set(names)) != len(names):
+        raise InputError(f"--compiler {text!r}: give nvcc, nvrtc or nvcc,nvrtc")
+    return names
 
 
 def _finish(context_lost: bool, code: int):
@@ -117,10 +135,10 @@ def _run_jobs(runner, result, jobs, options, profile, params):
                   TimeElapsedColumn(), transient=True, console=_stderr_console()) as bar:
         task = bar.add_task("running", total=len(jobs))
         for i, (kind, item) in enumerate(jobs):
-            name = item.name if kind == "baseline" else item.spec.name
+            name = item.name if kind == "baseline" else item[0].spec.name
             bar.update(task, description=f"{name:<28}")
             try:
-                row = runner.run_baseline(item) if kind == "baseline" else runner.run_kernel(item)
+                row = runner.run_baseline(item) if kind == "baseline" else runner.run_kernel(*item)
             except ContextLost as exc:
                 result.variants.append(_lost_row(item, kind, str(exc)))
                 result.variants.extend(_continue_in_child(jobs[i + 1:], options, profile, runner.seed, params))
@@ -136,6 +154,7 @@ def _lost_row(item, kind, message):
     if kind == "baseline":
         return VariantResult(id="cuBLAS", name=item.name, title=item.title, dtype=item.dtype, kind="baseline",
                              status="error", message=message)
+    item = item[0] if isinstance(item, tuple) else item
     s = item.spec
     return VariantResult(id=s.id, name=s.name, title=s.title, dtype=s.dtype, status="error", message=message,
                          params=dict(item.params))
@@ -145,7 +164,9 @@ def _continue_in_child(rest, options, profile, seed, params):
     """A faulting kernel kills the CUDA context: finish the remaining variants in a fresh process (same inputs)."""
     from gemmprof.measure.child import ChildRun, run_child
 
-    kernels = [item for kind, item in rest if kind == "kernel"]  # baselines run first, so none are left here
+    # baselines run first, so none are left here; with two compilers the child finishes with the first of them
+    kernels = list({id(item[0]): item[0] for kind, item in rest if kind == "kernel"}.values())
+    compiler = next((item[1] for kind, item in rest if kind == "kernel" and item[1]), options.compiler)
     if not kernels:
         return []
     names = {n for k in kernels for n in k.spec.params}  # --param NAME=V still meant for a remaining rung
@@ -156,7 +177,7 @@ def _continue_in_child(rest, options, profile, seed, params):
         child = ChildRun(tuple(selectors), options.shape, alpha=options.alpha, beta=options.beta, seed=seed,
                          budget_s=options.timing.budget_s, max_reps=options.timing.max_reps, gpu_file=profile.path,
                          params=tuple(p for p in params if p.split("=")[0].strip() in names), no_cublas=True,
-                         launch_once=options.launch_once, no_flush=not options.timing.flush_l2,
+                         launch_once=options.launch_once, compiler=compiler, no_flush=not options.timing.flush_l2,
                          child_results=str(Path(tmp) / "child.json"))
         result, _ = run_child(child)
     if result is None:

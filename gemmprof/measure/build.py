@@ -1,24 +1,21 @@
-"""Compile kernels: offline with nvcc (any machine, for resource usage and CI), or for launch through CuPy."""
+"""Compile kernels: with nvcc to a cubin (the default wherever nvcc is found; offline too, for resource usage,
+SASS facts and CI) or with NVRTC through CuPy (the fallback, and a choice), for launch through CuPy."""
 
 from __future__ import annotations
 
+import hashlib
 import re
-import shutil
-import subprocess
-import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from pathlib import Path
 
 from gemmprof.catalog.spec import BoundKernel
-from gemmprof.errors import GemmprofError, ToolNotFoundError
-from gemmprof.results.run import Resources
+from gemmprof.errors import GemmprofError, InputError
+from gemmprof.measure import nvcc as nvccmod
+from gemmprof.measure import sass as sassmod
+from gemmprof.results.run import BuildInfo, Resources
 
-ABI = {
-    "fp32": "int, int, int, float, const float*, const float*, float, float*",
-    "fp16": "int, int, int, float, const __half*, const __half*, float, float*",
-}
 BASE_OPTIONS = ("-std=c++17",)
+COMPILERS = ("nvcc", "nvrtc")
 
 
 @dataclass(frozen=True)
@@ -28,7 +25,8 @@ class BuildResult:
     ok: bool
     resources: Resources | None
     log: str
-
+    build: BuildInfo | None = None
+    cubin: object = None  # pathlib.Path of the built cubin
 
 
 class CompileError(GemmprofError):
@@ -51,41 +49,29 @@ def parse_ptxas(log: str) -> Resources | None:
     return Resources(registers=regs, static_smem=smem, spill_stores=st, spill_loads=ld, stack_frame=stack)
 
 
-def wrapper_source(kernel: BoundKernel) -> str:
-    """A translation unit that includes the kernel and instantiates its template with the bound parameters."""
-    spec = kernel.spec
-    lines = ["#include <cuda_fp16.h>", f'#include "{spec.file}"']
-    if spec.template:
-        args = ", ".join(str(a) for a in kernel.template_args)
-        lines.append(f"template __global__ void {spec.entry}<{args}>({ABI[spec.dtype]});")
-    return "\n".join(lines) + "\n"
+def nvcc_build(kernel: BoundKernel, arch: str, nvcc: str | None = None, use_cache: bool = True) -> BuildResult:
+    """Build the cubin offline; resources from ptxas -v, SASS facts where a disassembler is installed."""
+    nvcc = nvcc or nvccmod.nvcc_path()
+    out = nvccmod.compile_cubin(kernel, arch, nvcc, use_cache=use_cache)
+    res = parse_ptxas(out.log) if out.ok else None
+    info = None
+    if out.ok and out.cubin is not None:
+        info = BuildInfo("nvcc", out.version, out.flags, out.arch, nvccmod.sha256_file(out.cubin),
+                         _symbol(out.cubin, kernel), sass=sassmod.facts(out.cubin))
+    return BuildResult(kernel.spec.name, out.arch, out.ok and res is not None, res, out.log, info, out.cubin)
 
 
-def nvcc_path() -> str:
-    found = shutil.which("nvcc")
-    if found:
-        return found
-    for cand in ("/usr/local/cuda/bin/nvcc",):
-        if Path(cand).exists():
-            return cand
-    raise ToolNotFoundError("nvcc", "/usr/local/cuda/bin", "install the CUDA toolkit to compile kernels offline")
+def _symbol(cubin, kernel: BoundKernel) -> str | None:
+    from gemmprof.measure.cubin import entry_symbol, function_symbols
 
-
-def nvcc_build(kernel: BoundKernel, arch: str, nvcc: str | None = None, workdir: Path | None = None) -> BuildResult:
-    nvcc = nvcc or nvcc_path()
-    with tempfile.TemporaryDirectory(dir=workdir) as tmp:
-        src = Path(tmp) / f"{kernel.spec.name}.cu"
-        src.write_text(wrapper_source(kernel))
-        cmd = [nvcc, *BASE_OPTIONS, f"-arch={arch}", "-cubin", "-Xptxas", "-v", *kernel.define_flags,
-               *kernel.spec.compile_options, f"-I{kernel.spec.file.parent}", "-o", str(Path(tmp) / "k.cubin"), str(src)]
-        proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
-    log = (proc.stdout + proc.stderr).strip()
-    res = parse_ptxas(log) if proc.returncode == 0 else None
-    return BuildResult(kernel.spec.name, arch, proc.returncode == 0 and res is not None, res, log)
+    try:
+        return entry_symbol(function_symbols(cubin.read_bytes()), kernel.spec.entry, kernel.template_args)
+    except GemmprofError:
+        return None
 
 
 def nvcc_build_all(kernels: list[BoundKernel], archs: list[str], jobs: int = 2, progress=None) -> list[BuildResult]:
-    nvcc = nvcc_path()
+    nvcc = nvccmod.nvcc_path()
     tasks = [(k, a) for a in archs for k in kernels]
     out: list[BuildResult | None] = [None] * len(tasks)
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
@@ -104,6 +90,55 @@ class CompiledKernel:
     kernel: BoundKernel
     function: object  # cupy.RawKernel-like: callable(grid, block, args, shared_mem=)
     resources: Resources
+    build: BuildInfo | None = None
+
+
+def choose_compiler(kernel: BoundKernel, requested: str | None) -> tuple[str, str]:
+    """(compiler, why): --compiler wins, then the spec's pin, then nvcc where it is found, else NVRTC."""
+    if requested:
+        if requested not in COMPILERS:
+            raise InputError(f"--compiler {requested!r}: choose nvcc or nvrtc")
+        return requested, "--compiler"
+    if kernel.spec.compiler:
+        return kernel.spec.compiler, f"pinned by the spec: {kernel.spec.compiler_reason}"
+    if nvccmod.find_nvcc():
+        return "nvcc", "default (nvcc found)"
+    return "nvrtc", "fallback: nvcc not found"
+
+
+def device_arch() -> str:
+    import cupy
+
+    return f"sm_{cupy.cuda.Device().compute_capability}"
+
+
+def compile_for_launch(kernel: BoundKernel, compiler: str | None = None) -> CompiledKernel:
+    which, why = choose_compiler(kernel, compiler)
+    compiled = nvcc_load(kernel) if which == "nvcc" else cupy_compile(kernel)
+    compiled.build = BuildInfo(**{**compiled.build.__dict__, "reason": why})
+    return compiled
+
+
+def nvcc_load(kernel: BoundKernel) -> CompiledKernel:
+    """Build with nvcc for this device's exact arch (cached) and load the cubin with CuPy."""
+    import cupy
+
+    result = nvcc_build(kernel, device_arch())
+    if not result.ok or result.build is None:
+        raise CompileError(f"{kernel.spec.name}: nvcc failed:\n{result.log}")
+    cubin = result.cubin
+    symbol = result.build.symbol
+    if symbol is None:
+        raise CompileError(f"{kernel.spec.name}: no kernel {kernel.name_expression} in the cubin nvcc built")
+    try:
+        func = cupy.RawModule(path=str(cubin)).get_function(symbol)
+        regs = func.num_regs
+    except Exception as exc:  # CuPy raises several driver error types here
+        raise CompileError(f"{kernel.spec.name}: loading the cubin failed: {exc}") from None
+    ptx = result.resources
+    res = Resources(registers=regs, static_smem=func.shared_size_bytes, spill_stores=ptx.spill_stores,
+                    spill_loads=ptx.spill_loads, stack_frame=ptx.stack_frame, local_bytes=func.local_size_bytes)
+    return CompiledKernel(kernel, func, res, result.build)
 
 
 def cupy_compile(kernel: BoundKernel) -> CompiledKernel:
@@ -131,4 +166,37 @@ def cupy_compile(kernel: BoundKernel) -> CompiledKernel:
         raise CompileError(f"{spec.name}: compilation failed: {exc}") from None
     res = Resources(registers=regs, static_smem=func.shared_size_bytes, spill_stores=0, spill_loads=0,
                     stack_frame=0, local_bytes=func.local_size_bytes)
-    return CompiledKernel(kernel, func, res)
+    return CompiledKernel(kernel, func, res, _nvrtc_info(kernel, code, options))
+
+
+def _nvrtc_info(kernel: BoundKernel, code: str, options: tuple[str, ...]) -> BuildInfo:
+    """NVRTC's version and flags (CuPy adds -ftz=true and the arch); the cubin's hash and SASS where CuPy hands
+    the cubin back (compile_using_nvrtc, recompiled with the same options; best effort)."""
+    import cupy
+
+    arch = device_arch()
+    try:
+        version = ".".join(str(v) for v in cupy.cuda.nvrtc.getVersion())
+    except Exception:
+        version = "unknown"
+    flags = (*options, "-ftz=true", f"-arch={arch} (CuPy)")
+    if kernel.spec.backend == "nvcc":
+        return BuildInfo("nvcc (CuPy backend)", version, flags, arch)
+    sha = sass = None
+    try:
+        import tempfile
+        from pathlib import Path
+
+        from cupy.cuda import compiler as cc
+
+        out = cc.compile_using_nvrtc(code, (*options, "-ftz=true"), None, name_expressions=[kernel.name_expression])
+        binary = out[0] if isinstance(out, tuple) else out
+        if isinstance(binary, bytes) and binary[:4] == b"\x7fELF":
+            sha = hashlib.sha256(binary).hexdigest()
+            with tempfile.TemporaryDirectory() as tmp:
+                path = Path(tmp) / "nvrtc.cubin"
+                path.write_bytes(binary)
+                sass = sassmod.facts(path)
+    except Exception:  # private CuPy API: no hash then, never a failed run
+        pass
+    return BuildInfo("nvrtc", version, flags, arch, sha, kernel.name_expression, sass=sass)

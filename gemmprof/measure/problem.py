@@ -39,6 +39,16 @@ class Problem:
             self._layouts[key] = logical if layout == "row" else cupy.ascontiguousarray(logical.T)
         return self._layouts[key]
 
+    def sentinel_output(self):
+        """C filled with a finite sentinel (beta == 0) or C0: the second launch of a verification."""
+        import cupy
+
+        from gemmprof.measure.verify import SENTINEL
+
+        if self.beta == 0:
+            return cupy.full((self.shape.M, self.shape.N), SENTINEL, dtype=cupy.float32)
+        return self.C0.copy()
+
     def fresh_output(self):
         """C as the kernel must find it: NaN when beta == 0 (it must not be read), else C0."""
         import cupy
@@ -66,14 +76,15 @@ def make_problem(shape: GemmShape, dtype: str, alpha: float, beta: float, seed: 
     return Problem(shape, dtype, alpha, beta, seed, A, B, C0, ref)
 
 
-def verify(out, problem: Problem, tolerance: float) -> Verification:
-    import cupy
+def verify(poisoned, second, problem: Problem, tolerance: float, reads_c_declared: bool = False) -> Verification:
+    """poisoned: C after a launch over fresh_output(); second: C after a launch over sentinel_output()
+    (beta == 0), or None (then `poisoned` started from C0, which is finite)."""
+    from gemmprof.measure.verify import SENTINEL, classify
 
-    out64 = out.astype(cupy.float64)
-    unwritten = int(cupy.isnan(out).sum()) if problem.beta == 0 else 0
-    denom = float(cupy.linalg.norm(problem.ref))
-    err = float(cupy.linalg.norm(out64 - problem.ref)) / denom if denom else float("inf")
-    return Verification(rel_error=err, tolerance=tolerance, unwritten=unwritten)
+    if problem.beta == 0:
+        return classify(second, problem.ref, tolerance, initial=SENTINEL, poisoned=poisoned,
+                        reads_c_declared=reads_c_declared)
+    return classify(poisoned, problem.ref, tolerance, initial=problem.C0, reads_c_declared=reads_c_declared)
 
 
 def kernel_args(problem: Problem, layout: dict, out):

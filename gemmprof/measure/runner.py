@@ -12,7 +12,7 @@ from gemmprof.catalog.gpu_specs import GpuSpec
 from gemmprof.catalog.spec import BoundKernel
 from gemmprof.errors import GemmprofError, SpecError
 from gemmprof.measure import nvtx
-from gemmprof.measure.build import CompileError, cupy_compile
+from gemmprof.measure.build import CompileError, compile_for_launch
 from gemmprof.measure.device import device_name
 from gemmprof.measure.problem import TOLERANCE, Problem, kernel_args, make_problem, verify
 from gemmprof.measure.timing import L2Flusher, TimingConfig, time_kernel
@@ -32,6 +32,7 @@ class RunOptions:
     baselines: bool = True
     launch_once: bool = False  # verify, then one launch inside the NVTX range (for ncu)
     timing: TimingConfig = TimingConfig()
+    compiler: str | None = None  # nvcc | nvrtc; None: the spec's pin, else nvcc where found, else NVRTC
 
 
 class ContextLost(GemmprofError):
@@ -125,7 +126,7 @@ class Runner:
         return self._flush
 
     # one variant ---------------------------------------------------------------------------------------------
-    def run_kernel(self, kernel: BoundKernel) -> VariantResult:
+    def run_kernel(self, kernel: BoundKernel, compiler: str | None = None) -> VariantResult:
         row = _rung_row(kernel)
         shape = self.opt.shape
         row.nvtx_range = nvtx.range_name(kernel.spec.name, shape)
@@ -139,11 +140,12 @@ class Runner:
         grid, block, smem = kernel.launch_config(shape)
         row.launch = LaunchConfig(grid, block, smem)
         try:
-            compiled = cupy_compile(kernel)
+            compiled = compile_for_launch(kernel, compiler or self.opt.compiler)
         except CompileError as exc:
             row.status, row.message = "error", str(exc)
             return row
         res = row.resources = compiled.resources
+        row.build = compiled.build
         try:
             occ = occupancy(self.profile, block[0] * block[1] * block[2], res.registers, res.static_smem, smem)
             row.occupancy = occ.to_dict()
@@ -158,7 +160,7 @@ class Runner:
         def launch_into(out):
             return lambda: func(grid, block, kernel_args(problem, layout, out), shared_mem=smem)
 
-        return self._verify_and_time(row, problem, launch_into, TOLERANCE[kernel.spec.dtype])
+        return self._verify_and_time(row, problem, launch_into, TOLERANCE[kernel.spec.dtype], kernel.spec.reads_c)
 
     def run_baseline(self, baseline: Baseline) -> VariantResult:
         row = VariantResult(id="cuBLAS", name=baseline.name, title=baseline.title, dtype=baseline.dtype,
@@ -169,17 +171,24 @@ class Runner:
         return self._verify_and_time(row, problem, lambda out: make_launcher(baseline, problem, out),
                                      TOLERANCE[baseline.tolerance_key])
 
-    def _verify_and_time(self, row, problem, launch_into, tolerance) -> VariantResult:
+    def _verify_and_time(self, row, problem, launch_into, tolerance, reads_c_declared=False) -> VariantResult:
         import cupy
 
         try:
-            out = problem.fresh_output()
-            launch_into(out)()
+            poisoned = problem.fresh_output()
+            launch_into(poisoned)()
+            second = None
+            if problem.beta == 0:  # a second launch over a finite sentinel tells unwritten from read-C
+                second = problem.sentinel_output()
+                launch_into(second)()
             cupy.cuda.Device().synchronize()
-            check = row.verification = verify(out, problem, tolerance)
+            check = row.verification = verify(poisoned, second, problem, tolerance, reads_c_declared)
+            out = second if second is not None else poisoned
             if not check.passed:
                 row.status, row.message = "FAIL", check.describe()
                 return row
+            if check.findings:
+                row.message = check.describe()
             if self.opt.launch_once:
                 out = problem.fresh_output()
                 nvtx.push(row.nvtx_range)

@@ -20,6 +20,7 @@ def run_table(result: RunResult) -> Table:
         occ = v.occupancy or {}
         rows.append({
             "id": v.id, "name": v.name, "dtype": v.dtype, "status": v.status,
+            "compiler": v.build.compiler if v.build else ("cuBLAS" if v.kind == "baseline" else None),
             "median_ms": v.timing.median_ms if v.timing and v.passed else None,
             "min_ms": v.timing.min_ms if v.timing and v.passed else None,
             "spread_pct": v.timing.spread * 100 if v.timing and v.passed else None,
@@ -36,8 +37,8 @@ def run_table(result: RunResult) -> Table:
             "rel_error": v.rel_error,
             "message": _first_line(v.message),
         })
-    cols = [Column("id", "rung", fmt="s"), Column("name", "name", fmt="s"), Column("status", "status", fmt="s"),
-            Column("median_ms", "median", "ms", ".3f"), Column("min_ms", "min", "ms", ".3f"),
+    cols = [Column("id", "rung", fmt="s"), Column("name", "name", fmt="s"), Column("compiler", "compiler", fmt="s"),
+            Column("status", "status", fmt="s"), Column("median_ms", "median", "ms", ".3f"), Column("min_ms", "min", "ms", ".3f"),
             Column("spread_pct", "spread", "%", ".1f"), Column("tflops", "TFLOP/s", fmt=".2f"),
             Column("pct_peak", "% peak", fmt=".1f"), Column("pct_cublas", "% cuBLAS", fmt=".1f"),
             Column("ai_model", "AI model", "FLOP/B", ".1f"), Column("registers", "regs"),
@@ -46,6 +47,9 @@ def run_table(result: RunResult) -> Table:
     dev = result.device.get("name", "?")
     title = (f"gemmprof run: {shape.label}, alpha={result.alpha:g} beta={result.beta:g} "
              f"on {dev} (peaks from GPU spec {result.gpu_spec})")
+    built = sorted({v.build.label for v in result.variants if v.build})
+    if built:
+        title += "; built by " + ", ".join(built)
     notes = ["% peak is against the GPU spec's datasheet peak for the rung's dtype; % cuBLAS against the cuBLAS row "
              "of the same dtype measured in this run. Spread = IQR/median; above 2% the timing is flagged unstable."]
     unstable = [r["name"] for r in rows if r["stable"] is False]

@@ -80,23 +80,69 @@ class Resources:
 
 
 @dataclass(frozen=True)
+class BuildInfo:
+    """Which compiler built the binary that was measured, with every flag, and a hash of the cubin."""
+
+    compiler: str  # nvcc | nvrtc
+    version: str
+    flags: tuple[str, ...]
+    arch: str
+    cubin_sha256: str | None = None
+    symbol: str | None = None  # the mangled entry that was launched
+    reason: str = ""  # why this compiler: default, --compiler, the spec's compiler_reason, a fallback
+    sass: dict[str, int] | None = None  # instruction counts by class (gemmprof.measure.sass)
+
+    @property
+    def label(self) -> str:
+        return f"{self.compiler} {self.version}"
+
+
+READS_C_FINDING = "reads C with beta=0 (BLAS forbids)"
+
+
+@dataclass(frozen=True)
 class Verification:
-    """The output against the float64 reference: unwritten elements (still NaN poison) and the relative error."""
+    """The output against the float64 reference, from two launches when beta == 0: one over NaN-poisoned C
+    (NaN left = never written, or C read) and one over a finite sentinel (which tells the two apart).
+
+    unwritten: elements still equal to the sentinel after the second launch (the kernel never stored them);
+    reads_c: elements that came out NaN over the poison but were written over the sentinel (0 * NaN = NaN:
+    the kernel read C although beta == 0); wrong: elements outside the tolerance once C was finite.
+    """
 
     rel_error: float
     tolerance: float
     unwritten: int = 0
+    reads_c: int = 0
+    wrong: int = 0
+    first_bad: tuple[int, int] | None = None  # (row, column) of the first element of the worst finding
+    reads_c_declared: bool = False  # the spec says `reads_c: true`
 
     @property
     def passed(self) -> bool:
-        return self.unwritten == 0 and self.rel_error == self.rel_error and self.rel_error <= self.tolerance
+        """Right values everywhere C was finite; reading C with beta = 0 is a finding, not a failure."""
+        return self.unwritten == 0 and self.wrong == 0 and self.rel_error == self.rel_error \
+            and self.rel_error <= self.tolerance
+
+    @property
+    def findings(self) -> list[str]:
+        out = []
+        if self.reads_c:
+            out.append(READS_C_FINDING + (" (declared)" if self.reads_c_declared else ""))
+        return out
 
     def describe(self) -> str:
+        at = f", first at [{self.first_bad[0]}, {self.first_bad[1]}]" if self.first_bad else ""
         if self.unwritten:
-            return f"{self.unwritten} elements of C never written (still NaN)"
+            return f"{self.unwritten} elements of C never written{at}"
+        if self.wrong:
+            return f"{self.wrong} wrong values (relative error {self.rel_error:.2e}, tolerance " \
+                   f"{self.tolerance:.0e}){at}"
         if not self.rel_error < float("inf"):
             return "output contains NaN or infinity"
-        return f"relative error {self.rel_error:.2e} exceeds tolerance {self.tolerance:.0e}"
+        if self.rel_error > self.tolerance:
+            return f"relative error {self.rel_error:.2e} exceeds tolerance {self.tolerance:.0e}"
+        return "; ".join(f + at for f in self.findings)
 
 
 @dataclass(frozen=True)
@@ -123,6 +169,7 @@ class VariantResult:
     nvtx_range: str | None = None
     launch: LaunchConfig | None = None
     resources: Resources | None = None
+    build: BuildInfo | None = None
     occupancy: dict[str, Any] | None = None  # gemmprof.model.occupancy.Occupancy.to_dict()
     verification: Verification | None = None
     timing: Measurement | None = None
@@ -166,6 +213,11 @@ class VariantResult:
             "occupancy": self.occupancy,
             "rel_error": ver.rel_error if ver else None, "tolerance": ver.tolerance if ver else None,
             "unwritten": ver.unwritten if ver else None,
+            "reads_c": ver.reads_c if ver else None, "wrong": ver.wrong if ver else None,
+            "first_bad": list(ver.first_bad) if ver and ver.first_bad else None,
+            "reads_c_declared": ver.reads_c_declared if ver else None,
+            "spill_stores": res.spill_stores if res else None, "spill_loads": res.spill_loads if res else None,
+            **_build_keys(self.build),
             "timing": self.timing.to_dict() if self.timing else None,
             "flops": mod.flops if mod else None,
             "model_arithmetic_intensity": mod.model_arithmetic_intensity if mod else None,
@@ -182,19 +234,39 @@ class VariantResult:
         if d.get("grid") is not None and d.get("block") is not None:
             launch = LaunchConfig(tuple(d["grid"]), tuple(d["block"]), d.get("dynamic_smem") or 0)
         if d.get("registers") is not None:
-            res = Resources(d["registers"], d.get("static_smem") or 0, local_bytes=d.get("local_bytes"))
+            res = Resources(d["registers"], d.get("static_smem") or 0, d.get("spill_stores") or 0,
+                            d.get("spill_loads") or 0, local_bytes=d.get("local_bytes"))
         if d.get("rel_error") is not None or d.get("tolerance") is not None:
             rel = d.get("rel_error")
+            fb = d.get("first_bad")
             ver = Verification(float("nan") if rel is None else rel, d.get("tolerance") or 0.0,
-                               d.get("unwritten") or 0)
+                               d.get("unwritten") or 0, d.get("reads_c") or 0, d.get("wrong") or 0,
+                               tuple(fb) if fb else None, bool(d.get("reads_c_declared")))
         if d.get("flops") is not None:
             mod = ModelFigures(d["flops"], d.get("min_arithmetic_intensity"), d.get("model_arithmetic_intensity"),
                                d.get("peak_kind"), d.get("peak_flops"))
         return cls(id=d["id"], name=d["name"], title=d.get("title", ""), dtype=d["dtype"],
                    kind=d.get("kind", "ladder"), status=d.get("status", "ok"), message=d.get("message") or "",
                    params=dict(d.get("params") or {}), nvtx_range=d.get("nvtx_range"), launch=launch, resources=res,
+                   build=_build_from(d),
                    occupancy=d.get("occupancy"), verification=ver,
                    timing=Measurement(tuple(t["samples_ms"])) if t else None, model=mod)
+
+
+def _build_keys(b: BuildInfo | None) -> dict:
+    if b is None:
+        return {"compiler": None}
+    return {"compiler": b.compiler, "compiler_version": b.version, "compiler_flags": list(b.flags),
+            "compiler_arch": b.arch, "compiler_reason": b.reason, "cubin_sha256": b.cubin_sha256,
+            "symbol": b.symbol, "sass": dict(b.sass) if b.sass is not None else None}
+
+
+def _build_from(d: dict) -> BuildInfo | None:
+    if not d.get("compiler"):
+        return None
+    return BuildInfo(d["compiler"], d.get("compiler_version") or "", tuple(d.get("compiler_flags") or ()),
+                     d.get("compiler_arch") or "", d.get("cubin_sha256"), d.get("symbol"),
+                     d.get("compiler_reason") or "", d.get("sass"))
 
 
 @dataclass
