@@ -81,3 +81,14 @@ def test_a_faulting_kernel_loses_no_other_result(runner, tmp_path):
     assert rows["fault"]["status"] == "error" and "CUDA" in rows["fault"]["message"]
     assert rows["smem_caching"]["status"] == "ok" and rows["smem_caching"]["timing"], rows["smem_caching"]
     assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stderr
+
+
+def test_every_timed_variant_records_its_clocks(runner, tmp_path):
+    pytest.importorskip("pynvml", reason="nvidia-ml-py is not installed")
+    r, doc = _run(runner, tmp_path, "1", "5", "--size", "1024")
+    assert doc is not None, r.output
+    assert doc["device"]["clocks_source"] == "NVML"
+    for v in doc["variants"]:
+        assert v["status"] == "ok", v["message"]
+        assert v["sm_clock_mhz_before"] > 0 and v["sm_clock_mhz_after"] > 0, v["name"]
+        assert v["temperature_c_after"] > 0 and isinstance(v["clock_fell"], bool)

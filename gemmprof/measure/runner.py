@@ -18,6 +18,7 @@ from gemmprof.measure.problem import TOLERANCE, Problem, kernel_args, make_probl
 from gemmprof.measure.timing import L2Flusher, TimingConfig, time_kernel
 from gemmprof.model.occupancy import occupancy
 from gemmprof.model.traffic import GemmShape, gemm_flops, get_dtype, min_arithmetic_intensity, tiled_traffic
+from gemmprof.results.clocks import ClockRecord
 from gemmprof.results.run import LaunchConfig, ModelFigures, RunResult, VariantResult
 
 OPTIN_THRESHOLD = 48 * 1024
@@ -110,6 +111,7 @@ class Runner:
         self.seed = options.seed if options.seed is not None else secrets.randbits(31)
         self._problems: dict[str, Problem] = {}
         self._flush = None
+        self._clocks: tuple | None = None  # (NvmlReader | None, why not)
 
     def problem(self, storage: str) -> Problem:
         if storage not in self._problems:
@@ -124,6 +126,26 @@ class Runner:
             l2 = cupy.cuda.runtime.getDeviceProperties(0)["l2CacheSize"]
             self._flush = L2Flusher(l2)
         return self._flush
+
+    def clock_reader(self):
+        """NVML on this run's device, opened once; None (see clock_status) when unavailable. Read only."""
+        if self._clocks is None:
+            import cupy
+
+            from gemmprof.adapters.nvml import open_reader
+
+            try:
+                bus = cupy.cuda.Device().pci_bus_id
+            except Exception:
+                bus = None
+            self._clocks = open_reader(bus)
+        return self._clocks[0]
+
+    @property
+    def clock_status(self) -> str:
+        if self._clocks is None:
+            return "not read"
+        return "NVML" if self._clocks[0] else f"not recorded: {self._clocks[1]}"
 
     # one variant ---------------------------------------------------------------------------------------------
     def run_kernel(self, kernel: BoundKernel, compiler: str | None = None) -> VariantResult:
@@ -196,11 +218,18 @@ class Runner:
                 nvtx.pop()
                 cupy.cuda.Device().synchronize()
                 return row
+            reader, seen = self.clock_reader(), {}
+            hooks = {}
+            if reader is not None:
+                hooks = {"on_start": lambda: seen.__setitem__("before", reader.read()),
+                         "on_end": lambda: seen.__setitem__("after", reader.read())}
             nvtx.push(row.nvtx_range)
             try:
-                row.timing = time_kernel(launch_into(out), self.opt.timing, self.flush())
+                row.timing = time_kernel(launch_into(out), self.opt.timing, self.flush(), **hooks)
             finally:
                 nvtx.pop()
+            if seen.get("before") and seen.get("after"):
+                row.clocks = ClockRecord.from_samples(seen["before"], seen["after"], reader.max_sm_clock_mhz)
         except _cuda_errors() as exc:
             row.status, row.message = "error", f"CUDA error: {exc}"
             if not _context_alive():
@@ -209,7 +238,11 @@ class Runner:
 
 
 def new_result(profile: GpuSpec, options: RunOptions, runner: Runner, command: str) -> RunResult:
-    return RunResult(shape=options.shape, alpha=options.alpha, beta=options.beta, device=device_info(),
+    device = device_info()
+    if not options.launch_once:
+        runner.clock_reader()
+        device["clocks_source"] = runner.clock_status  # per-variant SM clock and temperature, or why not
+    return RunResult(shape=options.shape, alpha=options.alpha, beta=options.beta, device=device,
                      gpu_spec=profile.key, seed=runner.seed, timing_method=options.timing.to_dict(),
                      created=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
                      gemmprof_version=__version__, command=command)

@@ -33,7 +33,10 @@ class L2Flusher:
         self.buf.fill(0)
 
 
-def time_kernel(launch: Callable[[], None], config: TimingConfig, flush: Callable[[], None] | None) -> Measurement:
+def time_kernel(launch: Callable[[], None], config: TimingConfig, flush: Callable[[], None] | None,
+                on_start: Callable[[], None] | None = None, on_end: Callable[[], None] | None = None) -> Measurement:
+    """`on_start` runs after warm-up, right before the timed repetitions; `on_end` right after the last one
+    finished (the clock readings around the loop)."""
     import cupy
 
     def timed(n: int) -> list[float]:
@@ -52,8 +55,12 @@ def time_kernel(launch: Callable[[], None], config: TimingConfig, flush: Callabl
     for _ in range(config.warmup):
         launch()
     cupy.cuda.Device().synchronize()
+    if on_start:
+        on_start()
     probe = timed(3)
     per = max(sorted(probe)[1], 1e-4) * 1e-3
     reps = int(min(config.max_reps, max(config.min_reps, config.budget_s / per)))
     samples = probe + timed(max(reps - len(probe), 0))
+    if on_end:
+        on_end()
     return Measurement(tuple(samples))

@@ -36,6 +36,7 @@ def run_table(result: RunResult) -> Table:
             "occupancy_pct": 100 * occ["theoretical_occupancy"] if "theoretical_occupancy" in occ else None,
             "rel_error": v.rel_error,
             "message": _first_line(v.message),
+            "clock": _clock_cell(v),
         })
     cols = [Column("id", "rung", fmt="s"), Column("name", "name", fmt="s"), Column("compiler", "compiler", fmt="s"),
             Column("status", "status", fmt="s"), Column("median_ms", "median", "ms", ".3f"), Column("min_ms", "min", "ms", ".3f"),
@@ -44,6 +45,8 @@ def run_table(result: RunResult) -> Table:
             Column("ai_model", "AI model", "FLOP/B", ".1f"), Column("registers", "regs"),
             Column("smem_bytes", "smem", "B"), Column("occupancy_pct", "occ", "%", ".0f"),
             Column("rel_error", "rel err", fmt=".1e"), Column("message", "note", fmt="s")]
+    if any(v.clocks for v in result.variants):
+        cols.insert(-1, Column("clock", "SM clock before->after", "MHz", "s"))
     dev = result.device.get("name", "?")
     title = (f"gemmprof run: {shape.label}, alpha={result.alpha:g} beta={result.beta:g} "
              f"on {dev} (peaks from GPU spec {result.gpu_spec})")
@@ -55,4 +58,15 @@ def run_table(result: RunResult) -> Table:
     unstable = [r["name"] for r in rows if r["stable"] is False]
     if unstable:
         notes.append("unstable timing (spread > 2%): " + ", ".join(unstable))
+    fell = [f"{v.name} ({v.clocks.describe()})" for v in result.variants if v.clocks and v.clocks.clock_fell]
+    if fell:
+        notes.append("CLOCK FELL during timing (SM clock after < 95% of before, or < 90% of max): " + "; ".join(fell))
     return Table(title, cols, rows, notes)
+
+
+def _clock_cell(v) -> str | None:
+    c = v.clocks
+    if c is None:
+        return None
+    text = f"{c.sm_clock_mhz_before:.0f}->{c.sm_clock_mhz_after:.0f}"
+    return text + " FELL" if c.clock_fell else text

@@ -304,6 +304,12 @@ class ProfileResults:
                    gpu=r.str("gpu"), gpu_spec=r.str("gpu_spec") or r.str("gpu_profile"), shape=r.shape("shape"), source=dict(src),
                    notes=r.strs("notes"), command=r.str("command", "") or "", created=r.str("created", "") or "")
 
+    def to_dataframe(self):
+        """One row per ncu launch, units in the column names (duration_us, dram_mb, ...); needs pandas."""
+        from gemmprof.render.dataframe import profile_dataframe
+
+        return profile_dataframe(self)
+
     @classmethod
     def load(cls, path) -> ProfileResults:
         return cls.from_dict(load_json(path), str(path))

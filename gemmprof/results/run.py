@@ -13,6 +13,8 @@ from typing import Any
 
 from gemmprof.errors import InputError
 from gemmprof.model.traffic import GemmShape
+from gemmprof.results import clocks as _clocks
+from gemmprof.results.clocks import ClockRecord
 from gemmprof.results.files import load_json, save_json
 
 RUN_KIND = "gemmprof.run"
@@ -174,6 +176,7 @@ class VariantResult:
     verification: Verification | None = None
     timing: Measurement | None = None
     model: ModelFigures | None = None
+    clocks: ClockRecord | None = None  # SM clock and temperature around the timing loop (NVML)
 
     @property
     def passed(self) -> bool:
@@ -225,6 +228,7 @@ class VariantResult:
             "peak_kind": mod.peak_kind if mod else None, "peak_flops": mod.peak_flops if mod else None,
             "nvtx_range": self.nvtx_range,
             "achieved_tflops": self.achieved_flops / 1e12 if self.achieved_flops else None,
+            **(self.clocks.to_dict() if self.clocks else _clocks.empty_dict()),
         }
 
     @classmethod
@@ -250,7 +254,8 @@ class VariantResult:
                    params=dict(d.get("params") or {}), nvtx_range=d.get("nvtx_range"), launch=launch, resources=res,
                    build=_build_from(d),
                    occupancy=d.get("occupancy"), verification=ver,
-                   timing=Measurement(tuple(t["samples_ms"])) if t else None, model=mod)
+                   timing=Measurement(tuple(t["samples_ms"])) if t else None, model=mod,
+                   clocks=ClockRecord.from_dict(d))
 
 
 def _build_keys(b: BuildInfo | None) -> dict:
@@ -300,6 +305,12 @@ class RunResult:
 
     def save(self, path) -> None:
         save_json(path, self.to_dict())
+
+    def to_dataframe(self):
+        """One row per variant, units in the column names (median_ms, tflops, ...); needs pandas."""
+        from gemmprof.render.dataframe import run_dataframe
+
+        return run_dataframe(self)
 
     @classmethod
     def from_dict(cls, doc: dict, source: str = "results") -> RunResult:

@@ -1,0 +1,48 @@
+"""gemmprof show: re-render a saved results file (run or profile) on any machine."""
+
+from __future__ import annotations
+
+import click
+
+from gemmprof.commands._options import output_options
+
+
+@click.command("show")
+@click.argument("results", type=click.Path(dir_okay=False))
+@click.option("--top", type=click.IntRange(1, 10), default=3, show_default=True,
+              help="Profile results: how many warp stall reasons per launch.")
+@output_options
+def command(results, top, fmt, output):
+    """Print a saved results file again: the tables `gemmprof run` or `gemmprof profile` printed.
+
+    The file's "kind" says which: run results (`gemmprof run -o FILE.json`) or profile results
+    (`gemmprof profile --save FILE.json`). No GPU needed. JSON output is the full results document
+    (run) or the document with its flat per-launch rows (profile); CSV the table's rows.
+
+    \b
+    Examples:
+      gemmprof show results.json
+      gemmprof show results.json --format csv -o results.csv
+      gemmprof show profile.json --top 5
+    """
+    from gemmprof.results.loading import load
+    from gemmprof.results.run import RunResult
+
+    loaded = load(results)
+    if isinstance(loaded, RunResult):
+        from gemmprof.render.run_tables import run_table
+        from gemmprof.render.table import choose_format, emit
+
+        if choose_format(fmt, output) == "json":
+            import json
+
+            from gemmprof.results.files import json_safe, write_atomic
+
+            text = json.dumps(json_safe(loaded.to_dict()), indent=1) + "\n"
+            click.echo(text, nl=False) if output is None else write_atomic(output, text)
+            return
+        emit(run_table(loaded), fmt, output)
+        return
+    from gemmprof.render.profile_tables import emit_tables
+
+    emit_tables(loaded, fmt, output, top)
