@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One device call, many GPU checks: run from the repo root on the GPU machine.
 #   bash scripts/gpu_batch.sh STAGE [STAGE ...]
-# Stages: env ladder odd beta fp16 tune ncu nsys pytest. Logs and results go to $OUT/batch/ and are tarred into
+# Stages: env ladder odd beta fp16 tune ncu nsys pytest compilers report rawprof paths. Logs and results go to $OUT/batch/ and are tarred into
 # $OUT/batch.tar.gz (the device tool brings back at most 8 files); a short summary is printed last.
 set -u
 OUT=${OUT:-/tmp/gemmprof-out}
@@ -61,8 +61,12 @@ for stage in "$@"; do
       step roofline_live "${GP[@]}" roofline 3 10 h3 --size 2048 -o "$B/roofline_live.png"
       step nsys_fp16 bash -c "source .gpu/nsys-env.sh; ${GP[*]} compare-nsys h2 h3 --size 4096 --save-report $B/fp16; ${GP[*]} compare-nsys $B/fp16.nsys-rep --format json -o $B/nsys_fp16.json" ;;
     compilers)  # every rung built by nvcc and by NVRTC, and gemmprof's nvcc median against a plain events loop
-      step compilers python3 scripts/compiler_check.py --size "$SIZE" -o "$B/compiler_check_$SIZE.json"
-      step ladder_nvcc "${GP[@]}" run --all --size "$SIZE" --compiler nvcc,nvrtc -o "$B/ladder_compilers_$SIZE.json" ;;
+      step compilers python3 scripts/compiler_check.py --size "$SIZE" --no-flush -o "$B/compiler_check_$SIZE.json"
+      step two_compilers "${GP[@]}" run 5 10 12 13 h3 --size "$SIZE" --compiler nvcc,nvrtc -o "$B/two_compilers_$SIZE.json" ;;
+    report)  # the results-sharing commands on the ladder just measured (clocks, HTML report, diff with last week's)
+      step show "${GP[@]}" show "$B/ladder_$SIZE.json"
+      step report "${GP[@]}" report "$B/ladder_$SIZE.json" --profile-results benchmarks/2026-11-22_h100_profile/profile_4096.json -o "$B/report_$SIZE.html"
+      step diff "${GP[@]}" diff benchmarks/2026-11-22_h100_run/ladder_4096.json "$B/ladder_$SIZE.json" --force ;;
     pytest)
       step pytest python3 -m pytest -q -m gpu tests ;;
     *)

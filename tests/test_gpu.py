@@ -4,6 +4,7 @@ import json
 import subprocess
 import sys
 
+import pytest
 from clitools import invoke
 from context import needs_gpu, needs_ncu
 
