@@ -9,6 +9,7 @@ from gemmprof.errors import SpecError
 @pytest.mark.parametrize("text,expected", [
     ("cdiv(N, BN)", 33), ("BM * BN / (TM * TN)", 256), ("BN % (16 * TN) == 0", True), ("min(BM, BN) + max(1, 2)", 130),
     ("M % BM == 0 and not K < 8", False), ("-BM // 3", -43), (7, 7),
+    ("TM ^ ((BM >> 3) & 7)", 8), ("(1 << TM) | 1", 257),
 ])
 def test_evaluates(text, expected):
     env = {"M": 4095, "N": 4097, "K": 1023, "BM": 128, "BN": 128, "TM": 8, "TN": 8}
@@ -16,7 +17,7 @@ def test_evaluates(text, expected):
 
 
 @pytest.mark.parametrize("text", ["__import__('os')", "BM.real", "open('x')", "[1, 2]", "'a'", "lambda: 1",
-                                  "BM ** 2"])
+                                  "BM ** 2", "BM ^ 1.5", "1 << -1"])
 def test_rejects_anything_else(text):
     with pytest.raises(SpecError):
         evaluate(text, {"BM": 1})

@@ -21,7 +21,8 @@ SPACES = ("global", "shared")
 OPS = ("load", "store")
 WIDTHS = (1, 2, 4, 8, 16)
 THREAD_NAMES = ("tid", "tx", "ty", "tz", "bx", "by", "bz", "lane", "warp")
-_KEYS = {"name", "array", "space", "op", "bytes", "elem", "index", "for", "per", "count", "phase", "when", "note"}
+_KEYS = {"name", "array", "space", "op", "bytes", "elem", "index", "for", "per", "count", "phase", "when", "predicated",
+         "note"}
 
 
 @dataclass(frozen=True)
@@ -38,7 +39,13 @@ class Access:
     count: Any  # repeats of the same pattern not worth enumerating (expression), default 1
     phase: int | None  # lanes per shared-memory phase, overriding the width rule (8 for ldmatrix)
     when: str | None  # a lane takes part only where this expression holds
+    predicated: bool  # `when` predicates an issued instruction: a warp with no lane on still issues it
     note: str
+
+    @property
+    def ldmatrix(self) -> bool:
+        """ldmatrix (LDSM): 8-lane phases; ncu counts it in smsp__inst_executed_op_ldsm, not op_shared_ld."""
+        return self.space == "shared" and self.phase == 8
 
 
 @dataclass(frozen=True)
@@ -128,7 +135,7 @@ def _access(path, i, node) -> Access:
     return Access(name=name, array=str(node["array"]), space=node["space"], op=node["op"], bytes=int(node["bytes"]),
                   elem=int(node.get("elem", 4)), index=node["index"], loops=_loops(path, f"{key}.for", node.get("for")),
                   per=per, count=node.get("count", 1), phase=phase, when=node.get("when"),
-                  note=str(node.get("note", "")).strip())
+                  predicated=bool(node.get("predicated", False)), note=str(node.get("note", "")).strip())
 
 
 def _notes(path, node) -> tuple[DocumentedDifference, ...]:

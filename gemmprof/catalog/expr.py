@@ -16,7 +16,11 @@ def _cdiv(a, b):
 
 FUNCTIONS = {"cdiv": _cdiv, "min": min, "max": max}
 _BINOPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
-           ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod}
+           ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod,
+           # bitwise operators, for index expressions such as an XOR swizzle (h3's accesses)
+           ast.BitXor: operator.xor, ast.BitAnd: operator.and_, ast.BitOr: operator.or_,
+           ast.RShift: operator.rshift, ast.LShift: operator.lshift}
+_BITWISE = (ast.BitXor, ast.BitAnd, ast.BitOr, ast.RShift, ast.LShift)
 _CMPOPS = {ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Lt: operator.lt, ast.LtE: operator.le,
            ast.Gt: operator.gt, ast.GtE: operator.ge}
 
@@ -89,6 +93,8 @@ def _eval(node, env, text):
                     raise ExprError(f"expression {text!r}: {a} / {b} is not exact")
                 return a // b
             return a / b
+        if type(node.op) in _BITWISE and not (type(a) is int and type(b) is int and b >= 0):
+            raise ExprError(f"expression {text!r}: bitwise operators need non-negative integer right operands")
         return _BINOPS[type(node.op)](a, b)
     if isinstance(node, ast.BoolOp):
         values = (_eval(v, env, text) for v in node.values)
@@ -106,3 +112,51 @@ def _eval(node, env, text):
     if isinstance(node, ast.Call):
         return FUNCTIONS[node.func.id](*[_eval(a, env, text) for a in node.args])
     raise ExprError(f"expression {text!r}: cannot evaluate {type(node).__name__}")
+
+
+class NotVectorizable(Exception):
+    """evaluate_array met something it leaves to evaluate (a call, a true division, and/or, a conditional)."""
+
+
+_VECTOR_OPS = (ast.Add, ast.Sub, ast.Mult, ast.FloorDiv, ast.Mod) + _BITWISE
+
+
+def evaluate_array(text, env: Mapping):
+    """Evaluate `text` with numpy integer arrays among the values of `env`, element by element.
+
+    Only integer arithmetic, the bitwise operators and single comparisons; NotVectorizable for the rest, where the
+    caller falls back to `evaluate` element by element. Errors (unknown names, division by zero) as `evaluate`."""
+    if isinstance(text, (bool, int)):
+        return text
+    if isinstance(text, float):
+        raise NotVectorizable(text)
+    return _vec(parse(text), env, text)
+
+
+def _vec(node, env, text):
+    import numpy as np
+
+    if isinstance(node, ast.Constant):
+        if not isinstance(node.value, int):
+            raise NotVectorizable(text)
+        return node.value
+    if isinstance(node, ast.Name):
+        if node.id not in env:
+            raise ExprError(f"expression {text!r}: unknown name {node.id!r}")
+        v = env[node.id]
+        if isinstance(v, float):
+            raise NotVectorizable(text)
+        return v
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        v = _vec(node.operand, env, text)
+        return -v if isinstance(node.op, ast.USub) else v
+    if isinstance(node, ast.BinOp) and isinstance(node.op, _VECTOR_OPS):
+        a, b = _vec(node.left, env, text), _vec(node.right, env, text)
+        if isinstance(node.op, (ast.FloorDiv, ast.Mod)) and np.any(np.asarray(b) == 0):
+            raise ExprError(f"expression {text!r}: division by zero")
+        if isinstance(node.op, _BITWISE) and np.any(np.asarray(b) < 0):
+            raise ExprError(f"expression {text!r}: bitwise operators need non-negative integer right operands")
+        return _BINOPS[type(node.op)](a, b)
+    if isinstance(node, ast.Compare) and len(node.ops) == 1:
+        return _CMPOPS[type(node.ops[0])](_vec(node.left, env, text), _vec(node.comparators[0], env, text))
+    raise NotVectorizable(text)

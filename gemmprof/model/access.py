@@ -22,6 +22,7 @@ The often-quoted quarter-warp rule predicts 4, 4, 4 and 4 for these; ncu counts 
 
 from __future__ import annotations
 
+import functools
 import itertools
 from dataclasses import dataclass
 
@@ -57,19 +58,21 @@ class SharedRequest:
 
     @property
     def degree(self) -> float:
-        """n-way: wavefronts over ideal wavefronts."""
-        return self.wavefronts / self.ideal
-
-
-def _spans(addresses, width):
-    return [(a, a + width) for a in addresses]
+        """n-way: wavefronts over ideal wavefronts (0 for a request no lane takes part in)."""
+        return self.wavefronts / self.ideal if self.ideal else 0.0
 
 
 def global_request(addresses: list[int], width: int) -> GlobalRequest:
     """One warp request: byte addresses of the active lanes, each accessing `width` bytes."""
-    touched = {b for lo, hi in _spans(addresses, width) for b in range(lo, hi)}
-    return GlobalRequest(sectors=len({b // SECTOR for b in touched}), lines=len({b // LINE for b in touched}),
-                         useful_bytes=len(touched))
+    useful, end = 0, None
+    for lo in sorted(set(addresses)):  # the union of [a, a + width), interval by interval
+        hi = lo + width
+        useful += hi - max(lo, end) if end is not None and lo < end else width
+        end = hi if end is None else max(end, hi)
+    units = {(u, a // u + i) for a in set(addresses) for u in (SECTOR, LINE)
+             for i in range((a + width - 1) // u - a // u + 1)}
+    return GlobalRequest(sectors=sum(1 for u, _ in units if u == SECTOR), lines=sum(1 for u, _ in units if u == LINE),
+                         useful_bytes=useful)
 
 
 def phase_lanes(width: int, phase: int | None = None) -> int:
@@ -102,7 +105,9 @@ def _phase(lanes: list[tuple[int, int]], width: int, quarters: bool, banks: int 
 
 def shared_request(addresses: list[int | None], width: int, phase: int | None = None,
                    op: str = "load", banks: int = BANKS) -> SharedRequest:
-    """One warp request: byte address per lane (None for an inactive lane), each accessing `width` bytes."""
+    """One warp request: byte address per lane (None for an inactive lane), each accessing `width` bytes.
+
+    A request no lane takes part in (a predicated-off instruction) costs no wavefront."""
     lanes = phase_lanes(width, phase)
     quarters = width == 16 and op == "load" and phase is None
     wavefronts = ideal = 0
@@ -111,6 +116,8 @@ def shared_request(addresses: list[int | None], width: int, phase: int | None = 
         if active:
             w, i = _phase(active, width, quarters, banks)
             wavefronts, ideal = wavefronts + w, ideal + i
+    if not any(a is not None for a in addresses):
+        return SharedRequest(0, 0)
     return SharedRequest(max(wavefronts, 1), max(ideal, 1))
 
 
@@ -152,6 +159,53 @@ def _loop_values(loops, env):
     return [dict(combo) for combo in itertools.product(*axes)]
 
 
+def _relative(addresses: list[int | None]) -> tuple[int | None, ...]:
+    on = [a for a in addresses if a is not None]
+    base = min(on) // LINE * LINE if on else 0
+    return tuple(a - base if a is not None else None for a in addresses)
+
+
+@functools.lru_cache(maxsize=65536)
+def _global_cached(addresses: tuple[int, ...], width: int) -> GlobalRequest:
+    return global_request(list(addresses), width)
+
+
+@functools.lru_cache(maxsize=65536)
+def _shared_cached(addresses: tuple[int | None, ...], width, phase, op, banks) -> SharedRequest:
+    return shared_request(list(addresses), width, phase, op, banks)
+
+
+def _warp_addresses(acc: Access, env: dict, block, warp: int, threads: int, inners: list[dict]):
+    """Byte address per lane (None: inactive) of one warp, one list per inner-loop value: numpy over lanes and
+    loop values where the expressions allow it (expr.evaluate_array), lane by lane otherwise."""
+    import numpy as np
+
+    lanes = [lane_env(block, warp, lane) for lane in range(32)]
+    active = np.array([warp * 32 + lane < threads for lane in range(32)])
+    shape = (len(inners), 32)
+    arrays = {**env, **{k: np.array([le[k] for le in lanes])[None, :] for k in lanes[0]},
+              **{k: np.array([c[k] for c in inners])[:, None] for k in (inners[0] if inners else {})}}
+    try:
+        index = np.broadcast_to(expr.evaluate_array(acc.index, arrays), shape)
+        on = active[None, :] & (np.broadcast_to(expr.evaluate_array(acc.when, arrays), shape).astype(bool)
+                                if acc.when is not None else True)
+        if not np.issubdtype(index.dtype, np.integer):
+            raise expr.NotVectorizable(acc.index)
+        return [[int(a) * acc.elem if o else None for a, o in zip(row, ons, strict=True)]
+                for row, ons in zip(index.tolist(), np.broadcast_to(on, shape).tolist(), strict=True)]
+    except expr.NotVectorizable:
+        pass
+    out = []
+    for inner in inners:
+        addresses = []
+        for lane, le in enumerate(lanes):
+            le = {**env, **le, **inner}
+            on = active[lane] and (acc.when is None or expr.evaluate(acc.when, le))
+            addresses.append(int(expr.evaluate(acc.index, le)) * acc.elem if on else None)
+        out.append(addresses)
+    return out
+
+
 def analyse_access(acc: Access, env: dict, block: tuple[int, int, int], blocks: int, trips: int,
                    banks: int = BANKS) -> AccessResult:
     """Evaluate `acc` for every warp of block (0, 0, 0), every inner-loop value, at the main loop's first trip."""
@@ -159,29 +213,21 @@ def analyse_access(acc: Access, env: dict, block: tuple[int, int, int], blocks: 
     warps = -(-threads // 32)
     count = int(expr.evaluate(acc.count, env))
     reqs = sectors = lines = useful = wavefronts = ideal = 0
+    inners = _loop_values(acc.loops, env)
     for warp in range(warps):
-        lane_envs = [{**env, **lane_env(block, warp, lane)} if warp * 32 + lane < threads else None
-                     for lane in range(32)]
-        for inner in _loop_values(acc.loops, env):
-            addresses = []
-            for le in lane_envs:
-                if le is None:
-                    addresses.append(None)
-                    continue
-                le = {**le, **inner}
-                if acc.when is not None and not expr.evaluate(acc.when, le):
-                    addresses.append(None)
-                    continue
-                addresses.append(int(expr.evaluate(acc.index, le)) * acc.elem)
+        for addresses in _warp_addresses(acc, env, block, warp, threads, inners):
+            if not acc.predicated and all(a is None for a in addresses):
+                continue  # a warp-uniform branch: the warp does not issue the instruction
             reqs += 1
+            key = _relative(addresses)  # shifting every address by whole 128-byte lines changes nothing
             if acc.space == "global":
-                g = global_request([a for a in addresses if a is not None], acc.bytes)
+                g = _global_cached(tuple(a for a in key if a is not None), acc.bytes)
                 sectors, lines, useful = sectors + g.sectors, lines + g.lines, useful + g.useful_bytes
             else:
-                s = shared_request(addresses, acc.bytes, acc.phase, acc.op, banks)
+                s = _shared_cached(key, acc.bytes, acc.phase, acc.op, banks)
                 wavefronts, ideal = wavefronts + s.wavefronts, ideal + s.ideal
     if reqs == 0:
-        raise SpecError(f"access {acc.name!r}: no requests (an inner loop with no values?)")
+        raise SpecError(f"access {acc.name!r}: no requests (an inner loop with no values, or no lane ever on?)")
     scale = blocks * count * (trips if acc.per == "iteration" else 1)
     return AccessResult(
         access=acc, requests_per_launch=reqs * scale, sectors_per_request=sectors / reqs,
@@ -196,12 +242,14 @@ class LaunchAccesses:
 
     results: tuple[AccessResult, ...]
 
-    def _sum(self, space, op, field):
+    def _sum(self, space, op, field, ldmatrix=True):
         return sum(getattr(r, field) for r in self.results
-                   if r.access.space == space and (op is None or r.access.op == op))
+                   if r.access.space == space and (op is None or r.access.op == op)
+                   and (ldmatrix or not r.access.ldmatrix))
 
-    def requests(self, space: str, op: str | None = None) -> int:
-        return self._sum(space, op, "requests_per_launch")
+    def requests(self, space: str, op: str | None = None, ldmatrix: bool = True) -> int:
+        """Warp requests; ldmatrix=False leaves LDSM out, as ncu's smsp__inst_executed_op_shared_ld does."""
+        return self._sum(space, op, "requests_per_launch", ldmatrix)
 
     def sectors(self, op: str | None = None) -> int:
         return self._sum("global", op, "sectors")

@@ -47,11 +47,14 @@ def ncu_quantities(ncu) -> dict[str, float]:
 
 
 def predicted_quantities(la: LaunchAccesses) -> dict[str, float]:
+    """The model's figures defined as ncu's are: wavefronts (ldmatrix's included) over shared-memory instructions
+    other than ldmatrix (smsp__inst_executed_op_shared_ld does not count LDSM)."""
     out: dict[str, float] = {}
     for op, name in (("load", "ld"), ("store", "st")):
-        if la.requests("shared", op):
-            out[f"smem_{name}_wavefronts_per_request"] = la.per_request("wavefronts", op)
-            out[f"smem_{name}_conflicts_per_request"] = la.per_request("conflicts", op)
+        n = la.requests("shared", op, ldmatrix=False)
+        if n:
+            out[f"smem_{name}_wavefronts_per_request"] = la.wavefronts(op) / n
+            out[f"smem_{name}_conflicts_per_request"] = la.conflicts(op) / n
     out["gmem_sectors"] = la.sectors()
     return out
 
