@@ -1,27 +1,42 @@
-"""gemmprof list: the ladder."""
+"""gemmprof list: the ladder; --explain RUNG: what a rung's memory accesses cost, access by access."""
 
 from __future__ import annotations
 
 import click
 
-from gemmprof.commands._options import output_options
+from gemmprof.commands._options import output_options, resolve_shape, shape_options
 from gemmprof.render.table import Column, Table, emit
 
 
 @click.command("list")
 @click.option("--dtype", type=click.Choice(["fp32", "fp16"]), default=None, help="Only rungs of this dtype.")
 @click.option("--spec", "spec_files", multiple=True, type=click.Path(dir_okay=False), help="Also show these specs.")
+@click.option("--explain", "explain_rungs", multiple=True, metavar="RUNG",
+              help="Explain these rungs' memory accesses (coalescing, bank conflicts, the documents' claims) "
+                   "at --size (default 4096) instead of listing the ladder (repeatable; ids, names, ranges).")
+@click.option("--param", "params", multiple=True, metavar="NAME=VALUE", help="With --explain: override a parameter.")
+@shape_options
 @output_options
-def command(dtype, spec_files, fmt, output):
+def command(dtype, spec_files, explain_rungs, params, size, m, n, k, fmt, output):
     """Show the kernel ladder: rung, name, technique, source document, dtype, parameters.
+
+    With --explain RUNG, say for each of the rung's described memory accesses (its spec's `accesses:` block) how
+    many 32-byte sectors and 128-byte lines one warp request touches and how much of them it uses, how many
+    shared-memory wavefronts it needs and how many of those are bank conflicts; and where a document's claim
+    differs from that (16 banks where there are 32, kernel 8's padding), what the numbers are.
 
     \b
     Examples:
       gemmprof list
       gemmprof list --dtype fp16 --format json
+      gemmprof list --explain 8
+      gemmprof list --explain 1-2 --explain h3 --size 8192
     """
     from gemmprof.catalog import spec as specmod
 
+    if explain_rungs:
+        _explain(explain_rungs, params, resolve_shape(size, m, n, k), fmt, output)
+        return
     specs = [s for s in specmod.ladder() if dtype is None or s.dtype == dtype]
     specs += [specmod.load_spec(f) for f in spec_files]
     rows = [{"id": s.id, "name": s.name, "title": s.title, "description": s.description,
@@ -35,3 +50,39 @@ def command(dtype, spec_files, fmt, output):
         cols += [Column("description", "description", fmt="s"), Column("layout", "layout", fmt="s"),
                  Column("backend", "backend", fmt="s"), Column("file", "file", fmt="s")]
     emit(Table("The GEMM ladder", cols, rows), fmt, output)
+
+
+EXPLAIN_COLUMNS = [Column("rung", "rung", fmt="s"), Column("access", "access", fmt="s"),
+                   Column("space", "space", fmt="s"), Column("op", "op", fmt="s"), Column("bytes", "bytes", fmt="d"),
+                   Column("requests", "requests", fmt=",d"),
+                   Column("sectors_per_request", "sectors/req", fmt=".2f"),
+                   Column("lines_per_request", "lines/req", fmt=".2f"),
+                   Column("efficiency", "efficiency", fmt=".2f"),
+                   Column("wavefronts_per_request", "wavefronts/req", fmt=".2f"),
+                   Column("conflicts_per_request", "conflicts/req", fmt=".2f"), Column("degree", "n-way", fmt=".2f"),
+                   Column("degree_16_banks", "n-way with 16 banks", fmt=".2f")]
+
+
+def _explain(rungs, params, shape, fmt, output):
+    from gemmprof.catalog.selection import choose
+    from gemmprof.model.access_explain import explain
+    from gemmprof.render.table import choose_format
+
+    found = [(b, explain(b, shape)) for b in choose(rungs, params=params)]
+    missing = [b.spec.id for b, e in found if e is None]
+    if choose_format(fmt, output) in ("json", "csv"):
+        rows = [{"rung": b.spec.id, **row} for b, e in found if e for row in e.accesses]
+        notes = [f"{b.spec.id}: document: {c['claim']} model: {c['finding']}" for b, e in found if e
+                 for c in e.claims]
+        notes += [f"{r}: no accesses: block in its spec" for r in missing]
+        emit(Table(f"Memory accesses at {shape.label}", EXPLAIN_COLUMNS, rows, notes,
+                   {"shape": shape.to_dict()}), fmt, output)
+        return
+    text = "\n\n".join(e.text if e else f"{b.spec.id} {b.spec.name}: no accesses: block in its spec"
+                       for b, e in found)
+    if output:
+        from gemmprof.results.files import write_atomic
+
+        write_atomic(output, text + "\n")
+    else:
+        click.echo(text)

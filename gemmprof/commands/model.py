@@ -78,20 +78,42 @@ def command(size, m, n, k, dtype, alpha, beta, gpu, gpu_file, peak_tflops, bandw
             Column("unit", "unit", fmt="s"), Column("note", "note", fmt="s")]
     title = f"GEMM {shape.label}, {dt.name} ({dt.description}), alpha={alpha:g} beta={beta:g}"
     tables = [Table(title, cols, rows, meta={"shape": shape.to_dict(), "dtype": dtype, "bound": b.bound})]
-    traffic = _traffic_rows(shape, dt, beta, peak, bw, rungs, ladder, tiles, dtype)
+    traffic, accesses = _traffic_rows(shape, dt, beta, peak, bw, rungs, ladder, tiles, dtype)
     if traffic:
         tcols = [Column("rung", "rung", fmt="s"), Column("name", "name", fmt="s"),
                  Column("tiles", "BMxBN / TMxTN", fmt="s"),
                  Column("gmem_reads_g", "A+B element reads", "G", ".4g"),
                  Column("gmem_gb", "GMEM traffic", "GB", ".4g"),
+                 Column("gmem_sector_gb", "L1 sectors (access model)", "GB", ".4g"),
                  Column("gmem_per_result", "GMEM accesses/result", fmt=".4g"),
                  Column("smem_per_result", "SMEM accesses/result", fmt=".4g"),
                  Column("ai", "AI", "FLOP/B", ".3g"), Column("memory_time_ms", "memory time", "ms", ".3g"),
                  Column("bound", "bound", fmt="s")]
         tables.append(Table("Traffic models (no cache hits; C read only when beta != 0)", tcols, traffic,
                             ["GMEM accesses per result: K*(1/BM + 1/BN); SMEM accesses per result: K*(TM+TN)/(TM*TN)"
-                             " (seed 004 sections 4 and 5)."]))
+                             " (seed 004 sections 4 and 5).",
+                             "L1 sectors (access model): bytes of the 32-byte sectors the warps' global loads and "
+                             "stores touch, from the rung's accesses: block (C's epilogue with beta = 0): traffic "
+                             "between the SMs and L1, every sector counted, where GMEM traffic counts each element "
+                             "once. Not DRAM bytes."]))
+    if accesses:
+        tables.append(Table("Memory accesses of one warp request (gemmprof.model.access; `gemmprof list --explain "
+                            "RUNG` for each access)", ACCESS_COLUMNS, accesses,
+                            ["sectors/req: 32-byte sectors per global request; efficiency: bytes used over sector "
+                             "bytes; wavefronts/req: shared-memory wavefronts per request; n-way: wavefronts over "
+                             "the conflict-free count (1 = no bank conflict)."]))
     emit_many(tables, fmt, output)
+
+
+ACCESS_COLUMNS = [Column("rung", "rung", fmt="s"), Column("name", "name", fmt="s"),
+                  Column("gld_sectors_per_request", "gld sectors/req", fmt=".2f"),
+                  Column("gld_efficiency", "gld efficiency", "%", ".0f"),
+                  Column("gst_sectors_per_request", "gst sectors/req", fmt=".2f"),
+                  Column("gst_efficiency", "gst efficiency", "%", ".0f"),
+                  Column("sld_wavefronts_per_request", "smem ld wavefronts/req", fmt=".2f"),
+                  Column("sld_degree", "ld n-way", fmt=".2f"),
+                  Column("sst_wavefronts_per_request", "smem st wavefronts/req", fmt=".2f"),
+                  Column("sst_degree", "st n-way", fmt=".2f")]
 
 
 def _row(q, v, unit, note):
@@ -127,19 +149,35 @@ def _traffic_rows(shape, dt, beta, peak, bw, rungs, ladder, tiles, dtype):
             bm, bn, tm, tn = (int(x) for x in tiles.split(","))
         except ValueError:
             raise InputError(f"--tiles {tiles!r}: expected four integers BM,BN,TM,TN") from None
-        entries.append(("-", "--tiles", mdl.Tiles(bm, bn, tm, tn, smem=(bm, bn) != (1, 1))))
+        entries.append(("-", "--tiles", mdl.Tiles(bm, bn, tm, tn, smem=(bm, bn) != (1, 1)), None))
     if rungs or ladder:
         chosen = specmod.select(rungs, all_=ladder, dtype=None if rungs else ("fp16" if dtype == "fp16" else "fp32"))
         for s in chosen:
-            entries.append((s.id, s.name, specmod.bind(s).tiles()))
-    rows = []
+            kernel = specmod.bind(s)
+            entries.append((s.id, s.name, kernel.tiles(), kernel))
+    rows, access_rows = [], []
     flops = mdl.gemm_flops(shape)
-    for rid, name, t in entries:
-        tr = mdl.tiled_traffic(shape, dt, t, beta)
+    for rid, name, t, kernel in entries:
+        acc = _access_summary(kernel, shape)
+        if acc is not None:
+            access_rows.append({"rung": rid, "name": name, **{k: 100 * v if k.endswith("efficiency") and v is not None
+                                                              else v for k, v in acc.items()}})
+        rdt = mdl.get_dtype(kernel.spec.dtype) if kernel is not None else dt  # a rung's own element sizes
+        tr = mdl.tiled_traffic(shape, rdt, t, beta, acc["gmem_sector_bytes"] if acc else None)
         mem_t = tr.gmem_bytes / bw
         rows.append({"rung": rid, "name": name, "tiles": f"{t.BM}x{t.BN} / {t.TM}x{t.TN}",
                      "gmem_reads_g": tr.gmem_element_reads / 1e9, "gmem_gb": tr.gmem_bytes / 1e9,
+                     "gmem_sector_gb": tr.gmem_sector_bytes / 1e9 if tr.gmem_sector_bytes is not None else None,
                      "gmem_per_result": tr.gmem_accesses_per_result, "smem_per_result": tr.smem_accesses_per_result,
                      "ai": tr.arithmetic_intensity, "memory_time_ms": mem_t * 1e3,
                      "bound": "memory" if mem_t > flops / peak else "compute"})
-    return rows
+    return rows, access_rows
+
+
+def _access_summary(kernel, shape):
+    """The access analysis of a bound rung at `shape` (None without an accesses: block or a kernel)."""
+    if kernel is None or kernel.spec.accesses is None:
+        return None
+    from gemmprof.model.access_explain import analyse_kernel, summary
+
+    return summary(analyse_kernel(kernel, shape))

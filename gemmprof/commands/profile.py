@@ -51,7 +51,7 @@ def command(variants, all_, size, m, n, k, params, cublas, from_file, dtype, sec
     ncu runs `gemmprof run VARIANTS --launch-once` in a child process and profiles only the launches inside the
     NVTX ranges "gemmprof NAME MxNxK". Per launch you get duration, speed-of-light %, achieved and theoretical
     occupancy (ncu's beside gemmprof's own calculation), the top warp-stall reasons, shared-memory bank conflicts
-    per request, DRAM/L2 bytes and executed FLOPs against the model, arithmetic intensity, and ncu's advice.
+    per request (ncu's beside the access model's, for rungs with an accesses: block), DRAM/L2 bytes and executed FLOPs against the model, arithmetic intensity, and ncu's advice.
 
     \b
     Examples:
@@ -71,12 +71,12 @@ def command(variants, all_, size, m, n, k, params, cublas, from_file, dtype, sec
         if variants or all_:
             raise InputError("give VARIANTS to profile, or --from FILE to read, not both")
         shape = resolve_shape(size, m, n, k, default=None) if any(v is not None for v in (size, m, n, k)) else None
-        report, infos = _read(from_file, ncu_path), _known_variants(notes)
+        report, infos, kernels = _read(from_file, ncu_path), _known_variants(notes), None
         source = {"csv": str(from_file), "layout": report.layout}
     else:
         shape = resolve_shape(size, m, n, k)
-        report, infos, csv_text = _live(variants, all_, dtype, params, cublas, shape, sections, pc_sampling,
-                                        skip_metrics, clock_control, ncu_path, notes)
+        report, infos, csv_text, kernels = _live(variants, all_, dtype, params, cublas, shape, sections,
+                                                 pc_sampling, skip_metrics, clock_control, ncu_path, notes)
         source = {"csv": str(save_csv) if save_csv else None, "layout": report.layout}
     explicit = resolve_gpu(gpu, gpu_file) if (gpu or gpu_file) else None
     gpu_spec, note = choose_gpu(report, explicit, gpu_specs.all_gpus())
@@ -84,6 +84,9 @@ def command(variants, all_, size, m, n, k, params, cublas, from_file, dtype, sec
         notes.append(note)
     default_dtype = dtype if from_file else None
     findings = analyse(report, gpu_spec, shape, infos, default_dtype)
+    from gemmprof.model.access_profile import attach
+
+    attach(findings, kernels, notes)  # the access model's conflicts and sectors beside ncu's
     if not from_file:
         seen = {f.variant for f in findings}
         notes += [f"{name}: no launch was profiled (rejected shape or failed verification? see `gemmprof run`)"
@@ -174,4 +177,4 @@ def _live(variants, all_, dtype, params, cublas, shape, sections, pc_sampling, s
     ranges = ", ".join(f'"gemmprof {name} {shape.label}"' for name in infos)
     report = ncu_run.diagnose(done, "ncu", f": no launch ran inside {ranges} (did the variants pass verification? "
                                           f"try `gemmprof run {' '.join(infos)} --size ...` first)")
-    return report, infos, done.stdout
+    return report, infos, done.stdout, {b.spec.name: b for b in bound}

@@ -33,6 +33,38 @@ def analyse_kernel(kernel, shape, banks: int = 32) -> LaunchAccesses | None:
     return analyse(block_desc, {**kernel.env, "M": shape.M, "N": shape.N, "K": shape.K}, grid, block, banks)
 
 
+def bound_like(spec, kernel_name: str, bind):
+    """`bind(spec, params)` with the template arguments ncu printed in `kernel_name` (the profiled build may predate
+    today's defaults); the defaults when the name has none (nvcc-built rungs set parameters with -D)."""
+    import re
+
+    args = re.search(r"<([\d, ]+)>", kernel_name or "")
+    if not args or not spec.template:
+        return bind(spec)
+    return bind(spec, dict(zip(spec.template, (int(a) for a in args[1].split(",")), strict=False)))
+
+
+def summary(la: LaunchAccesses) -> dict[str, float | None]:
+    """Per rung, as `gemmprof model` shows it: global sectors per request and coalescing efficiency, shared
+    wavefronts per request and n-way degree, for loads and stores. Requests no lane takes part in (predicated-off
+    instructions) are left out here; they count in the ncu comparison, where ncu counts them."""
+    out: dict[str, float | None] = {}
+    for op, tag in (("load", "ld"), ("store", "st")):
+        g = [r for r in la.results if r.access.space == "global" and r.access.op == op]
+        reqs, sectors = sum(r.requests_per_launch for r in g), sum(r.sectors for r in g)
+        useful = sum(r.efficiency * r.sectors * SECTOR for r in g)
+        out[f"g{tag}_sectors_per_request"] = sectors / reqs if reqs else None
+        out[f"g{tag}_efficiency"] = useful / (sectors * SECTOR) if sectors else None
+        sh = [r for r in la.results if r.access.space == "shared" and r.access.op == op and r.wavefronts]
+        reqs, wf, ideal = (sum(r.requests_per_launch for r in sh), sum(r.wavefronts for r in sh),
+                           sum(r.ideal_wavefronts for r in sh))
+        out[f"s{tag}_wavefronts_per_request"] = wf / reqs if reqs else None
+        out[f"s{tag}_conflicts_per_request"] = (wf - ideal) / reqs if reqs else None
+        out[f"s{tag}_degree"] = wf / ideal if ideal else None
+    out["gmem_sector_bytes"] = la.sectors() * SECTOR
+    return out
+
+
 def ncu_quantities(ncu) -> dict[str, float]:
     """Per-request figures from ncu's counters; gmem_sectors from the L1 tag-stage bytes (l1tex__t_bytes / 32)."""
     out: dict[str, float] = {}
@@ -117,6 +149,8 @@ def _fmt(row) -> str:
     if row["space"] == "global":
         return (f"{head} {row['sectors_per_request']:.2f} sectors and {row['lines_per_request']:.2f} lines per "
                 f"request, {100 * row['efficiency']:.0f}% of sector bytes used")
+    if row["wavefronts_per_request"] == 0:
+        return f"{head} predicated off (no lane on): issued, no wavefront; ncu counts it as a shared-memory instruction"
     text = (f"{head} {row['wavefronts_per_request']:.2f} wavefronts per request "
             f"({row['degree']:.2f}-way, {row['conflicts_per_request']:.2f} conflicts)")
     if abs(row["degree_16_banks"] - row["degree"]) > 1e-9:
@@ -135,6 +169,12 @@ def explain(kernel, shape) -> Explanation | None:
     lines += [_fmt(r) for r in rows]
     lines.append(f"  launch: {la.sectors():,} global sectors ({la.sectors() * SECTOR / 1e9:.2f} GB at L1), "
                  f"{la.wavefronts():,} shared wavefronts, {la.conflicts():,} bank conflicts")
+    if any(r.access.ldmatrix for r in la.results):
+        ncu_def = predicted_quantities(la).get("smem_ld_wavefronts_per_request")
+        lines.append("  ncu's shared-load requests (smsp__inst_executed_op_shared_ld) leave ldmatrix out, so ncu's "
+                     "wavefronts per request divide every wavefront, ldmatrix's included, by the other shared loads: "
+                     + (f"{ncu_def:.2f} predicted on that definition" if ncu_def is not None
+                        else "no such loads here, so ncu shows none"))
     claims = []
     for c in kernel.spec.accesses.claims:
         entry = {"claim": c["claim"], "finding": c["finding"]}

@@ -149,17 +149,23 @@ class Traffic:
     gmem_accesses_per_result: float  # K*(1/BM + 1/BN): seed 004's "memory accesses per result"
     smem_accesses_per_result: float | None  # K*(TM+TN)/(TM*TN) when operands are staged in shared memory
     arithmetic_intensity: float  # FLOPs (2MNK) per byte of this traffic
+    # Bytes of the 32-byte sectors the warps' global requests touch (the access analysis of the rung's `accesses:`
+    # block, gemmprof.model.access): traffic between the SMs and L1 with every sector counted, so a warp reading 32
+    # floats of one column costs 32 sectors where a row costs 4. None without a description. Not DRAM bytes.
+    gmem_sector_bytes: int | None = None
 
     @property
     def gmem_bytes(self) -> int:
         return self.gmem_read_bytes + self.gmem_write_bytes
 
 
-def tiled_traffic(shape: GemmShape, dtype: DType, tiles: Tiles, beta: float = 0.0) -> Traffic:
+def tiled_traffic(shape: GemmShape, dtype: DType, tiles: Tiles, beta: float = 0.0,
+                  gmem_sector_bytes: int | None = None) -> Traffic:
     """Each BM x BN block tile reads BM rows of A and BN columns of B once: M*N*K*(1/BM + 1/BN) element reads.
 
     With BM = BN = 1 this is the naive kernel's 2*M*N*K (seed 000); adding C gives seed 004's 4*(2K+1)*M*N bytes.
     Each thread computing TM x TN results reads TM + TN operands from shared memory per step of K.
+    `gmem_sector_bytes` (from gemmprof.model.access_explain.sector_bytes) is carried as given.
     """
     M, N, K = shape.M, shape.N, shape.K
     # exact integer arithmetic: M*N*K/BM + M*N*K/BN
@@ -170,7 +176,7 @@ def tiled_traffic(shape: GemmShape, dtype: DType, tiles: Tiles, beta: float = 0.
     per_result = K * (1 / tiles.BM + 1 / tiles.BN)
     smem = K * (tiles.TM + tiles.TN) / (tiles.TM * tiles.TN) if tiles.smem else None
     return Traffic(element_reads, read_bytes, write_bytes, per_result, smem,
-                   gemm_flops(shape) / (read_bytes + write_bytes))
+                   gemm_flops(shape) / (read_bytes + write_bytes), gmem_sector_bytes)
 
 
 def seed003_memory_time_s(shape: GemmShape, dtype: DType, bandwidth_gbs: float) -> float:

@@ -60,7 +60,45 @@ def flat_row(f: LaunchFindings, top: int = 3) -> dict:
     }
     for i, (reason, share) in enumerate(list(f.stalls.items())[:top], 1):
         row[f"stall_{i}"] = f"{reason} {100 * share:.0f}%"
+    row.update(_access_cells(f))
     return row
+
+
+_ACCESS_QUANTITIES = {"smem_ld_conflicts_per_request": "ld_conf", "smem_st_conflicts_per_request": "st_conf",
+                      "smem_ld_wavefronts_per_request": "ld_wf", "smem_st_wavefronts_per_request": "st_wf",
+                      "gmem_sectors": "sectors"}
+
+
+def _access_cells(f: LaunchFindings) -> dict:
+    if f.accesses is None:
+        return {}
+    out: dict = {"access_check": f.accesses.check}
+    for q, key in _ACCESS_QUANTITIES.items():
+        c = f.accesses.get(q)
+        if c is not None:
+            scale = 1e6 if q == "gmem_sectors" else 1
+            out[f"model_{key}"], out[f"ncu_{key}"] = c.predicted / scale, c.ncu / scale
+    return out
+
+
+def _access_notes(f: LaunchFindings) -> list[str]:
+    out = []
+    for c in f.accesses.comparisons if f.accesses else ():
+        if c.check == "DIFFERS":
+            out.append(f"{f.variant}: access model and ncu DIFFER on {c.quantity}: model {c.predicted:.4g}, "
+                       f"ncu {c.ncu:.4g} (more than 10% apart, and the rung's spec has no note saying why)")
+        elif c.check == "explained":
+            out.append(f"{f.variant}: {c.quantity}: model {c.predicted:.4g}, ncu {c.ncu:.4g}: {c.why}")
+    return out
+
+
+ACCESS_COLUMNS = [C("variant", "variant", fmt="s"),
+                  C("model_ld_conf", "ld conflicts/req model", fmt=".2f"), C("ncu_ld_conf", "ncu", fmt=".2f"),
+                  C("model_st_conf", "st conflicts/req model", fmt=".2f"), C("ncu_st_conf", "ncu", fmt=".2f"),
+                  C("model_ld_wf", "ld wavefronts/req model", fmt=".2f"), C("ncu_ld_wf", "ncu", fmt=".2f"),
+                  C("model_st_wf", "st wavefronts/req model", fmt=".2f"), C("ncu_st_wf", "ncu", fmt=".2f"),
+                  C("model_sectors", "L1 sectors model", "M", ".4g"), C("ncu_sectors", "ncu", "M", ".4g"),
+                  C("access_check", "check", fmt="s")]
 
 
 SOL_COLUMNS = [C("variant", "variant", fmt="s"), C("kernel", "kernel", fmt="s"), C("duration_us", "time", "us", ".1f"),
@@ -99,6 +137,12 @@ def tables(results: ProfileResults, top: int = 3) -> list[Table]:
     stall_cols = _stall_columns(top)
     if any(r.get(c.key) is not None for r in rows for c in stall_cols[1:]):
         out.append(Table("Warp stalls (share of stall cycles) and shared-memory bank conflicts", stall_cols, rows))
+    if any(f.accesses for f in results.launches):
+        out.append(Table("Shared-memory bank conflicts and global sectors: the access model (the rung's accesses: "
+                         "block) beside ncu (per request of ncu's shared-memory instructions, which leave ldmatrix "
+                         "out; L1 sectors = l1tex__t_bytes / 32)", ACCESS_COLUMNS,
+                         [r for r in rows if r.get("access_check")]))
+        notes += [n for f in results.launches for n in _access_notes(f)]
     advice = [{"variant": f.variant, "type": r.type, "rule": r.name, "speedup": r.speedup, "advice": r.summary}
               for f in results.launches for r in f.rules]
     if advice:
@@ -113,7 +157,7 @@ def emit_tables(results: ProfileResults, fmt: str | None, output, top: int = 3) 
     fmt_ = choose_format(fmt, output)
     rows = [flat_row(f, top) for f in results.launches]
     if fmt_ in ("json", "csv"):
-        cols = list({c.key: c for c in SOL_COLUMNS + TRAFFIC_COLUMNS + _stall_columns(top)}.values())
+        cols = list({c.key: c for c in SOL_COLUMNS + TRAFFIC_COLUMNS + _stall_columns(top) + ACCESS_COLUMNS}.values())
         meta = results.to_dict() if fmt_ == "json" else {}
         emit(Table("gemmprof profile", cols, rows, list(results.notes), meta), fmt_, output)
         return

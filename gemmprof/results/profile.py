@@ -43,7 +43,9 @@ Format (JSON; numbers in base units; null wherever the CSV lacked the metric or 
                           "st_conflicts_per_request": ..., "st_conflicts_per_wavefront": ...},
         "rules": [{"section": "WarpStateStats", "name": "CPIStall", "type": "OPT", "speedup": 39.89,
                    "speedup_type": "local", "summary": "one line", "description": "ncu's full text"}],
-        "notes": []
+        "notes": [],
+        "accesses": {"check": "ok", "comparisons": [{"quantity": "smem_ld_conflicts_per_request",
+                     "predicted": 2.0, "ncu": 2.0, "check": "ok", "why": null}]} | null   # results/access_check.py
       }]
     }
 """
@@ -57,6 +59,7 @@ from dataclasses import dataclass, field
 from gemmprof import __version__
 from gemmprof.errors import InputError
 from gemmprof.model.traffic import GemmShape
+from gemmprof.results.access_check import AccessCheck
 from gemmprof.results.fields import FieldReader
 from gemmprof.results.files import json_safe, load_json, write_atomic
 
@@ -150,6 +153,7 @@ class LaunchFindings:
     flops_model: int | None = None  # 2*M*N*K
     rules: list[RuleAdvice] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    accesses: AccessCheck | None = None  # the access model beside ncu (ladder rungs with an accesses: block)
 
     @property
     def flops_executed(self) -> float | None:
@@ -227,6 +231,7 @@ def launch_to_dict(f: LaunchFindings) -> dict:
                    "speedup_type": r.speedup_type, "summary": r.summary, "description": r.description}
                   for r in f.rules],
         "notes": f.notes,
+        "accesses": f.accesses.to_dict() if f.accesses else None,
     }
 
 
@@ -254,6 +259,7 @@ def launch_from_dict(d, where: str = "launch") -> LaunchFindings:
                                   rr.str("summary", ""), rr.num("speedup"), rr.str("speedup_type", ""),
                                   rr.str("description", "")))
     f.notes = r.strs("notes")
+    f.accesses = AccessCheck.from_dict(d.get("accesses"), f"{where}.accesses")
     return f
 
 
