@@ -28,6 +28,11 @@ for stage in "$@"; do
   case $stage in
     env)
       step env bash -c 'nvidia-smi; nvcc --version; python3 -c "import cupy, numpy, click, rich, matplotlib, yaml; print(cupy.__version__, numpy.__version__)"; ncu --version; which nsys || true' ;;
+    fp32top)  # issue 14's evidence: the top fp32 rungs at 2048, 8192 and the odd shape, and ncu's view of them
+      step fp32_2048 "${GP[@]}" run 9-14 --size 2048 --budget 0.5 -o "$B/fp32_2048.json"
+      step fp32_8192 "${GP[@]}" run 9-14 --size 8192 --budget 0.5 -o "$B/fp32_8192.json"
+      step fp32_odd "${GP[@]}" run 13 14 -m 4095 -n 4097 -k 1023 --budget 0.5 -o "$B/fp32_odd.json"
+      step profile_top "${GP[@]}" profile 9 11 12 13 14 h1 h2 h3 --size 4096 --save "$B/profile_top_4096.json" --save-csv "$B/ncu_top_4096.csv" ;;
     ladder)
       step ladder "${GP[@]}" run --all --size "$SIZE" -o "$B/ladder_$SIZE.json" ;;
     odd)
