@@ -38,6 +38,11 @@ class LazyGroup(click.Group):
         module = importlib.import_module(COMMANDS[name][0])
         return module.command
 
+    def parse_args(self, ctx, args):
+        if any("\0" in a for a in args):  # no file name or value holds one; os calls would raise ValueError
+            raise click.UsageError("an argument holds a NUL byte (\\0)", ctx)
+        return super().parse_args(ctx, args)
+
     def format_commands(self, ctx, formatter):
         rows = [(name, help_) for name, (_, help_) in COMMANDS.items()]
         with formatter.section("Commands"):

@@ -13,8 +13,12 @@ from typing import Any
 
 from gemmprof.errors import InputError
 from gemmprof.model.traffic import GemmShape
+<<<<<<< HEAD
 from gemmprof.results import clocks as _clocks
 from gemmprof.results.clocks import ClockRecord
+=======
+from gemmprof.results.fields import MAX_COUNT, Fields
+>>>>>>> d25b391 (Reliability (issue 12): validate at every edge, property tests for every reader, nothing lost, a real install)
 from gemmprof.results.files import load_json, save_json
 
 RUN_KIND = "gemmprof.run"
@@ -232,6 +236,7 @@ class VariantResult:
         }
 
     @classmethod
+<<<<<<< HEAD
     def from_dict(cls, d: dict) -> VariantResult:
         t = d.get("timing")
         launch = res = ver = mod = None
@@ -272,6 +277,36 @@ def _build_from(d: dict) -> BuildInfo | None:
     return BuildInfo(d["compiler"], d.get("compiler_version") or "", tuple(d.get("compiler_flags") or ()),
                      d.get("compiler_arch") or "", d.get("cubin_sha256"), d.get("symbol"),
                      d.get("compiler_reason") or "", d.get("sass"))
+=======
+    def from_dict(cls, d: dict, where: str = "variant") -> VariantResult:
+        """Every field checked once, here: wrong types, NaN, infinities and negative times are InputErrors."""
+        f = Fields(d, where)
+        launch = res = ver = mod = timing = None
+        grid, block = f.dims("grid"), f.dims("block")
+        if grid is not None and block is not None:
+            launch = LaunchConfig(grid, block, f.int("dynamic_smem", 0))
+        if f.int("registers") is not None:
+            res = Resources(f.int("registers"), f.int("static_smem", 0), local_bytes=f.int("local_bytes"))
+        rel, tol = f.num("rel_error", minimum=0), f.num("tolerance", minimum=0)
+        if rel is not None or tol is not None:
+            ver = Verification(float("nan") if rel is None else rel, tol or 0.0, f.int("unwritten", 0))
+        if f.num("flops", minimum=1) is not None:
+            mod = ModelFigures(f.num("flops"), f.num("min_arithmetic_intensity", minimum=0),
+                               f.num("model_arithmetic_intensity", minimum=0), f.str("peak_kind"),
+                               f.num("peak_flops", minimum=0))
+        occupancy = f.mapping("occupancy")
+        if occupancy is not None:
+            if "theoretical_occupancy" in occupancy and Fields(occupancy, f"{where}.occupancy").num(
+                    "theoretical_occupancy", minimum=0) is None:
+                raise InputError(f"{where}.occupancy.theoretical_occupancy: expected a number, got null")
+        if f.mapping("timing"):
+            timing = Measurement(f.sub("timing").times("samples_ms"))
+        return cls(id=f.name("id"), name=f.name("name"), title=f.str("title", "") or "", dtype=f.name("dtype"),
+                   kind=f.str("kind", "ladder") or "ladder", status=f.str("status", "ok") or "ok",
+                   message=f.str("message") or "", params=f.ints("params"), nvtx_range=f.str("nvtx_range"),
+                   launch=launch, resources=res, occupancy=occupancy, verification=ver,
+                   timing=timing, model=mod)
+>>>>>>> d25b391 (Reliability (issue 12): validate at every edge, property tests for every reader, nothing lost, a real install)
 
 
 @dataclass
@@ -319,18 +354,20 @@ class RunResult:
         if doc.get("kind") != RUN_KIND:
             kind = doc.get("kind")
             raise InputError(f"{source}: not a gemmprof run results file (kind is {kind!r})")
-        try:
-            s = doc["shape"]
-            return cls(shape=GemmShape(s["M"], s["N"], s["K"]), alpha=doc["alpha"], beta=doc["beta"],
-                       device=doc["device"], gpu_spec=doc.get("gpu_spec", doc.get("gpu_profile")), seed=doc["seed"],
-                       timing_method=doc["timing_method"],
-                       variants=[VariantResult.from_dict(v) for v in doc["variants"]],
-                       created=doc.get("created", ""), gemmprof_version=doc.get("gemmprof_version", ""),
-                       command=doc.get("command", ""))
-        except InputError as exc:
-            raise InputError(f"{source}: {exc}") from None
-        except (KeyError, TypeError, ValueError, AttributeError) as exc:
-            raise InputError(f"{source}: malformed run results ({type(exc).__name__}: {exc})") from None
+        f = Fields(doc, source)
+        shape = f.shape("shape")
+        if shape is None:
+            raise InputError(f"{source}: malformed run results (no shape)")
+        variants = doc.get("variants")
+        if not isinstance(variants, list):
+            raise InputError(f"{source}.variants: expected a list, got {type(variants).__name__}")
+        alpha, beta = f.num("alpha"), f.num("beta")
+        return cls(shape=shape, alpha=1.0 if alpha is None else alpha, beta=0.0 if beta is None else beta,
+                   device=f.mapping("device") or {}, gpu_spec=f.str("gpu_spec") or f.str("gpu_profile"),
+                   seed=f.int("seed", minimum=-MAX_COUNT), timing_method=f.mapping("timing_method") or {},
+                   variants=[VariantResult.from_dict(v, f"{source}: variants[{i}]") for i, v in enumerate(variants)],
+                   created=f.str("created", "") or "", gemmprof_version=f.str("gemmprof_version", "") or "",
+                   command=f.str("command", "") or "")
 
 
 def load_run(path) -> RunResult:
