@@ -71,6 +71,9 @@ def main(argv=None):
     except click.exceptions.Abort:
         click.echo("aborted", err=True)
         sys.exit(130)
+    except click.UsageError as exc:  # one line naming the option, as every other error (`--help` shows usage)
+        click.echo(f"error: {exc.format_message()}", err=True)
+        sys.exit(exc.exit_code)
     except click.ClickException as exc:
         exc.show()
         sys.exit(exc.exit_code)

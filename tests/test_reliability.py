@@ -97,6 +97,8 @@ def _cases(tmp: Path):
          "samples_ms"),
         (["roofline", str(mine), "--table", str(mine)], "--table"),
         (["compare-nsys", str(tmp)], "directory"),
+        (["diff", str(mine), str(RESULTS), "-o", str(mine)], "-o"),
+        (["report", str(mine), "-o", str(mine)], "-o"),
         (["profile", "--from", str(n_csv), "-o", str(n_csv)], "-o"),
         (["profile", "--from", str(tmp)], "directory"),
     ]
@@ -137,10 +139,15 @@ class _StandInRunner:
 
     calls = 0
 
-    def __init__(self, profile, options, progress=None):
+    clock_status = "stand-in: no clocks"
+
+    def __init__(self, profile, options, progress=None, **kwargs):
         self.seed = 1
 
-    def run_kernel(self, kernel):
+    def clock_reader(self):
+        return None
+
+    def run_kernel(self, kernel, compiler=None):
         from gemmprof.results.run import Measurement, VariantResult
 
         type(self).calls += 1
@@ -224,11 +231,11 @@ def test_interrupted_gpu_run_keeps_the_verified_variants(tmp_path, monkeypatch, 
     real = runner.Runner.run_kernel
     calls = []
 
-    def interrupted(self, kernel):
+    def interrupted(self, kernel, compiler=None):
         calls.append(kernel.spec.name)
         if len(calls) == 3:
             raise KeyboardInterrupt
-        return real(self, kernel)
+        return real(self, kernel, compiler)
 
     monkeypatch.setattr(runner.Runner, "run_kernel", interrupted)
     out = tmp_path / "results.json"

@@ -18,7 +18,8 @@ class Fields:
         self.d, self.where = d, where
 
     def _bad(self, key, want):
-        raise InputError(f"{self.where}.{key}: expected {want}, got {_shown(self.d.get(key))}")
+        where = f"{self.where}.{key}" if self.where else key
+        raise InputError(f"{where}: expected {want}, got {_shown(self.d.get(key))}")
 
     def num(self, key, minimum: float | None = None):
         """A finite number (>= minimum when given), or None when absent or null."""
@@ -92,7 +93,7 @@ class Fields:
         v = self.d.get(key)
         if v is None:
             return None
-        sub = Fields(v, f"{self.where}.{key}")
+        sub = Fields(v, f"{self.where}.{key}" if self.where else key)
         try:
             return GemmShape(*(sub.int(d, minimum=1) for d in ("M", "N", "K")))
         except InputError:
@@ -105,7 +106,7 @@ class Fields:
         return v
 
     def sub(self, key):
-        return Fields(self.d.get(key) or {}, f"{self.where}.{key}")
+        return Fields(self.d.get(key) or {}, f"{self.where}.{key}" if self.where else key)
 
 
 def _finite(x) -> bool:
