@@ -38,6 +38,11 @@ class LazyGroup(click.Group):
         module = importlib.import_module(COMMANDS[name][0])
         return module.command
 
+    def parse_args(self, ctx, args):
+        if any("\0" in a for a in args):  # no file name or value holds one; os calls would raise ValueError
+            raise click.UsageError("an argument holds a NUL byte (\\0)", ctx)
+        return super().parse_args(ctx, args)
+
     def format_commands(self, ctx, formatter):
         rows = [(name, help_) for name, (_, help_) in COMMANDS.items()]
         with formatter.section("Commands"):
@@ -66,6 +71,9 @@ def main(argv=None):
     except click.exceptions.Abort:
         click.echo("aborted", err=True)
         sys.exit(130)
+    except click.UsageError as exc:  # one line naming the option, as every other error (`--help` shows usage)
+        click.echo(f"error: {exc.format_message()}", err=True)
+        sys.exit(exc.exit_code)
     except click.ClickException as exc:
         exc.show()
         sys.exit(exc.exit_code)

@@ -45,8 +45,15 @@ def require_cupy():
             "this command needs CuPy and a CUDA GPU: pip install 'gemmprof[cuda12]' (or [cuda13] for CUDA 13 drivers)"
         ) from exc
     try:
-        if cupy.cuda.runtime.getDeviceCount() < 1:
-            raise GpuUnavailableError("CuPy found no CUDA device")
-    except cupy.cuda.runtime.CUDARuntimeError as exc:
-        raise GpuUnavailableError(f"CuPy found no usable CUDA device ({exc})") from exc
+        count = cupy.cuda.runtime.getDeviceCount()
+    except Exception as exc:  # CUDARuntimeError, or a RuntimeError when libcuda.so itself cannot be loaded
+        text = str(exc)
+        if "InsufficientDriver" in text or "driver" in text.lower() or "libcuda" in text:
+            raise GpuUnavailableError(f"no CUDA driver found (or it is older than this CuPy needs): install the "
+                                      f"NVIDIA driver, or run on a machine with a GPU ({text})") from exc
+        if "NoDevice" in text:
+            raise GpuUnavailableError("no CUDA GPU found: the driver sees no device") from exc
+        raise GpuUnavailableError(f"CuPy found no usable CUDA device ({text})") from exc
+    if count < 1:
+        raise GpuUnavailableError("no CUDA GPU found: the driver sees no device")
     return cupy

@@ -11,6 +11,9 @@ FIXTURES = Path(__file__).parent / "fixtures"
 
 
 def pytest_collection_modifyitems(config, items):
+    for item in items:  # property tests are the `slow` ones: `pytest -m slow` runs them at the slow profile
+        if getattr(getattr(item, "obj", None), "is_hypothesis_test", False):
+            item.add_marker(pytest.mark.slow)
     if gpu_available():
         return
     skip = pytest.mark.skip(reason="needs a CUDA GPU and CuPy")
@@ -36,3 +39,26 @@ def runner():
 
     return CliRunner()
 
+
+
+# Property tests (hypothesis): `ci` (default) runs 1000 examples per reader inside CI's time; `slow` runs more.
+# Choose with HYPOTHESIS_PROFILE=slow, or run `pytest -m slow`.
+try:
+    from hypothesis import HealthCheck, settings
+
+    _quiet = [HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.function_scoped_fixture]
+    settings.register_profile("ci", max_examples=1000, deadline=None, suppress_health_check=_quiet,
+                              print_blob=True)
+    settings.register_profile("slow", max_examples=10000, deadline=None, suppress_health_check=_quiet)
+    settings.register_profile("quick", max_examples=50, deadline=None, suppress_health_check=_quiet)
+    settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+except ImportError:  # the property tests import hypothesis themselves and fail loudly without it
+    pass
+
+
+def pytest_configure(config):
+    """`pytest -m slow` runs the property tests with the `slow` profile (10,000 examples per reader)."""
+    if "slow" in (config.option.markexpr or "") and "not slow" not in config.option.markexpr:
+        from hypothesis import settings
+
+        settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "slow"))

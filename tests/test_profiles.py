@@ -100,3 +100,11 @@ def test_negative_figure_is_rejected(tmp_path):
 def test_unknown_gpu_lists_known_ones():
     with pytest.raises(ProfileError, match=r"unknown GPU 'nope'.*h100_sxm"):
         gpu_specs.get_gpu("nope")
+
+
+def test_a_required_peak_left_empty_is_named():
+    """Found by the fuzz test: `fp32:` with nothing after it was read as a missing figure, then multiplied."""
+    text = _valid_text().replace("fp32: {value: 66.9", "fp32_unused: {value: 66.9")
+    text = text.replace("peak_tflops:\n", "peak_tflops:\n  fp32:\n", 1)
+    with pytest.raises(ProfileError, match=r"peak_tflops\.fp32: expected a mapping .*got nothing"):
+        gpu_specs.parse_gpu_spec(Path("x.yaml"), text)

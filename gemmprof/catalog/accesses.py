@@ -149,7 +149,10 @@ def _notes(path, node) -> tuple[DocumentedDifference, ...]:
             _fail(path, f"notes[{i}]", "expected {quantity, ncu, why}")
         if item["quantity"] not in NCU_QUANTITIES:
             _fail(path, f"notes[{i}].quantity", f"{item['quantity']!r} is not one of {', '.join(NCU_QUANTITIES)}")
-        out.append(DocumentedDifference(str(item["quantity"]), float(item["ncu"]), str(item["why"]).strip()))
+        ncu = item["ncu"]
+        if isinstance(ncu, bool) or not isinstance(ncu, (int, float)) or not abs(ncu) < 1e30:
+            _fail(path, f"notes[{i}].ncu", f"expected a finite number, got {str(ncu)[:40]!r}")
+        out.append(DocumentedDifference(str(item["quantity"]), float(ncu), str(item["why"]).strip()))
     return tuple(out)
 
 

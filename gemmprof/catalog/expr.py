@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import math
 import operator
 from collections.abc import Mapping
 from functools import lru_cache
@@ -14,7 +15,19 @@ def _cdiv(a, b):
     return -(-a // b)
 
 
-FUNCTIONS = {"cdiv": _cdiv, "min": min, "max": max}
+def _min(*args):
+    return min(args)
+
+
+def _max(*args):
+    return max(args)
+
+
+FUNCTIONS = {"cdiv": _cdiv, "min": _min, "max": _max}
+ARITY = {"cdiv": (2, 2), "min": (1, 64), "max": (1, 64)}  # (fewest, most) arguments
+MAX_LENGTH = 1000  # characters: a spec's expressions are a line each
+MAX_DEPTH = 40  # nesting of the parsed tree: deep enough for any spec, far from Python's recursion limit
+MAX_MAGNITUDE = 2 ** 64  # larger values (2**70 tiles, 1e300 bytes) are mistakes, not GEMM sizes
 _BINOPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
            ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod,
            # bitwise operators, for index expressions such as an XOR swizzle (h3's accesses)
@@ -31,12 +44,34 @@ class ExprError(SpecError):
 
 @lru_cache(maxsize=4096)
 def parse(text: str) -> ast.expr:
+    if not isinstance(text, str):
+        raise ExprError(f"expected an expression (text or a number), got {_short(text)}")
+    if len(text) > MAX_LENGTH:
+        raise ExprError(f"expression {_short(text)}: longer than {MAX_LENGTH} characters")
     try:
-        tree = ast.parse(str(text).strip(), mode="eval")
+        tree = ast.parse(text.strip(), mode="eval")
     except SyntaxError as exc:
-        raise ExprError(f"cannot parse expression {text!r}: {exc.msg}") from None
+        raise ExprError(f"cannot parse expression {_short(text)}: {exc.msg}") from None
+    except (RecursionError, MemoryError):
+        raise ExprError(f"expression {_short(text)}: nested too deeply") from None
+    _check_depth(tree.body, text)
     _check(tree.body, text)
     return tree.body
+
+
+def _short(text) -> str:
+    shown = repr(text)
+    return shown if len(shown) <= 60 else shown[:57] + "..."
+
+
+def _check_depth(root, text):
+    """Iteratively (no recursion): evaluation recurses, so deep trees are refused before it starts."""
+    stack = [(root, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            raise ExprError(f"expression {_short(text)}: nested more than {MAX_DEPTH} deep")
+        stack.extend((child, depth + 1) for child in ast.iter_child_nodes(node))
 
 
 def _check(node, text):
@@ -44,13 +79,21 @@ def _check(node, text):
                ast.operator, ast.unaryop, ast.boolop, ast.cmpop, ast.Load, ast.IfExp)
     for sub in ast.walk(node):
         if not isinstance(sub, allowed):
-            raise ExprError(f"expression {text!r}: {type(sub).__name__} is not allowed")
-        if isinstance(sub, ast.Call) and not (isinstance(sub.func, ast.Name) and sub.func.id in FUNCTIONS):
-            raise ExprError(f"expression {text!r}: only {', '.join(FUNCTIONS)} may be called")
+            raise ExprError(f"expression {_short(text)}: {type(sub).__name__} is not allowed")
+        if isinstance(sub, ast.Call):
+            if not (isinstance(sub.func, ast.Name) and sub.func.id in FUNCTIONS):
+                raise ExprError(f"expression {_short(text)}: only {', '.join(FUNCTIONS)} may be called")
+            low, high = ARITY[sub.func.id]
+            if not low <= len(sub.args) <= high:
+                want = f"{low}" if low == high else f"{low} or more"
+                raise ExprError(f"expression {_short(text)}: {sub.func.id}() takes {want} arguments, "
+                                f"got {len(sub.args)}")
         if isinstance(sub, ast.Constant) and not isinstance(sub.value, (int, float, bool)):
-            raise ExprError(f"expression {text!r}: constant {sub.value!r} is not a number")
+            raise ExprError(f"expression {_short(text)}: constant {_short(sub.value)} is not a number")
+        if isinstance(sub, ast.Constant) and not _in_range(sub.value):
+            raise ExprError(f"expression {_short(text)}: constant {_short(sub.value)} is out of range")
         if isinstance(sub, ast.BinOp) and type(sub.op) not in _BINOPS and not isinstance(sub.op, ast.Div):
-            raise ExprError(f"expression {text!r}: operator {type(sub.op).__name__} is not allowed")
+            raise ExprError(f"expression {_short(text)}: operator {type(sub.op).__name__} is not allowed")
 
 
 def names(text) -> set[str]:
@@ -59,13 +102,24 @@ def names(text) -> set[str]:
     return {n.id for n in ast.walk(parse(text)) if isinstance(n, ast.Name) and n.id not in FUNCTIONS}
 
 
+def _in_range(value) -> bool:
+    return isinstance(value, bool) or (math.isfinite(value) and abs(value) < MAX_MAGNITUDE)
+
+
 def evaluate(text, env: Mapping[str, int | float]):
     """Evaluate `text` (or pass a number through) with the names in `env`."""
     if isinstance(text, bool):
         return text
     if isinstance(text, (int, float)):
+        if not _in_range(text):
+            raise ExprError(f"{_short(text)} is out of range")
         return text
-    return _eval(parse(text), env, text)
+    if not isinstance(text, str):
+        raise ExprError(f"expected an expression (text or a number), got {_short(text)}")
+    value = _eval(parse(text), env, text)
+    if not isinstance(value, (int, float, bool)) or not _in_range(value):
+        raise ExprError(f"expression {_short(text)}: the value {_short(value)} is out of range")
+    return value
 
 
 def _eval(node, env, text):
@@ -73,7 +127,7 @@ def _eval(node, env, text):
         return node.value
     if isinstance(node, ast.Name):
         if node.id not in env:
-            raise ExprError(f"expression {text!r}: unknown name {node.id!r}")
+            raise ExprError(f"expression {_short(text)}: unknown name {node.id!r}")
         return env[node.id]
     if isinstance(node, ast.UnaryOp):
         v = _eval(node.operand, env, text)
@@ -85,16 +139,18 @@ def _eval(node, env, text):
             return not v
     if isinstance(node, ast.BinOp):
         a, b = _eval(node.left, env, text), _eval(node.right, env, text)
+        if not (_in_range(a) and _in_range(b)):
+            raise ExprError(f"expression {_short(text)}: a value out of range ({_short(a)}, {_short(b)})")
         if isinstance(node.op, (ast.Div, ast.FloorDiv, ast.Mod)) and b == 0:
-            raise ExprError(f"expression {text!r}: division by zero")
+            raise ExprError(f"expression {_short(text)}: division by zero")
         if isinstance(node.op, ast.Div):
             if isinstance(a, int) and isinstance(b, int):
                 if a % b:
-                    raise ExprError(f"expression {text!r}: {a} / {b} is not exact")
+                    raise ExprError(f"expression {_short(text)}: {a} / {b} is not exact")
                 return a // b
             return a / b
         if type(node.op) in _BITWISE and not (type(a) is int and type(b) is int and b >= 0):
-            raise ExprError(f"expression {text!r}: bitwise operators need non-negative integer right operands")
+            raise ExprError(f"expression {_short(text)}: bitwise operators need non-negative integer right operands")
         return _BINOPS[type(node.op)](a, b)
     if isinstance(node, ast.BoolOp):
         values = (_eval(v, env, text) for v in node.values)
@@ -110,8 +166,11 @@ def _eval(node, env, text):
     if isinstance(node, ast.IfExp):
         return _eval(node.body if _eval(node.test, env, text) else node.orelse, env, text)
     if isinstance(node, ast.Call):
-        return FUNCTIONS[node.func.id](*[_eval(a, env, text) for a in node.args])
-    raise ExprError(f"expression {text!r}: cannot evaluate {type(node).__name__}")
+        args = [_eval(a, env, text) for a in node.args]
+        if node.func.id == "cdiv" and args[1] == 0:
+            raise ExprError(f"expression {_short(text)}: cdiv by zero")
+        return FUNCTIONS[node.func.id](*args)
+    raise ExprError(f"expression {_short(text)}: cannot evaluate {type(node).__name__}")
 
 
 class NotVectorizable(Exception):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -108,6 +109,8 @@ class _Loader:
     def figure(self, key: str, required=True, kind=float, positive=True):
         node = self.node(key, required)
         if node is None:
+            if required:  # present but null (`fp32:` with nothing after it)
+                self.fail(key, "expected a mapping {value: ..., source: REFERENCE}, got nothing")
             return None
         if not isinstance(node, dict) or "value" not in node or "source" not in node:
             self.fail(key, "expected a mapping {value: ..., source: REFERENCE}")
@@ -127,6 +130,8 @@ class _Loader:
     def _number(self, key, value, kind, positive):
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             self.fail(key, f"expected a number, got {value!r}")
+        if not (abs(value) < 1e30 and math.isfinite(value)):  # .nan, .inf and 400-digit values are typos
+            self.fail(key, f"expected a finite number of sane size, got {str(value)[:40]}")
         if kind is int and (not float(value).is_integer()):
             self.fail(key, f"expected a whole number, got {value!r}")
         if positive and value <= 0:
@@ -190,7 +195,9 @@ def load_gpu_file(path) -> GpuSpec:
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
-        raise ProfileError(f"--profile: cannot read {path}: {exc.strerror or exc}") from None
+        raise ProfileError(f"--gpu-file: cannot read {path}: {'a directory, not a GPU spec file' if path.is_dir() else exc.strerror or exc}") from None
+    except UnicodeDecodeError:
+        raise ProfileError(f"--gpu-file: {path} is not a text file (not UTF-8): give a GPU spec .yaml") from None
     return parse_gpu_spec(path, text)
 
 
@@ -206,7 +213,7 @@ def get_gpu(name: str) -> GpuSpec:
         if prof.matches(name):
             return prof
     known = ", ".join(p.key for p in all_gpus())
-    raise ProfileError(f"--gpu: unknown GPU {name!r} (known: {known}; or pass --profile FILE.yaml)")
+    raise ProfileError(f"--gpu: unknown GPU {name!r} (known: {known}; or pass --gpu-file FILE.yaml)")
 
 
 def gpu_for_device_name(device_name: str) -> GpuSpec | None:

@@ -1,10 +1,27 @@
-"""Where the project's data lives: kernels/ and profiles/ beside the package (an editable install or a checkout)."""
+"""Where the project's data lives: the kernel ladder (kernels/) and the GPU spec sheets (profiles/).
+
+Looked for, in order: $GEMMPROF_HOME (a checkout of your own); the checkout this package sits in (an editable
+install, or running from the repository); the copy a wheel or `pip install .` carries inside the package
+(gemmprof/_data, made by setup.py)."""
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
 
-ROOT = Path(os.environ.get("GEMMPROF_HOME", Path(__file__).resolve().parents[2]))
+_PACKAGE = Path(__file__).resolve().parents[1]
+CHECKOUT = _PACKAGE.parent
+PACKAGED = _PACKAGE / "_data"
+
+
+def _root() -> Path:
+    if os.environ.get("GEMMPROF_HOME"):
+        return Path(os.environ["GEMMPROF_HOME"])
+    if (CHECKOUT / "kernels").is_dir() and (CHECKOUT / "profiles").is_dir():
+        return CHECKOUT
+    return PACKAGED
+
+
+ROOT = _root()
 KERNELS_DIR = ROOT / "kernels"
 PROFILES_DIR = ROOT / "profiles"

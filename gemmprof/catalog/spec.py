@@ -11,6 +11,9 @@ from typing import Any
 from gemmprof.catalog import expr
 from gemmprof.catalog.accesses import AccessBlock, parse_accesses
 from gemmprof.catalog.paths import KERNELS_DIR
+from gemmprof.catalog.spec_fields import names as _param_names
+from gemmprof.catalog.spec_fields import source_file as _source_file
+from gemmprof.catalog.spec_fields import text as _text
 from gemmprof.catalog.yamlfile import parse_mapping
 from gemmprof.errors import SpecError
 from gemmprof.model.traffic import GemmShape, Tiles
@@ -185,10 +188,10 @@ def parse_spec(path: Path, text: str) -> KernelSpec:
     if not isinstance(params, dict):
         _fail(path, "params", "expected a mapping NAME: integer")
     for k, v in params.items():
-        if isinstance(v, bool) or not isinstance(v, int):
-            _fail(path, f"params.{k}", f"expected an integer default, got {v!r}")
-    template = tuple(doc.get("template") or ())
-    defines = tuple(doc.get("defines") or ())
+        if not isinstance(k, str) or isinstance(v, bool) or not isinstance(v, int) or abs(v) > 2 ** 31:
+            _fail(path, f"params.{k}", f"expected an integer default, got {str(v)[:40]!r}")
+    template = _param_names(path, "template", doc.get("template"))
+    defines = _param_names(path, "defines", doc.get("defines"))
     for key, names in (("template", template), ("defines", defines)):
         for n in names:
             if n not in params:
@@ -197,6 +200,8 @@ def parse_spec(path: Path, text: str) -> KernelSpec:
     if not isinstance(derived, dict):
         _fail(path, "derived", "expected a mapping NAME: expression")
     for k, v in derived.items():
+        if not isinstance(k, str):
+            _fail(path, "derived", f"{k!r} is not a name")
         _parse(path, f"derived.{k}", v)
     layout = doc["layout"]
     if not isinstance(layout, dict) or set(layout) != {"A", "B", "C"} or not all(
@@ -207,9 +212,7 @@ def parse_spec(path: Path, text: str) -> KernelSpec:
     source = doc["source"]
     if not isinstance(source, dict) or "document" not in source:
         _fail(path, "source", "expected {document: ..., section: ...}")
-    cu = (path.parent / str(doc["file"])).resolve()
-    if not cu.is_file():
-        _fail(path, "file", f"{cu} does not exist")
+    cu = _source_file(path, doc["file"])
     traffic = doc.get("traffic") or {}
     if not isinstance(traffic, dict):
         _fail(path, "traffic", "expected a mapping {BM, BN, TM, TN, smem}")
@@ -221,11 +224,11 @@ def parse_spec(path: Path, text: str) -> KernelSpec:
     return KernelSpec(
         id=sid, name=name, title=str(doc.get("title", name)), description=str(doc.get("description", "")).strip(),
         source={k: str(v) for k, v in source.items()}, dtype=doc["dtype"], layout=dict(layout), file=cu,
-        entry=str(doc["entry"]), backend=backend, template=template, defines=defines, params=dict(params),
+        entry=_text(path, "entry", doc["entry"]), backend=backend, template=template, defines=defines, params=dict(params),
         derived={k: v for k, v in derived.items()}, constraints=_constraints(path, "constraints", doc.get("constraints")),
         shape_constraints=_constraints(path, "shape_constraints", doc.get("shape_constraints")),
         grid=_triple(path, "grid", doc["grid"]), block=_triple(path, "block", doc["block"]), smem_dynamic=smem_dynamic,
-        traffic=traffic, path=path, compile_options=tuple(doc.get("compile_options") or ()),
+        traffic=traffic, path=path, compile_options=_param_names(path, "compile_options", doc.get("compile_options")),
         aliases=_names(path, "aliases", doc.get("aliases")),
         accesses=parse_accesses(path, doc.get("accesses")),
         tune=_tune_space(path, doc.get("tune"), params),
@@ -247,7 +250,10 @@ def load_spec(path) -> KernelSpec:
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
-        raise SpecError(f"--spec: cannot read {path}: {exc.strerror or exc}") from None
+        what = "a directory, not a spec file" if path.is_dir() else exc.strerror or exc
+        raise SpecError(f"--spec: cannot read {path}: {what}") from None
+    except UnicodeDecodeError:
+        raise SpecError(f"--spec: {path} is not a text file (not UTF-8): give a kernel spec .yaml") from None
     return parse_spec(path.resolve(), text)
 
 
@@ -255,6 +261,9 @@ def load_spec(path) -> KernelSpec:
 def ladder() -> tuple[KernelSpec, ...]:
     """Every spec under kernels/, in ladder order (fp32 rungs by number, then fp16)."""
     specs = [load_spec(p) for p in sorted(KERNELS_DIR.glob("*/*.yaml"))]
+    if not specs:  # an install without its data must say so, not print an empty ladder
+        raise SpecError(f"no kernel specs under {KERNELS_DIR}: a broken install? reinstall gemmprof, or set "
+                        "GEMMPROF_HOME to a gemmprof checkout")
     seen: dict[str, Path] = {}
     for s in specs:
         for key in (s.id, s.name, *s.aliases):
@@ -395,7 +404,9 @@ def parse_param_overrides(items) -> dict[str, int]:
         k, v = item.split("=", 1)
         try:
             out[k.strip()] = int(v)
+            if not k.strip() or abs(out[k.strip()]) > 2 ** 31:
+                raise ValueError
         except ValueError:
-            raise SpecError(f"--param {item!r}: {v!r} is not an integer") from None
+            raise SpecError(f"--param {item[:60]!r}: expected NAME=INTEGER (an integer below 2**31)") from None
     return out
 

@@ -3,11 +3,74 @@
 from __future__ import annotations
 
 import functools
+import math
+import os
+from pathlib import Path
 
 import click
 
 from gemmprof.errors import InputError
 from gemmprof.render.table import FORMATS
+
+MAX_DIMENSION = 2 ** 31 - 1  # as GemmShape: CUDA grid limits and int32 indexing
+DIMENSION = click.IntRange(1, MAX_DIMENSION)
+
+
+class FiniteFloat(click.ParamType):
+    """A float that is finite (no nan, inf), and positive where physics says so (peaks, bandwidths, budgets)."""
+
+    name = "number"
+
+    def __init__(self, positive: bool = False, maximum: float = 1e30):
+        self.positive, self.maximum = positive, maximum
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, float) and math.isfinite(value):
+            number = value
+        else:
+            try:
+                number = float(value)
+            except (TypeError, ValueError):
+                self.fail(f"{value!r} is not a number", param, ctx)
+        if not math.isfinite(number) or abs(number) > self.maximum:
+            self.fail(f"{value!r} is not a finite number of sane size", param, ctx)
+        if self.positive and number <= 0:
+            self.fail(f"{value!r} must be greater than 0", param, ctx)
+        return number
+
+
+FINITE = FiniteFloat()
+POSITIVE = FiniteFloat(positive=True)
+
+
+def refuse_overwrite(outputs: dict[str, object], inputs: list) -> None:
+    """An output file that is one of the command's inputs (by resolved path) would destroy it: refuse."""
+    seen = {}
+    for p in inputs:
+        if p:
+            seen.setdefault(os.path.realpath(p), str(p))
+    for option, out in outputs.items():
+        if not out:
+            continue
+        real = os.path.realpath(out)
+        same = seen.get(real) or next((orig for r, orig in seen.items() if _same_file(r, real)), None)
+        if same is not None:
+            raise InputError(f"{option} {out}: that is also an input of this command ({same}); "
+                             "writing it would destroy it: choose another file")
+        seen[real] = str(out)
+
+
+def _same_file(a: str, b: str) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
+def refuse_directories(paths, what: str = "a file") -> None:
+    for p in paths:
+        if p and Path(p).is_dir():
+            raise InputError(f"{p} is a directory: give {what}")
 
 
 def output_options(func):
@@ -42,10 +105,10 @@ def gpu_options(func):
 
 
 def shape_options(func):
-    @click.option("--size", "size", type=int, default=None, help="M = N = K = SIZE.")
-    @click.option("-m", "m", type=int, default=None, help="Rows of A and C.")
-    @click.option("-n", "n", type=int, default=None, help="Columns of B and C.")
-    @click.option("-k", "k", type=int, default=None, help="Columns of A, rows of B.")
+    @click.option("--size", "size", type=DIMENSION, default=None, help="M = N = K = SIZE.")
+    @click.option("-m", "m", type=DIMENSION, default=None, help="Rows of A and C.")
+    @click.option("-n", "n", type=DIMENSION, default=None, help="Columns of B and C.")
+    @click.option("-k", "k", type=DIMENSION, default=None, help="Columns of A, rows of B.")
     @functools.wraps(func)
     def wrapper(*args, **kwargs):
         return func(*args, **kwargs)
@@ -73,6 +136,8 @@ def resolve_gpu(gpu, gpu_file, *, prefer_current_device: bool = False):
     """The GPU spec sheet: --gpu-file, else --gpu NAME, else (if asked) the current device's, else H100 SXM."""
     from gemmprof.catalog import gpu_specs
 
+    if gpu is not None and not gpu.strip():
+        raise InputError("--gpu: the name is empty (see `gemmprof gpus` for the names)")
     if gpu and gpu_file:
         raise InputError("--gpu and --gpu-file: give one, not both")
     if gpu_file:

@@ -42,7 +42,7 @@ def _sass_columns(kernel, r) -> dict:
               help="Target architecture (repeatable), e.g. --arch sm_80 --arch sm_90.")
 @click.option("--spec", "spec_files", multiple=True, type=click.Path(dir_okay=False), help="Also build these specs.")
 @click.option("--param", "params", multiple=True, metavar="NAME=VALUE", help="Override a parameter.")
-@click.option("-j", "--jobs", type=int, default=2, show_default=True, help="Parallel nvcc processes.")
+@click.option("-j", "--jobs", type=click.IntRange(1, 256), default=2, show_default=True, help="Parallel nvcc processes.")
 @output_options
 def command(variants, archs, spec_files, params, jobs, fmt, output):
     """Compile kernels with nvcc and report registers, shared memory, spills and the SASS instruction mix.

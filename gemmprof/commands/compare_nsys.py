@@ -9,6 +9,8 @@ import click
 from gemmprof.commands._options import (
     gpu_options,
     output_options,
+    refuse_directories,
+    refuse_overwrite,
     resolve_gpu,
     resolve_shape,
     shape_options,
@@ -41,7 +43,7 @@ def command(inputs, size, m, n, k, dtype, baseline, group_by, no_cublas, save_re
     Kernels are grouped by the NVTX range they were launched in ("gemmprof NAME MxNxK" gives the variant
     and shape) when the report has ranges, else by kernel name. Speedups are against the cuBLAS row unless
     --baseline picks another; TFLOP/s needs the shape (from the range, or -m/-n/-k for other reports).
-    % of peak uses the GPU a SQLite export names when gemmprof has its profile, else --gpu/--profile
+    % of peak uses the GPU a SQLite export names when gemmprof has its profile, else --gpu/--gpu-file
     (default H100 SXM). .nsys-rep files and live runs need nsys on PATH; the other inputs do not.
 
     \b
@@ -54,7 +56,9 @@ def command(inputs, size, m, n, k, dtype, baseline, group_by, no_cublas, save_re
     from gemmprof.adapters.nsys import compare as nsys_compare
     from gemmprof.adapters.nsys import report as nsys
 
+    refuse_directories(inputs, "report files (.nsys-rep, .sqlite, stats .csv/.txt) or variant names")
     files = [x for x in inputs if Path(x).is_file() or x.lower().endswith(tuple(nsys.REPORT_SUFFIXES))]
+    refuse_overwrite({"-o": output}, [*files, gpu_file])
     live = not files
     if files and len(files) != len(inputs):
         odd = next(x for x in inputs if x not in files)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from gemmprof.commands._options import output_options
+from gemmprof.commands._options import output_options, refuse_overwrite
 from gemmprof.errors import GemmprofError, InputError
 
 
@@ -36,6 +36,7 @@ def command(old, new, force, fail_pct, fmt, output):
       gemmprof diff baseline.json results.json --fail-on-regression 5   # CI: exit 3 if a variant is >5% slower
       gemmprof diff old.json new.json --format csv -o diff.csv
     """
+    refuse_overwrite({"-o": output}, [old, new])
     from gemmprof.render.diff_table import diff_table
     from gemmprof.render.table import emit
     from gemmprof.results.diff import diff_runs, mismatches, regressions

@@ -5,6 +5,8 @@ from __future__ import annotations
 import click
 
 from gemmprof.commands._options import (
+    FINITE,
+    POSITIVE,
     gpu_options,
     output_options,
     resolve_gpu,
@@ -18,11 +20,11 @@ from gemmprof.render.table import Column, Table, emit_many
 @click.command("model")
 @shape_options
 @click.option("--dtype", type=click.Choice(["fp32", "fp16", "tf32"]), default="fp32", show_default=True)
-@click.option("--alpha", type=float, default=1.0, show_default=True)
-@click.option("--beta", type=float, default=0.0, show_default=True, help="C is read only when beta != 0.")
+@click.option("--alpha", type=FINITE, default=1.0, show_default=True)
+@click.option("--beta", type=FINITE, default=0.0, show_default=True, help="C is read only when beta != 0.")
 @gpu_options
-@click.option("--peak-tflops", type=float, default=None, help="Compute ceiling instead of the profile's.")
-@click.option("--bandwidth", type=float, default=None, help="Memory ceiling in GB/s instead of the profile's.")
+@click.option("--peak-tflops", type=POSITIVE, default=None, help="Compute ceiling instead of the profile's.")
+@click.option("--bandwidth", type=POSITIVE, default=None, help="Memory ceiling in GB/s instead of the profile's.")
 @click.option("--ceiling", type=click.Choice(["datasheet", "measured"]), default="datasheet", show_default=True,
               help="Use the profile's datasheet peaks or its measured ceilings.")
 @click.option("--flop-convention", type=click.Choice(["2mnk", "seed004", "seed003"]), default="2mnk",

@@ -11,6 +11,8 @@ import click
 from gemmprof.commands._options import (
     gpu_options,
     output_options,
+    refuse_directories,
+    refuse_overwrite,
     resolve_gpu,
     resolve_shape,
     shape_options,
@@ -67,6 +69,8 @@ def command(variants, all_, size, m, n, k, params, cublas, from_file, dtype, sec
     from gemmprof.results.profile import ProfileResults
 
     notes: list[str] = []
+    refuse_directories([from_file], "an ncu CSV or .ncu-rep file")
+    refuse_overwrite({"-o": output, "--save": save_json, "--save-csv": save_csv}, [from_file, gpu_file])
     if from_file:
         if variants or all_:
             raise InputError("give VARIANTS to profile, or --from FILE to read, not both")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from gemmprof.commands._options import refuse_overwrite
 from gemmprof.errors import GemmprofError, InputError
 
 
@@ -26,6 +27,7 @@ def command(results, profile_results, output):
       gemmprof report results.json -o report.html
       gemmprof report results.json --profile-results profile.json -o report.html
     """
+    refuse_overwrite({"-o": output}, [results, profile_results])
     from gemmprof.model.roofline_sources import ProfileInput, RooflineChoice, from_results
     from gemmprof.render.report_html import page, roofline_svg
     from gemmprof.render.run_tables import run_table

@@ -7,7 +7,15 @@ from pathlib import Path
 
 import click
 
-from gemmprof.commands._options import gpu_options, resolve_gpu, resolve_shape, shape_options
+from gemmprof.commands._options import (
+    FINITE,
+    gpu_options,
+    refuse_directories,
+    refuse_overwrite,
+    resolve_gpu,
+    resolve_shape,
+    shape_options,
+)
 from gemmprof.errors import GemmprofError, InputError
 from gemmprof.render.table import FORMATS, emit
 
@@ -21,7 +29,7 @@ from gemmprof.render.table import FORMATS, emit
 @click.option("--dtype", type=click.Choice(["fp32", "fp16", "tf32", "all"]), default=None,
               help="Only rows of this dtype (--model-only without VARIANTS: the ladder of this dtype, default fp32).")
 @shape_options
-@click.option("--beta", type=float, default=0.0, show_default=True, help="--model-only: C is read when beta != 0.")
+@click.option("--beta", type=FINITE, default=0.0, show_default=True, help="--model-only: C is read when beta != 0.")
 @gpu_options
 @click.option("--ceiling", type=click.Choice(["datasheet", "measured"]), default="datasheet", show_default=True,
               help="Which ceilings the table's roof, bound and headroom use (the plot shows both).")
@@ -65,7 +73,9 @@ def command(inputs, profile_results, model_only, all_, dtype, size, m, n, k, bet
         from gemmprof.render.roofline_plot import image_format
 
         image_format(image)
+    refuse_directories([*inputs, profile_results], "a results file (RESULTS.json) or variant names")
     files = [a for a in inputs if a.lower().endswith(".json") or Path(a).is_file()]
+    refuse_overwrite({"-o": image, "--table": table_file}, [*files, profile_results, gpu_file])
     if files and len(files) != len(inputs):
         raise InputError("give results files or variants, not both: " + " ".join(inputs))
     if model_only and files:

@@ -10,9 +10,17 @@ from pathlib import Path
 
 import click
 
-from gemmprof.commands._options import gpu_options, resolve_gpu, resolve_shape, shape_options
+from gemmprof.commands._options import (
+    FINITE,
+    FiniteFloat,
+    gpu_options,
+    refuse_overwrite,
+    resolve_gpu,
+    resolve_shape,
+    shape_options,
+)
 from gemmprof.errors import InputError, require_cupy
-from gemmprof.render.table import FORMATS, emit
+from gemmprof.render.table import FORMATS, choose_format, emit
 
 
 @click.command("run")
@@ -24,16 +32,16 @@ from gemmprof.render.table import FORMATS, emit
 @shape_options
 @click.option("--param", "params", multiple=True, metavar="NAME=VALUE",
               help="Override a tunable parameter of the selected rungs (repeatable), e.g. --param BK=16.")
-@click.option("--alpha", type=float, default=1.0, show_default=True)
-@click.option("--beta", type=float, default=0.0, show_default=True, help="With beta=0, C is poisoned, never read.")
+@click.option("--alpha", type=FINITE, default=1.0, show_default=True)
+@click.option("--beta", type=FINITE, default=0.0, show_default=True, help="With beta=0, C is poisoned, never read.")
 @gpu_options
 @click.option("--compiler", "compiler", default=None, metavar="nvcc|nvrtc|nvcc,nvrtc",
               help="Compiler of the kernels (default: the spec's pin, else nvcc where found, else NVRTC). "
                    "Two, comma-separated, time both builds of every kernel and compare them.")
 @click.option("--no-cublas", is_flag=True, help="Skip the cuBLAS baselines (then no % of cuBLAS).")
-@click.option("--seed", type=int, default=None, help="Seed for the random inputs (default: fresh every run).")
-@click.option("--budget", type=float, default=1.0, show_default=True, help="Seconds of timed launches per variant.")
-@click.option("--max-reps", type=int, default=200, show_default=True)
+@click.option("--seed", type=click.IntRange(0, 2 ** 32 - 1), default=None, help="Seed for the random inputs (default: fresh every run).")
+@click.option("--budget", type=FiniteFloat(positive=True, maximum=3600), default=1.0, show_default=True, help="Seconds of timed launches per variant.")
+@click.option("--max-reps", type=click.IntRange(1, 10 ** 6), default=200, show_default=True)
 @click.option("--no-flush", is_flag=True, help="Do not flush L2 between repetitions.")
 @click.option("--launch-once", is_flag=True, help="Verify, then launch each variant once in its NVTX range (for ncu).")
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default=None, help="Output format for the terminal.")
@@ -61,6 +69,7 @@ def command(variants, all_, dtype, spec_files, size, m, n, k, params, alpha, bet
     from gemmprof.render.compiler_tables import compiler_table
     from gemmprof.render.run_tables import run_table
 
+    refuse_overwrite({"-o": output, "--child-results": child_results}, [*spec_files, gpu_file])
     shape = resolve_shape(size, m, n, k)
     overrides = specmod.parse_param_overrides(params)
     chosen = specmod.select(variants, all_=all_, dtype=dtype) if (variants or all_) else []
@@ -82,13 +91,23 @@ def command(variants, all_, dtype, spec_files, size, m, n, k, params, alpha, bet
     runner = Runner(profile, options)
     result = new_result(profile, options, runner, "gemmprof " + shlex.join(sys.argv[1:]))
     jobs = [("baseline", b) for b in baselines_for(kernels, options.baselines)] + [("kernel", (kk, c)) for kk in kernels for c in compilers]
-    context_lost = _run_jobs(runner, result, jobs, options, profile, params)
+    # Nothing lost: the results file is written before the first variant (an unwritable path fails now, not after
+    # the GPU work) and rewritten atomically after each one, so Ctrl-C or a late error keeps every finished variant.
+    save_to = child_results or (output if output and Path(output).suffix.lower() == ".json" else None)
+    save = (lambda: result.save(save_to)) if save_to else (lambda: None)
+    if output and not save_to:
+        choose_format(fmt, output)  # an unknown extension is an error before the run, not after it
+    save()
+    try:
+        context_lost = _run_jobs(runner, result, jobs, options, profile, params, save)
+    except (KeyboardInterrupt, Exception):
+        if save_to:
+            click.echo(f"\nstopped: the {len(result.variants)} finished variants are saved in {save_to}", err=True)
+        raise
     if child_results:
-        result.save(child_results)
         _finish(context_lost, 0)
         return
-    if output and Path(output).suffix.lower() == ".json":
-        result.save(output)
+    if save_to:
         click.echo(f"results saved to {output}", err=True)
         output = None
     if fmt == "json" and not output:
@@ -126,7 +145,7 @@ def _finish(context_lost: bool, code: int):
         sys.exit(code)
 
 
-def _run_jobs(runner, result, jobs, options, profile, params):
+def _run_jobs(runner, result, jobs, options, profile, params, save):
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
     from gemmprof.measure.runner import ContextLost
@@ -141,9 +160,12 @@ def _run_jobs(runner, result, jobs, options, profile, params):
                 row = runner.run_baseline(item) if kind == "baseline" else runner.run_kernel(*item)
             except ContextLost as exc:
                 result.variants.append(_lost_row(item, kind, str(exc)))
+                save()
                 result.variants.extend(_continue_in_child(jobs[i + 1:], options, profile, runner.seed, params))
+                save()
                 return True
             result.variants.append(row)
+            save()
             bar.advance(task)
     return False
 

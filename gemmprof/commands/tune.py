@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from gemmprof.commands._options import resolve_shape, shape_options
+from gemmprof.commands._options import POSITIVE, resolve_shape, shape_options
 from gemmprof.errors import InputError
 from gemmprof.render.table import FORMATS, emit
 
@@ -31,7 +31,7 @@ from gemmprof.render.table import FORMATS, emit
               help="Measure on a Ray cluster, one actor per GPU (pip install 'gemmprof[ray]').")
 @click.option("--jobs", type=click.IntRange(min=1), default=None, help="Compile processes (default: CPUs - 2, at most 8).")
 @click.option("--serial", is_flag=True, help="Compile, verify and time one configuration after another (no overlap).")
-@click.option("--budget", "timing_budget", type=float, default=0.15, show_default=True,
+@click.option("--budget", "timing_budget", type=POSITIVE, default=0.15, show_default=True,
               help="Seconds of timed launches per configuration.")
 @click.option("--plot", "plot_file", type=click.Path(dir_okay=False), default=None, help="Plot TFLOP/s per parameter.")
 @click.option("--all-configs", is_flag=True, help="List every configuration evaluated, not only the fastest.")

@@ -11,6 +11,8 @@ from dataclasses import asdict, dataclass
 
 from gemmprof.errors import InputError
 
+MAX_DIMENSION = 2 ** 31 - 1  # CUDA grids and int32 indexing: larger GEMMs are typing mistakes
+
 
 @dataclass(frozen=True)
 class GemmShape:
@@ -21,8 +23,9 @@ class GemmShape:
     def __post_init__(self):
         for name in ("M", "N", "K"):
             v = getattr(self, name)
-            if not isinstance(v, int) or isinstance(v, bool) or v < 1:
-                raise InputError(f"{name}: {v!r} is not a valid dimension (must be an integer >= 1)")
+            if not isinstance(v, int) or isinstance(v, bool) or not 1 <= v <= MAX_DIMENSION:
+                raise InputError(f"{name}: {str(v)[:40]!r} is not a valid dimension (must be an integer from 1 "
+                                 f"to {MAX_DIMENSION})")
 
     @property
     def label(self) -> str:

@@ -43,6 +43,8 @@ def choose_format(fmt: str | None, output: str | os.PathLike | None) -> str:
         ext = Path(output).suffix.lower()
         if ext in _EXTENSIONS:
             return _EXTENSIONS[ext]
+        if ext:
+            raise InputError(f"-o {output}: unknown extension {ext!r} (use .json, .csv or .txt, or give --format)")
     return "table"
 
 

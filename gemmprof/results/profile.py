@@ -242,8 +242,8 @@ def launch_from_dict(d, where: str = "launch") -> LaunchFindings:
     f = LaunchFindings(id=ident if ident is not None else 0, variant=r.str("variant") or r.str("kernel_name") or "?",
                        kernel_name=r.str("kernel_name") or "", nvtx_range=r.str("nvtx_range"), dtype=r.str("dtype"),
                        shape=r.shape("shape"), grid=r.dims("grid"), block=r.dims("block"))
-    for k in _PLAIN:
-        setattr(f, k, r.num(k))
+    for k in _PLAIN:  # durations, percentages, bytes, cycles, FLOPs: none is negative
+        setattr(f, k, r.num(k, minimum=0))
     for k in _INTS:
         setattr(f, k, r.int(k))
     f.occupancy = _occupancy_from(r.sub("occupancy"))

@@ -15,6 +15,7 @@ from gemmprof.errors import InputError
 from gemmprof.model.traffic import GemmShape
 from gemmprof.results import clocks as _clocks
 from gemmprof.results.clocks import ClockRecord
+from gemmprof.results.fields import MAX_COUNT, Fields
 from gemmprof.results.files import load_json, save_json
 
 RUN_KIND = "gemmprof.run"
@@ -232,30 +233,57 @@ class VariantResult:
         }
 
     @classmethod
-    def from_dict(cls, d: dict) -> VariantResult:
-        t = d.get("timing")
-        launch = res = ver = mod = None
-        if d.get("grid") is not None and d.get("block") is not None:
-            launch = LaunchConfig(tuple(d["grid"]), tuple(d["block"]), d.get("dynamic_smem") or 0)
-        if d.get("registers") is not None:
-            res = Resources(d["registers"], d.get("static_smem") or 0, d.get("spill_stores") or 0,
-                            d.get("spill_loads") or 0, local_bytes=d.get("local_bytes"))
-        if d.get("rel_error") is not None or d.get("tolerance") is not None:
-            rel = d.get("rel_error")
+    def from_dict(cls, d: dict, where: str = "variant") -> VariantResult:
+        """Every field checked once, here: wrong types, NaN, infinities and negative times are InputErrors."""
+        f = Fields(d, where)
+        launch = res = ver = mod = timing = None
+        grid, block = f.dims("grid"), f.dims("block")
+        if grid is not None and block is not None:
+            launch = LaunchConfig(grid, block, f.int("dynamic_smem", 0))
+        if f.int("registers") is not None:
+            res = Resources(f.int("registers"), f.int("static_smem", 0), f.int("spill_stores", 0),
+                            f.int("spill_loads", 0), local_bytes=f.int("local_bytes"))
+        rel, tol = f.num("rel_error", minimum=0), f.num("tolerance", minimum=0)
+        if rel is not None or tol is not None:
             fb = d.get("first_bad")
-            ver = Verification(float("nan") if rel is None else rel, d.get("tolerance") or 0.0,
-                               d.get("unwritten") or 0, d.get("reads_c") or 0, d.get("wrong") or 0,
-                               tuple(fb) if fb else None, bool(d.get("reads_c_declared")))
-        if d.get("flops") is not None:
-            mod = ModelFigures(d["flops"], d.get("min_arithmetic_intensity"), d.get("model_arithmetic_intensity"),
-                               d.get("peak_kind"), d.get("peak_flops"))
-        return cls(id=d["id"], name=d["name"], title=d.get("title", ""), dtype=d["dtype"],
-                   kind=d.get("kind", "ladder"), status=d.get("status", "ok"), message=d.get("message") or "",
-                   params=dict(d.get("params") or {}), nvtx_range=d.get("nvtx_range"), launch=launch, resources=res,
-                   build=_build_from(d),
-                   occupancy=d.get("occupancy"), verification=ver,
-                   timing=Measurement(tuple(t["samples_ms"])) if t else None, model=mod,
-                   clocks=ClockRecord.from_dict(d))
+            if fb is not None and (not isinstance(fb, list) or not all(
+                    isinstance(x, int) and not isinstance(x, bool) for x in fb)):
+                raise InputError(f"{where}.first_bad: expected a list of indices, got {str(fb)[:40]}")
+            ver = Verification(float("nan") if rel is None else rel, tol or 0.0, f.int("unwritten", 0),
+                               f.int("reads_c", 0), f.int("wrong", 0), tuple(fb) if fb else None,
+                               bool(d.get("reads_c_declared")))
+        if f.num("flops", minimum=1) is not None:
+            mod = ModelFigures(f.num("flops"), f.num("min_arithmetic_intensity", minimum=0),
+                               f.num("model_arithmetic_intensity", minimum=0), f.str("peak_kind"),
+                               f.num("peak_flops", minimum=0))
+        occupancy = f.mapping("occupancy")
+        if occupancy is not None:
+            if "theoretical_occupancy" in occupancy and Fields(occupancy, f"{where}.occupancy").num(
+                    "theoretical_occupancy", minimum=0) is None:
+                raise InputError(f"{where}.occupancy.theoretical_occupancy: expected a number, got null")
+        if f.mapping("timing"):
+            timing = Measurement(f.sub("timing").times("samples_ms"))
+        return cls(id=f.name("id"), name=f.name("name"), title=f.str("title", "") or "", dtype=f.name("dtype"),
+                   kind=f.str("kind", "ladder") or "ladder", status=f.str("status", "ok") or "ok",
+                   message=f.str("message") or "", params=f.ints("params"), nvtx_range=f.str("nvtx_range"),
+                   launch=launch, resources=res, build=_checked_build(d, where), occupancy=occupancy,
+                   verification=ver, timing=timing, model=mod, clocks=_checked_clocks(d, where))
+
+
+def _checked_build(d: dict, where: str) -> BuildInfo | None:
+    f = Fields(d, where)
+    for key in ("compiler", "compiler_version", "compiler_arch", "compiler_reason", "cubin_sha256", "symbol"):
+        f.str(key)
+    f.strs("compiler_flags")
+    f.mapping("sass")
+    return _build_from(d)
+
+
+def _checked_clocks(d: dict, where: str):
+    try:
+        return ClockRecord.from_dict(d)
+    except (KeyError, TypeError, ValueError, AttributeError, OverflowError) as exc:
+        raise InputError(f"{where}: malformed clock fields ({type(exc).__name__}: {exc})") from None
 
 
 def _build_keys(b: BuildInfo | None) -> dict:
@@ -320,17 +348,26 @@ class RunResult:
             kind = doc.get("kind")
             raise InputError(f"{source}: not a gemmprof run results file (kind is {kind!r})")
         try:
-            s = doc["shape"]
-            return cls(shape=GemmShape(s["M"], s["N"], s["K"]), alpha=doc["alpha"], beta=doc["beta"],
-                       device=doc["device"], gpu_spec=doc.get("gpu_spec", doc.get("gpu_profile")), seed=doc["seed"],
-                       timing_method=doc["timing_method"],
-                       variants=[VariantResult.from_dict(v) for v in doc["variants"]],
-                       created=doc.get("created", ""), gemmprof_version=doc.get("gemmprof_version", ""),
-                       command=doc.get("command", ""))
+            return cls._checked(doc)
         except InputError as exc:
-            raise InputError(f"{source}: {exc}") from None
-        except (KeyError, TypeError, ValueError, AttributeError) as exc:
-            raise InputError(f"{source}: malformed run results ({type(exc).__name__}: {exc})") from None
+            raise InputError(f"{source}: malformed run results: {exc}") from None
+
+    @classmethod
+    def _checked(cls, doc: dict) -> RunResult:
+        f = Fields(doc, "")
+        shape = f.shape("shape")
+        if shape is None:
+            raise InputError("no shape")
+        variants = doc.get("variants")
+        if not isinstance(variants, list):
+            raise InputError(f"variants: expected a list, got {type(variants).__name__}")
+        alpha, beta = f.num("alpha"), f.num("beta")
+        return cls(shape=shape, alpha=1.0 if alpha is None else alpha, beta=0.0 if beta is None else beta,
+                   device=f.mapping("device") or {}, gpu_spec=f.str("gpu_spec") or f.str("gpu_profile"),
+                   seed=f.int("seed", minimum=-MAX_COUNT), timing_method=f.mapping("timing_method") or {},
+                   variants=[VariantResult.from_dict(v, f"variants[{i}]") for i, v in enumerate(variants)],
+                   created=f.str("created", "") or "", gemmprof_version=f.str("gemmprof_version", "") or "",
+                   command=f.str("command", "") or "")
 
 
 def load_run(path) -> RunResult:

@@ -166,8 +166,8 @@ def choose_gpu(report: NcuReport, explicit: GpuSpec | None, all_gpus, prefer: st
         same = sorted((p for p in all_gpus if p.compute_capability == cc), key=lambda p: not p.matches(prefer))
         if same:
             return same[0], f"occupancy computed with the SM limits of {same[0].name} (compute capability {cc})"
-        return None, f"no GPU profile for compute capability {cc}: pass --gpu or --profile to compute occupancy"
-    return None, "the CSV does not say which GPU: pass --gpu or --profile to compute occupancy"
+        return None, f"no GPU spec for compute capability {cc}: pass --gpu or --gpu-file to compute occupancy"
+    return None, "the CSV does not say which GPU: pass --gpu or --gpu-file to compute occupancy"
 
 
 def analyse(report: NcuReport, profile: GpuSpec | None, shape: GemmShape | None = None,

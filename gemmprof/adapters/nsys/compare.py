@@ -148,7 +148,7 @@ def compare(reports: list[NsysReport], *, baseline: str | None = None, shape: Ge
         rows = _rows(rep, by_range, shape, dtype, prof, notes)
         if prof is None and any(r.shape for r in rows):
             notes.append(f"{rep.path}: no GPU profile for {rep.gpu_name or 'its GPU'}: no % of peak "
-                         "(pass --gpu or --profile)")
+                         "(pass --gpu or --gpu-file)")
         parts.append(_Part(rep, rows, _baselines(rows, baseline), prof, by_range))
     fallback = next((p.bases[None] for p in parts if p.bases.get(None)), None)
     if baseline and fallback is None:

@@ -37,11 +37,54 @@ def read_sqlite(path: Path, label: str, fmt: str = "sqlite") -> NsysReport:
         raise ReportError(f"{label}: the file is empty (an interrupted export?); {EXPORT_HINT}")
     try:
         con = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro&immutable=1", uri=True)
+        con.text_factory = _text  # a damaged string must not escape as UnicodeDecodeError
         with closing(con):
             return _read(con, label, fmt)
+    except BadCell as exc:
+        raise ReportError(f"{label}: {exc}; {EXPORT_HINT}") from None
     except sqlite3.DatabaseError as exc:  # "file is not a database", "database disk image is malformed", ...
         raise ReportError(f"{label}: not a readable Nsight Systems SQLite export ({exc}); a truncated copy? "
                           f"{EXPORT_HINT}") from None
+
+
+class BadCell(ValueError):
+    """A cell of the wrong type or out of range: the caller names the file."""
+
+
+def _text(raw: bytes) -> str:
+    return raw.decode("utf-8", errors="replace")
+
+
+def _int(value, where: str, *, optional: bool = False, minimum: int = 0):
+    """An integer cell within [minimum, 2**62), or None where the column may be empty."""
+    if value is None and optional:
+        return None
+    if isinstance(value, int) and not isinstance(value, bool) and minimum <= value < 2 ** 62:
+        return value
+    raise BadCell(f"{where} holds {str(value)[:40]!r} where an integer >= {minimum} is expected")
+
+
+def _total(value, where: str):
+    """A SUM() of durations or sizes: a finite, non-negative number, or None."""
+    if value is None:
+        return None
+    if isinstance(value, (int, float)) and 0 <= value < 1e30:
+        return value
+    raise BadCell(f"{where} adds up to {str(value)[:40]!r}, not a non-negative number")
+
+
+def _name(value) -> str | None:
+    if value is None or isinstance(value, str):
+        return value
+    if isinstance(value, bytes):
+        return value.decode("utf-8", errors="replace")
+    return str(value)
+
+
+def _triple(values, where: str):
+    if all(v is None for v in values):
+        return None
+    return tuple(_int(v, where) for v in values)
 
 
 def _columns(con, table: str) -> set[str]:
@@ -64,9 +107,9 @@ class _Strings:
             self.cache.update(self.con.execute(f"SELECT id, value FROM {STRINGS} WHERE id IN ({marks})", chunk))
 
     def __call__(self, value):
-        if value is None or isinstance(value, str):
-            return value
-        return self.cache.get(value, f"<string {value}>")
+        if value is None or isinstance(value, (str, bytes)):
+            return _name(value)
+        return _name(self.cache.get(value, f"<string {value}>"))
 
 
 def _read(con, label: str, fmt: str) -> NsysReport:
@@ -97,11 +140,18 @@ def _read(con, label: str, fmt: str) -> NsysReport:
     ranges = _Ranges(con, strings, tables)
     launches = []
     for start, end, name, gx, gy, gz, bx, by, bz, regs, ssmem, dsmem, r_start, r_end, tid in rows:
+        start, end = _int(start, f"{KERNEL}.start"), _int(end, f"{KERNEL}.end")
+        if end < start:
+            raise BadCell(f"{KERNEL}: a kernel ends ({end}) before it starts ({start})")
+        r_start = _int(r_start, f"{RUNTIME}.start", optional=True)
+        r_end = _int(r_end, f"{RUNTIME}.end", optional=True)
         launches.append(Launch(
-            name=strings(name), start_ns=start, end_ns=end,
-            range=ranges.innermost(tid, r_start, r_end) if r_start is not None else None,
-            grid=(gx, gy, gz) if gx is not None else None, block=(bx, by, bz) if bx is not None else None,
-            registers=regs, static_smem=ssmem, dynamic_smem=dsmem))
+            name=strings(name) or "?", start_ns=start, end_ns=end,
+            range=ranges.innermost(tid, r_start, r_end) if None not in (r_start, r_end) else None,
+            grid=_triple((gx, gy, gz), f"{KERNEL}.grid"), block=_triple((bx, by, bz), f"{KERNEL}.block"),
+            registers=_int(regs, f"{KERNEL}.registersPerThread", optional=True),
+            static_smem=_int(ssmem, f"{KERNEL}.staticSharedMemory", optional=True),
+            dynamic_smem=_int(dsmem, f"{KERNEL}.dynamicSharedMemory", optional=True)))
     notes = []
     if not join:
         notes.append(f"{label}: no CUDA API launch records ({RUNTIME}): kernels cannot be tied to NVTX ranges")
@@ -126,14 +176,18 @@ class _Ranges:
         events = con.execute(f"SELECT start, end, eventType, globalTid, {pick} FROM {NVTX} "
                              f"WHERE eventType IN ({types}) ORDER BY start").fetchall()
         strings.load(e[5] for e in events)
-        domains = {e[6]: e[4] for e in events if e[2] == NVTX_DOMAIN_CREATE and e[4]}
+        domains = {e[6]: _name(e[4]) for e in events if e[2] == NVTX_DOMAIN_CREATE and e[4]}
         per_tid: dict[int, list[tuple]] = {}
         for start, end, etype, tid, text, text_id, domain, end_tid in events:
             if etype == NVTX_DOMAIN_CREATE or end_tid is not None:  # ranges ended on another thread are skipped
                 continue
-            name = text if text is not None else strings(text_id)
+            name = _name(text) if text is not None else strings(text_id)
             if name is None:
                 continue
+            start = _int(start, f"{NVTX}.start")
+            end = _int(end, f"{NVTX}.end", optional=True)
+            if end is not None and end < start:
+                raise BadCell(f"{NVTX}: a range ends ({end}) before it starts ({start})")
             if domains.get(domain):
                 name = f"{domains[domain]}:{name}"
             per_tid.setdefault(tid, []).append((start, end if end is not None else float("inf"), name))
@@ -177,7 +231,7 @@ def _api_calls(con, strings: _Strings, tables: set[str]) -> list[ApiCall]:
             name = name[:-6]
         acc = merged.setdefault(name, [0, 0])
         acc[0] += calls
-        acc[1] += total or 0
+        acc[1] += _total(total, f"{RUNTIME}: the durations of {name}") or 0
     return [ApiCall(name, calls, total) for name, (calls, total) in merged.items()]
 
 
@@ -186,18 +240,19 @@ def _memops(con, tables: set[str]) -> list[MemOp]:
     if MEMCPY in tables and {"copyKind", "bytes", "start", "end"} <= _columns(con, MEMCPY):
         for kind, count, total, nbytes in con.execute(
                 f"SELECT copyKind, count(*), sum(end - start), sum(bytes) FROM {MEMCPY} GROUP BY copyKind"):
-            ops.append(MemOp(f"memcpy {COPY_KINDS.get(kind, kind)}", count, total, nbytes))
+            ops.append(MemOp(f"memcpy {COPY_KINDS.get(kind, kind)}", count, _total(total, f"{MEMCPY}.end - start"),
+                             _total(nbytes, f"{MEMCPY}.bytes")))
     if MEMSET in tables and {"bytes", "start", "end"} <= _columns(con, MEMSET):
         count, total, nbytes = con.execute(f"SELECT count(*), sum(end - start), sum(bytes) FROM {MEMSET}").fetchone()
         if count:
-            ops.append(MemOp("memset", count, total, nbytes))
+            ops.append(MemOp("memset", count, _total(total, f"{MEMSET}.end - start"), _total(nbytes, f"{MEMSET}.bytes")))
     return ops
 
 
 def _gpu_name(con, tables: set[str]) -> str | None:
     if "TARGET_INFO_GPU" not in tables or "name" not in _columns(con, "TARGET_INFO_GPU"):
         return None
-    names = sorted({n for (n,) in con.execute("SELECT name FROM TARGET_INFO_GPU") if n})
+    names = sorted({_name(n) for (n,) in con.execute("SELECT name FROM TARGET_INFO_GPU") if n})
     return " + ".join(names) or None
 
 
@@ -205,4 +260,4 @@ def _version(con, tables: set[str]) -> str | None:
     if "META_DATA_EXPORT" not in tables:
         return None
     row = con.execute("SELECT value FROM META_DATA_EXPORT WHERE name = 'EXPORT_PRODUCT_VERSION'").fetchone()
-    return row[0] if row else None
+    return _name(row[0]) if row else None

@@ -8,6 +8,7 @@ are read by a normalised key with a unit scale, never by position.
 from __future__ import annotations
 
 import csv
+import math
 import re
 from dataclasses import dataclass, field
 
@@ -75,12 +76,16 @@ def _kind(headers: list[str], title: str | None) -> str | None:
     return None
 
 
-def _number(text: str):
+def _number(text: str, header: str = "value"):
+    """A time, count or size: a finite, non-negative number of sane size (no nan, inf or 110-digit values)."""
     t = text.strip().replace(",", "")
     try:
-        return int(t)
+        n = int(t) if re.fullmatch(r"[+-]?\d{1,30}", t) else float(t)
     except ValueError:
-        return float(t)
+        raise StatsFormatError(f"{header}: {text.strip()!r} is not a number") from None
+    if not math.isfinite(n) or not 0 <= n < 1e30:
+        raise StatsFormatError(f"{header}: {text.strip()!r} is not a finite, non-negative number")
+    return n
 
 
 def _record(headers: list[str], values: list[str]) -> dict:
@@ -88,7 +93,7 @@ def _record(headers: list[str], values: list[str]) -> dict:
     for header, value in zip(headers, values, strict=True):
         key, scale = _column(header)
         if key in _TRIPLES:
-            row[key] = tuple(int(v) for v in value.split())
+            row[key] = tuple(int(_number(v, header)) for v in value.split())
             if len(row[key]) != 3:
                 raise StatsFormatError(f"{header}: expected three numbers, got {value.strip()!r}")
         elif key in _TEXT:
@@ -96,7 +101,7 @@ def _record(headers: list[str], values: list[str]) -> dict:
         elif value.strip() in ("", "-"):
             row[key] = None
         elif key in _NUMBERS:
-            n = _number(value)
+            n = _number(value, header)
             row[key] = n * scale if scale != 1 else n
         else:  # a column this reader does not use: keep it as printed
             row[key] = value.strip()
@@ -226,12 +231,13 @@ def parse_stats(text: str, label: str, fmt: str = "text") -> NsysReport:
     if not summary:
         raise ReportError(f"{label}: the kernel summary has no rows (no kernels were captured)")
     by_kind = {t.kind: t.rows for t in tables}
-    api = [ApiCall(r["name"], int(r["count"]), r["total"]) for r in by_kind.get(API, [])
+    named = {kind: [r for r in rows if isinstance(r.get("name"), str)] for kind, rows in by_kind.items()}
+    api = [ApiCall(r["name"], int(r["count"]), r["total"]) for r in named.get(API, [])
            if r.get("count") is not None and r.get("total") is not None]
-    sizes = {_memop_name(r["name"]): r.get("total") for r in by_kind.get(MEMSIZE, [])}
+    sizes = {_memop_name(r["name"]): r.get("total") for r in named.get(MEMSIZE, [])}
     memops = [MemOp(_memop_name(r["name"]), int(r["count"]), r.get("total"), sizes.get(_memop_name(r["name"])))
-              for r in by_kind.get(MEMTIME, []) if r.get("count") is not None]
-    ranges = [r["name"].removeprefix(":") for r in by_kind.get(NVTX, []) if r.get("name")]  # ":name": no domain
+              for r in named.get(MEMTIME, []) if r.get("count") is not None]
+    ranges = [r["name"].removeprefix(":") for r in named.get(NVTX, []) if r.get("name")]  # ":name": no domain
     notes = []
     if ranges:
         notes.append(f"{label}: summary tables cannot tie kernels to NVTX ranges ({', '.join(ranges)}); "
