@@ -28,6 +28,15 @@ for stage in "$@"; do
   case $stage in
     env)
       step env bash -c 'nvidia-smi; nvcc --version; python3 -c "import cupy, numpy, click, rich, matplotlib, yaml; print(cupy.__version__, numpy.__version__)"; ncu --version; which nsys || true' ;;
+    hopper)  # issue 13: the Hopper rungs, fp16 and bf16, beside cuBLAS in the same run; ncu on h5 and h6
+      step hopper_tests python3 -m pytest -q -m gpu tests/test_hopper_rungs.py
+      for d in fp16 bf16; do
+        for s in 4096 8192; do
+          step "hopper_${d}_$s" "${GP[@]}" run h3-h6 --dtype "$d" --size "$s" -o "$B/hopper_${d}_$s.json"
+        done
+      done
+      step hopper_odd "${GP[@]}" run h4-h6 -m 4095 -n 4097 -k 1024 --budget 0.3 -o "$B/hopper_odd.json"
+      step hopper_ncu "${GP[@]}" profile h5 h6 --cublas --size 8192 --save "$B/profile_hopper_8192.json" --save-csv "$B/ncu_hopper_8192.csv" ;;
     fp32top)  # issue 14's evidence: the top fp32 rungs at 2048, 8192 and the odd shape, and ncu's view of them
       step fp32_2048 "${GP[@]}" run 9-14 --size 2048 --budget 0.5 -o "$B/fp32_2048.json"
       step fp32_8192 "${GP[@]}" run 9-14 --size 8192 --budget 0.5 -o "$B/fp32_8192.json"

@@ -90,7 +90,9 @@ def test_parse_errors_name_the_key():
 
 def test_every_rung_has_a_description_that_parses_and_analyses():
     described = [s for s in S.ladder() if s.accesses is not None]
-    assert {s.id for s in described} == {s.id for s in S.ladder()}  # every rung, fp32 and fp16
+    # every rung that issues its loads as warp requests; the Hopper rungs copy with TMA and read shared memory
+    # through wgmma descriptors, which the warp-request model does not describe
+    assert {s.id for s in described} == {s.id for s in S.ladder() if not s.tma_args}
     for s in described:
         la = analyse_kernel(S.bind(s), GemmShape(256, 256, 256))
         assert la.sectors() > 0

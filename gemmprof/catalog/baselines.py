@@ -8,7 +8,7 @@ import numpy as np
 
 from gemmprof.measure.problem import Problem
 
-CUDA_R_32F, CUDA_R_16F = 0, 2
+CUDA_R_32F, CUDA_R_16F, CUDA_R_16BF = 0, 2, 14
 CUBLAS_COMPUTE_32F, CUBLAS_COMPUTE_32F_FAST_TF32 = 68, 77
 CUBLAS_OP_N, CUBLAS_OP_T = 0, 1
 CUBLAS_GEMM_DEFAULT = -1
@@ -27,6 +27,8 @@ class Baseline:
 BASELINES = {
     "cublas_sgemm": Baseline("cublas_sgemm", "cuBLAS SGEMM (fp32)", "fp32", "fp32", "fp32", "fp32"),
     "cublas_tf32": Baseline("cublas_tf32", "cuBLAS GEMM, TF32 tensor cores", "tf32", "fp32", "tf32", "tf32_tensor"),
+    "cublas_bf16": Baseline("cublas_bf16", "cuBLAS GEMM (bf16 in, fp32 accumulate)", "bf16", "bf16", "bf16",
+                            "bf16_tensor_fp32_acc"),
     "cublas_hgemm": Baseline("cublas_hgemm", "cuBLAS HGEMM (fp16 in, fp32 accumulate)", "fp16", "fp16", "fp16",
                              "fp16_tensor_fp32_acc"),
 }
@@ -38,6 +40,8 @@ def for_dtypes(dtypes: set[str]) -> list[Baseline]:
         out += [BASELINES["cublas_sgemm"], BASELINES["cublas_tf32"]]
     if "fp16" in dtypes:
         out.append(BASELINES["cublas_hgemm"])
+    if "bf16" in dtypes:
+        out.append(BASELINES["cublas_bf16"])
     return out
 
 
@@ -50,7 +54,7 @@ def make_launcher(baseline: Baseline, problem: Problem, out):
     # row-major C = A @ B is column-major C^T = B^T @ A^T: swap the operands, keep no transposes
     A = problem.operand("A", "row")
     B = problem.operand("B", "row")
-    dtype = CUDA_R_16F if baseline.storage == "fp16" else CUDA_R_32F
+    dtype = {"fp16": CUDA_R_16F, "bf16": CUDA_R_16BF}.get(baseline.storage, CUDA_R_32F)
     compute = CUBLAS_COMPUTE_32F_FAST_TF32 if baseline.name == "cublas_tf32" else CUBLAS_COMPUTE_32F
     alpha = np.array(problem.alpha, dtype=np.float32)
     beta = np.array(problem.beta, dtype=np.float32)

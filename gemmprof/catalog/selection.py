@@ -16,7 +16,7 @@ def choose(variants=(), *, all_: bool = False, dtype: str | None = None, spec_fi
     if variants or all_:
         chosen = specmod.select(variants, all_=all_, dtype=dtype)
     elif everything_by_default and not spec_files:
-        chosen = [s for s in specmod.ladder() if dtype is None or s.dtype == dtype]
+        chosen = [s for s in specmod.ladder() if dtype is None or dtype == s.dtype or dtype in s.dtypes]
     else:
         chosen = []
     chosen += [specmod.load_spec(f) for f in spec_files]
@@ -24,7 +24,9 @@ def choose(variants=(), *, all_: bool = False, dtype: str | None = None, spec_fi
         raise InputError(NOTHING_CHOSEN)
     if overrides and not any(set(overrides) <= set(s.params) for s in chosen):
         raise InputError(f"--param: no selected variant has {', '.join(overrides)}")
-    return [specmod.bind(s, {k: v for k, v in overrides.items() if k in s.params}) for s in chosen]
+    # --dtype bf16 builds a rung whose source serves several dtypes (h4-h6) for bf16; others run as they are
+    return [specmod.bind(s, {k: v for k, v in overrides.items() if k in s.params},
+                         dtype=dtype if dtype in s.dtypes else None) for s in chosen]
 
 
 def dtype_of(name: str) -> str | None:
@@ -33,4 +35,10 @@ def dtype_of(name: str) -> str | None:
 
     if name in BASELINES:
         return BASELINES[name].dtype
-    return next((s.dtype for s in specmod.ladder() if s.answers_to(name)), None)
+    for s in specmod.ladder():
+        if s.answers_to(name):
+            return s.dtype
+        for d in s.dtypes:  # a rung built for another of its dtypes runs as NAME_DTYPE (binding.variant_name)
+            if name == f"{s.name}_{d}":
+                return d
+    return None

@@ -10,13 +10,13 @@ from typing import Any
 
 from gemmprof.catalog import expr
 from gemmprof.catalog.accesses import AccessBlock, parse_accesses
+from gemmprof.catalog.launch_fields import DTYPE_NAMES, TmaArg, launch_fields
 from gemmprof.catalog.paths import KERNELS_DIR
 from gemmprof.catalog.spec_fields import names as _param_names
 from gemmprof.catalog.spec_fields import source_file as _source_file
 from gemmprof.catalog.spec_fields import text as _text
 from gemmprof.catalog.yamlfile import parse_mapping
 from gemmprof.errors import SpecError
-from gemmprof.model.traffic import GemmShape, Tiles
 
 _ID = re.compile(r"^(?P<prefix>h?)(?P<num>\d+)(?P<letter>[a-z]?)$")
 _NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.+-]*$")
@@ -62,6 +62,15 @@ class KernelSpec:
     compiler: str | None = None  # a pinned compiler (nvcc | nvrtc), with compiler_reason
     compiler_reason: str = ""
     reads_c: bool = False  # the kernel reads C even when beta == 0 (declared, still reported)
+    dtypes: tuple[str, ...] = ()  # every dtype the source builds for (dtype first); see dtype_define
+    dtype_define: str | None = None  # -DNAME=1 builds the source for bf16
+    tma_args: tuple[TmaArg, ...] = ()  # CUtensorMaps passed after the eight standard arguments
+    cluster: tuple[Any, Any, Any] | None = None  # thread-block cluster shape: launched through cuLaunchKernelEx
+
+    @property
+    def targets(self) -> tuple[str, ...]:
+        """The only architectures it builds for (e.g. sm_90a for wgmma), or () for any."""
+        return tuple(self.extra.get("targets") or ())
 
     @property
     def sort_key(self):
@@ -179,8 +188,8 @@ def parse_spec(path: Path, text: str) -> KernelSpec:
         _fail(path, "compiler_reason", "a spec that pins its compiler must say why")
     if doc.get("arch_suffix") not in (None, "a"):
         _fail(path, "arch_suffix", f"{doc.get('arch_suffix')!r}: only 'a' (e.g. sm_90a) is known")
-    if doc["dtype"] not in ("fp32", "fp16"):
-        _fail(path, "dtype", f"{doc['dtype']!r} is not fp32 or fp16")
+    if doc["dtype"] not in DTYPE_NAMES:
+        _fail(path, "dtype", f"{doc['dtype']!r} is not one of {', '.join(DTYPE_NAMES)}")
     backend = doc.get("backend", "nvrtc")
     if backend not in ("nvrtc", "nvcc"):
         _fail(path, "backend", f"{backend!r} is not nvrtc or nvcc")
@@ -234,6 +243,7 @@ def parse_spec(path: Path, text: str) -> KernelSpec:
         tune=_tune_space(path, doc.get("tune"), params),
         extra={k: doc[k] for k in ("arch_suffix", "targets") if k in doc}, compiler=compiler,
         compiler_reason=str(doc.get("compiler_reason") or ""), reads_c=bool(doc.get("reads_c", False)),
+        **launch_fields(path, doc),
     )
 
 
@@ -277,7 +287,7 @@ def select(selectors: tuple[str, ...] | list[str], *, all_: bool = False, dtype:
            specs: tuple[KernelSpec, ...] | None = None) -> list[KernelSpec]:
     """Pick rungs by name, id ("5", "3b", "h2"), range ("1-6", "h1-h3") or all of them (optionally of a dtype)."""
     specs = ladder() if specs is None else specs
-    pool = [s for s in specs if dtype is None or s.dtype == dtype]
+    pool = [s for s in specs if dtype is None or dtype == s.dtype or dtype in s.dtypes]
     if all_:
         if not selectors:
             return pool
@@ -311,102 +321,5 @@ def _match(sel: str, pool: list[KernelSpec]) -> list[KernelSpec]:
     return []
 
 
-@dataclass(frozen=True)
-class BoundKernel:
-    """A spec with its parameters chosen and checked: everything a launch needs."""
-
-    spec: KernelSpec
-    params: dict[str, int]
-    env: dict[str, int]  # params + derived
-
-    @property
-    def template_args(self) -> tuple[int, ...]:
-        return tuple(self.params[n] for n in self.spec.template)
-
-    @property
-    def name_expression(self) -> str:
-        if not self.spec.template:
-            return self.spec.entry
-        return f"{self.spec.entry}<{', '.join(str(a) for a in self.template_args)}>"
-
-    @property
-    def define_flags(self) -> tuple[str, ...]:
-        return tuple(f"-D{n}={self.params[n]}" for n in self.spec.defines)
-
-    def launch_config(self, shape: GemmShape) -> tuple[tuple[int, int, int], tuple[int, int, int], int]:
-        env = {**self.env, "M": shape.M, "N": shape.N, "K": shape.K}
-        grid = tuple(int(expr.evaluate(e, env)) for e in self.spec.grid)
-        block = tuple(int(expr.evaluate(e, env)) for e in self.spec.block)
-        smem = int(expr.evaluate(self.spec.smem_dynamic, env))
-        return grid, block, smem
-
-    @property
-    def threads_per_block(self) -> int:
-        env = {**self.env, "M": 1, "N": 1, "K": 1}
-        b = [int(expr.evaluate(e, env)) for e in self.spec.block]
-        return b[0] * b[1] * b[2]
-
-    def tiles(self) -> Tiles:
-        t = self.spec.traffic
-        get = {k: int(expr.evaluate(t.get(k, 1), self.env)) for k in ("BM", "BN", "TM", "TN")}
-        return Tiles(**get, smem=bool(t.get("smem", False)))
-
-    def check_shape(self, shape: GemmShape) -> None:
-        """Raise SpecError naming the failed constraint and the nearest sizes that pass it."""
-        env = {**self.env, "M": shape.M, "N": shape.N, "K": shape.K}
-        failed = [f"{c.message} ({c.check}){_nearest_hint(c, env)}"
-                  for c in self.spec.shape_constraints if not expr.evaluate(c.check, env)]
-        if failed:
-            raise SpecError(f"{self.spec.name}: shape {shape.label} rejected: {'; '.join(failed)}")
-
-
-def _nearest_hint(c: Constraint, env: dict) -> str:
-    dims = [d for d in ("M", "N", "K") if d in expr.names(c.check)]
-    if len(dims) != 1:
-        return ""
-    d = dims[0]
-    v = env[d]
-    below = next((x for x in range(v - 1, max(v - 4097, 0), -1) if expr.evaluate(c.check, {**env, d: x})), None)
-    above = next((x for x in range(v + 1, v + 4097) if expr.evaluate(c.check, {**env, d: x})), None)
-    options = [str(x) for x in (below, above) if x]
-    return f"; nearest valid {d}: {' or '.join(options)}" if options else ""
-
-
-def bind(spec: KernelSpec, overrides: dict[str, int] | None = None) -> BoundKernel:
-    overrides = overrides or {}
-    unknown = set(overrides) - set(spec.params)
-    if unknown:
-        raise SpecError(f"--param: {spec.name} has no parameter {', '.join(sorted(unknown))} "
-                        f"(it has {', '.join(spec.params) or 'none'})")
-    params = {**spec.params, **overrides}
-    env: dict[str, int] = dict(params)
-    for k, e in spec.derived.items():
-        try:
-            env[k] = expr.evaluate(e, env)
-        except SpecError as exc:
-            raise SpecError(f"{spec.path}: derived.{k}: {exc}") from None
-    for c in spec.constraints:
-        try:
-            ok = expr.evaluate(c.check, env)
-        except SpecError as exc:
-            raise SpecError(f"{spec.name}: constraint {c.check}: {exc}") from None
-        if not ok:
-            shown = ", ".join(f"{k}={v}" for k, v in params.items())
-            raise SpecError(f"{spec.name}: {c.message} ({c.check} fails with {shown})")
-    return BoundKernel(spec, params, env)
-
-
-def parse_param_overrides(items) -> dict[str, int]:
-    out = {}
-    for item in items or ():
-        if "=" not in item:
-            raise SpecError(f"--param {item!r}: expected NAME=INTEGER")
-        k, v = item.split("=", 1)
-        try:
-            out[k.strip()] = int(v)
-            if not k.strip() or abs(out[k.strip()]) > 2 ** 31:
-                raise ValueError
-        except ValueError:
-            raise SpecError(f"--param {item[:60]!r}: expected NAME=INTEGER (an integer below 2**31)") from None
-    return out
-
+# binding lives in gemmprof.catalog.binding; re-exported here, where every caller has always found it
+from gemmprof.catalog.binding import BoundKernel, bind, parse_param_overrides  # noqa: E402, F401

@@ -64,7 +64,7 @@ def command(variants, archs, spec_files, params, jobs, fmt, output):
     rows = []
     for kernel, r in zip([k for _ in archs for k in kernels], results, strict=True):
         res = r.resources
-        rows.append({**_sass_columns(kernel, r),"name": r.name, "arch": r.arch, "status": "ok" if r.ok else "error",
+        rows.append({**_sass_columns(kernel, r),"name": r.name, "arch": r.arch, "status": "skipped" if r.skipped else ("ok" if r.ok else "error"),
                      "registers": res.registers if res else None, "static_smem": res.static_smem if res else None,
                      "spill_stores": res.spill_stores if res else None, "spill_loads": res.spill_loads if res else None,
                      "stack_frame": res.stack_frame if res else None})

@@ -28,7 +28,7 @@ from gemmprof.errors import GemmprofError, InputError
 @click.option("--cublas", is_flag=True, help="Also profile the cuBLAS baselines of the selected rungs' dtypes.")
 @click.option("--from", "from_file", type=click.Path(dir_okay=False), default=None, metavar="FILE",
               help="Read an ncu CSV (details or raw page) or an .ncu-rep report instead of running ncu.")
-@click.option("--dtype", type=click.Choice(["fp32", "tf32", "fp16"]), default=None,
+@click.option("--dtype", type=click.Choice(["fp32", "tf32", "fp16", "bf16"]), default=None,
               help="Only rungs of this dtype; with --from, the dtype of kernels gemmprof does not know.")
 @click.option("--section", "sections", multiple=True, metavar="NAME",
               help="ncu section to collect (repeatable; default: SpeedOfLight, Occupancy, LaunchStats, "
@@ -165,10 +165,11 @@ def _live(variants, all_, dtype, params, cublas, shape, sections, pc_sampling, s
         raise InputError("--dtype tf32 selects no rungs (the ladder is fp32 and fp16; cublas_tf32 comes with --cublas)")
     bound = choose(variants, all_=all_, dtype=dtype, params=params)
     chosen = [b.spec for b in bound]
-    infos: dict[str, VariantInfo] = {b.spec.name: VariantInfo(dtype=b.spec.dtype, tiles=b.tiles()) for b in bound}
+    infos: dict[str, VariantInfo] = {b.variant_name: VariantInfo(dtype=b.run_dtype, tiles=b.tiles()) for b in bound}
     if cublas:
-        infos.update({b.name: VariantInfo(dtype=b.dtype) for b in for_dtypes({s.dtype for s in chosen})})
+        infos.update({b.name: VariantInfo(dtype=b.dtype) for b in for_dtypes({k.run_dtype for k in bound})})
     run_args = tuple(f"--param={p}" for p in params) + (() if cublas else ("--no-cublas",))
+    run_args += ("--dtype", "bf16") if dtype == "bf16" else ()  # the child builds the same rungs for bf16
     metrics = ncu_run.metric_list(pc_sampling, tuple(skip_metrics))
     exe = ncu_run.find_ncu(ncu_path)
     names = [s.name for s in chosen]
@@ -181,4 +182,4 @@ def _live(variants, all_, dtype, params, cublas, shape, sections, pc_sampling, s
     ranges = ", ".join(f'"gemmprof {name} {shape.label}"' for name in infos)
     report = ncu_run.diagnose(done, "ncu", f": no launch ran inside {ranges} (did the variants pass verification? "
                                           f"try `gemmprof run {' '.join(infos)} --size ...` first)")
-    return report, infos, done.stdout, {b.spec.name: b for b in bound}
+    return report, infos, done.stdout, {b.variant_name: b for b in bound}

@@ -26,7 +26,7 @@ from gemmprof.render.table import FORMATS, emit
               metavar="FILE.json", help="Measured DRAM and L2 intensities from `gemmprof profile --save FILE.json`.")
 @click.option("--model-only", is_flag=True, help="Place the rungs by the model alone: no GPU, no results needed.")
 @click.option("--all", "all_", is_flag=True, help="Every rung of the ladder (live or --model-only).")
-@click.option("--dtype", type=click.Choice(["fp32", "fp16", "tf32", "all"]), default=None,
+@click.option("--dtype", type=click.Choice(["fp32", "fp16", "bf16", "tf32", "all"]), default=None,
               help="Only rows of this dtype (--model-only without VARIANTS: the ladder of this dtype, default fp32).")
 @shape_options
 @click.option("--beta", type=FINITE, default=0.0, show_default=True, help="--model-only: C is read when beta != 0.")

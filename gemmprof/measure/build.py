@@ -27,6 +27,7 @@ class BuildResult:
     log: str
     build: BuildInfo | None = None
     cubin: object = None  # pathlib.Path of the built cubin
+    skipped: bool = False  # the spec builds only for other targets (e.g. sm_90a): nothing was compiled
 
 
 class CompileError(GemmprofError):
@@ -58,7 +59,7 @@ def nvcc_build(kernel: BoundKernel, arch: str, nvcc: str | None = None, use_cach
     if out.ok and out.cubin is not None:
         info = BuildInfo("nvcc", out.version, out.flags, out.arch, nvccmod.sha256_file(out.cubin),
                          _symbol(out.cubin, kernel), sass=sassmod.facts(out.cubin))
-    return BuildResult(kernel.spec.name, out.arch, out.ok and res is not None, res, out.log, info, out.cubin)
+    return BuildResult(kernel.variant_name, out.arch, out.ok and res is not None, res, out.log, info, out.cubin)
 
 
 def _symbol(cubin, kernel: BoundKernel) -> str | None:
@@ -70,12 +71,22 @@ def _symbol(cubin, kernel: BoundKernel) -> str | None:
         return None
 
 
+def builds_for(kernel: BoundKernel, arch: str) -> bool:
+    """Whether the kernel builds for `arch`: any arch, unless its spec names targets (sm_90a: sm_90's a-variant)."""
+    targets = kernel.spec.targets
+    return not targets or any(t.rstrip("a") == arch.rstrip("a") for t in targets)
+
+
 def nvcc_build_all(kernels: list[BoundKernel], archs: list[str], jobs: int = 2, progress=None) -> list[BuildResult]:
     nvcc = nvccmod.nvcc_path()
     tasks = [(k, a) for a in archs for k in kernels]
     out: list[BuildResult | None] = [None] * len(tasks)
+    for i, (k, a) in enumerate(tasks):
+        if not builds_for(k, a):
+            out[i] = BuildResult(k.variant_name, a, True, None, f"builds only for {', '.join(k.spec.targets)}",
+                                 skipped=True)
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-        futures = {pool.submit(nvcc_build, k, a, nvcc): i for i, (k, a) in enumerate(tasks)}
+        futures = {pool.submit(nvcc_build, k, a, nvcc): i for i, (k, a) in enumerate(tasks) if out[i] is None}
         for fut, i in futures.items():
             out[i] = fut.result()
             if progress:

@@ -11,7 +11,8 @@ from gemmprof.model.traffic import GemmShape
 from gemmprof.results.run import Verification
 
 # ||out - ref|| / ||ref|| must stay under these (ref in float64 from the same, already-rounded inputs)
-TOLERANCE = {"fp32": 1e-4, "tf32": 5e-3, "fp16": 2e-3}
+# (bf16 like fp16: the reference is built from the rounded bf16 inputs, so only the fp32 accumulation differs)
+TOLERANCE = {"fp32": 1e-4, "tf32": 5e-3, "fp16": 2e-3, "bf16": 2e-3}
 
 
 @dataclass
@@ -19,7 +20,7 @@ class Problem:
     """One GEMM's operands on the device, in every layout asked for, and its float64 reference."""
 
     shape: GemmShape
-    dtype: str  # fp32 | fp16 (the storage of A and B)
+    dtype: str  # fp32 | fp16 | bf16 (the storage of A and B; bf16 as uint16 bit patterns)
     alpha: float
     beta: float
     seed: int
@@ -62,7 +63,7 @@ def make_problem(shape: GemmShape, dtype: str, alpha: float, beta: float, seed: 
     import cupy
 
     rng = cupy.random.default_rng(seed)
-    store = cupy.float16 if dtype == "fp16" else cupy.float32
+    store = {"fp16": cupy.float16}.get(dtype, cupy.float32)
 
     def rand(rows, cols):
         # uniform in [-1, 1): never zeros, no structure a wrong index could hide behind
@@ -70,10 +71,34 @@ def make_problem(shape: GemmShape, dtype: str, alpha: float, beta: float, seed: 
 
     A, B = rand(shape.M, shape.K), rand(shape.K, shape.N)
     C0 = rand(shape.M, shape.N).astype(cupy.float32)
-    ref = alpha * (A.astype(cupy.float64) @ B.astype(cupy.float64))
+    if dtype == "bf16":  # CuPy has no bfloat16: the operands are its bit patterns, the reference their values
+        A, B = to_bf16_bits(A), to_bf16_bits(B)
+        ref = alpha * (from_bf16_bits(A).astype(cupy.float64) @ from_bf16_bits(B).astype(cupy.float64))
+    else:
+        ref = alpha * (A.astype(cupy.float64) @ B.astype(cupy.float64))
     if beta != 0:
         ref += beta * C0.astype(cupy.float64)
     return Problem(shape, dtype, alpha, beta, seed, A, B, C0, ref)
+
+
+def to_bf16_bits(x32):
+    """float32 -> bfloat16 bit patterns (uint16), rounded to nearest even; works on numpy and CuPy arrays."""
+    xp = _array_module(x32)
+    u = x32.astype(xp.float32).view(xp.uint32)
+    return ((u + xp.uint32(0x7FFF) + ((u >> 16) & xp.uint32(1))) >> 16).astype(xp.uint16)
+
+
+def from_bf16_bits(u16):
+    xp = _array_module(u16)
+    return (u16.astype(xp.uint32) << 16).view(xp.float32)
+
+
+def _array_module(a):
+    if type(a).__module__.startswith("cupy"):
+        import cupy
+
+        return cupy
+    return np
 
 
 def verify(poisoned, second, problem: Problem, tolerance: float, reads_c_declared: bool = False) -> Verification:

@@ -11,7 +11,7 @@ from gemmprof.catalog.baselines import Baseline, for_dtypes, make_launcher
 from gemmprof.catalog.gpu_specs import GpuSpec
 from gemmprof.catalog.spec import BoundKernel
 from gemmprof.errors import GemmprofError, SpecError
-from gemmprof.measure import nvtx
+from gemmprof.measure import nvtx, tma_launch
 from gemmprof.measure.build import CompileError, compile_for_launch
 from gemmprof.measure.device import device_name
 from gemmprof.measure.problem import TOLERANCE, Problem, kernel_args, make_problem, verify
@@ -92,7 +92,7 @@ def _cuda_errors():
 
 def _rung_row(kernel: BoundKernel) -> VariantResult:
     s = kernel.spec
-    return VariantResult(id=s.id, name=s.name, title=s.title, dtype=s.dtype,
+    return VariantResult(id=s.id, name=kernel.variant_name, title=s.title, dtype=kernel.run_dtype,
                          kind="ladder" if s.is_ladder_rung else "user", params=dict(kernel.params))
 
 
@@ -112,11 +112,12 @@ class Runner:
         self._problems: dict[str, Problem] = {}
         self._flush = None
         self._clocks: tuple | None = None  # (NvmlReader | None, why not)
+        self._device: dict | None = None
 
     def problem(self, storage: str) -> Problem:
         if storage not in self._problems:
             self._problems[storage] = make_problem(self.opt.shape, storage, self.opt.alpha, self.opt.beta,
-                                                   self.seed + (1 if storage == "fp16" else 0))
+                                                   self.seed + {"fp16": 1, "bf16": 2}.get(storage, 0))
         return self._problems[storage]
 
     def flush(self):
@@ -150,16 +151,19 @@ class Runner:
     # one variant ---------------------------------------------------------------------------------------------
     def run_kernel(self, kernel: BoundKernel, compiler: str | None = None) -> VariantResult:
         row = _rung_row(kernel)
-        shape = self.opt.shape
-        row.nvtx_range = nvtx.range_name(kernel.spec.name, shape)
-        row.model = model_figures(row.dtype, shape, self.opt.beta, self.profile, kernel,
-                                  get_dtype(kernel.spec.dtype).peak_kind)
+        shape, dtype = self.opt.shape, kernel.run_dtype
+        row.nvtx_range = nvtx.range_name(kernel.variant_name, shape)
+        row.model = model_figures(dtype, shape, self.opt.beta, self.profile, kernel, get_dtype(dtype).peak_kind)
         try:
             kernel.check_shape(shape)
         except SpecError as exc:
             row.status, row.message = "rejected", str(exc)
             return row
-        grid, block, smem = kernel.launch_config(shape)
+        why_not = tma_launch.skip_reason(kernel, self.device["compute_capability"])
+        if why_not:
+            row.status, row.message = "skipped", why_not
+            return row
+        grid, block, smem = kernel.launch_config(shape, sms=self.device["sm_count"])
         row.launch = LaunchConfig(grid, block, smem)
         try:
             compiled = compile_for_launch(kernel, compiler or self.opt.compiler)
@@ -176,13 +180,30 @@ class Runner:
         func = compiled.function
         if smem > OPTIN_THRESHOLD:
             func.max_dynamic_shared_size_bytes = smem
-        problem = self.problem(kernel.spec.dtype)
+        problem = self.problem(dtype)
         layout = kernel.spec.layout
+        launch = tma_launch.launcher(func, grid, block, smem, tma_launch.cluster_shape(kernel))
+        try:
+            maps = tma_launch.tensor_maps(kernel, shape, {w: problem.operand(w, layout[w]) for w in "AB"})
+        except GemmprofError as exc:
+            row.status, row.message = "error", f"tensor maps: {exc}"
+            return row
 
         def launch_into(out):
-            return lambda: func(grid, block, kernel_args(problem, layout, out), shared_mem=smem)
+            return lambda: launch(kernel_args(problem, layout, out) + maps)
 
-        return self._verify_and_time(row, problem, launch_into, TOLERANCE[kernel.spec.dtype], kernel.spec.reads_c)
+        return self._verify_and_time(row, problem, launch_into, TOLERANCE[dtype], kernel.spec.reads_c)
+
+    @property
+    def device(self) -> dict:
+        """Compute capability and multiprocessor count of device 0 (read once)."""
+        if self._device is None:
+            import cupy
+
+            props = cupy.cuda.runtime.getDeviceProperties(0)
+            self._device = {"compute_capability": f"{props['major']}.{props['minor']}",
+                            "sm_count": props["multiProcessorCount"]}
+        return self._device
 
     def run_baseline(self, baseline: Baseline) -> VariantResult:
         row = VariantResult(id="cuBLAS", name=baseline.name, title=baseline.title, dtype=baseline.dtype,
@@ -249,4 +270,4 @@ def new_result(profile: GpuSpec, options: RunOptions, runner: Runner, command: s
 
 
 def baselines_for(kernels: list[BoundKernel], wanted: bool) -> list[Baseline]:
-    return for_dtypes({k.spec.dtype for k in kernels}) if wanted else []
+    return for_dtypes({k.run_dtype for k in kernels}) if wanted else []

@@ -48,6 +48,7 @@ DTYPES = {
     "fp32": DType("fp32", 4, 4, "fp32", "fp32 inputs, fp32 accumulate (SIMT)"),
     "tf32": DType("tf32", 4, 4, "tf32_tensor", "fp32 inputs rounded to tf32 on tensor cores, fp32 accumulate"),
     "fp16": DType("fp16", 2, 4, "fp16_tensor_fp32_acc", "fp16 inputs, fp32 accumulate and fp32 C (tensor cores)"),
+    "bf16": DType("bf16", 2, 4, "bf16_tensor_fp32_acc", "bf16 inputs, fp32 accumulate and fp32 C (tensor cores)"),
 }
 
 

@@ -112,7 +112,7 @@ def to_rich(table: Table):
 def _styled(row: dict, col: Column) -> str:
     text = format_value(row.get(col.key), "" if col.fmt == "s" else col.fmt)
     if col.key == "status":
-        colour = {"ok": "green", "PASS": "green", "FAIL": "red", "error": "red", "rejected": "yellow"}.get(text)
+        colour = {"ok": "green", "PASS": "green", "FAIL": "red", "error": "red", "rejected": "yellow", "skipped": "yellow"}.get(text)
         if colour:
             return f"[{colour}]{text}[/{colour}]"
     return text.replace("[", r"\[")

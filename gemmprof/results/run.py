@@ -166,7 +166,7 @@ class VariantResult:
     title: str
     dtype: str
     kind: str = "ladder"  # ladder | user | baseline
-    status: str = "ok"  # ok | FAIL | error | rejected
+    status: str = "ok"  # ok | FAIL | error | rejected | skipped (e.g. a Hopper rung on another GPU)
     message: str = ""
     params: dict[str, int] = field(default_factory=dict)
     nvtx_range: str | None = None
@@ -318,7 +318,7 @@ class RunResult:
 
     def baseline_for(self, dtype: str) -> VariantResult | None:
         """The cuBLAS row a rung of `dtype` is compared with (SGEMM for fp32, HGEMM for fp16)."""
-        names = {"fp32": "cublas_sgemm", "fp16": "cublas_hgemm", "tf32": "cublas_tf32"}
+        names = {"fp32": "cublas_sgemm", "fp16": "cublas_hgemm", "bf16": "cublas_bf16", "tf32": "cublas_tf32"}
         for v in self.variants:
             if v.kind == "baseline" and v.name == names.get(dtype) and v.passed:
                 return v

@@ -1,0 +1,132 @@
+"""A kernel spec bound to its parameters (and dtype): everything a launch needs, checked against the constraints."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from gemmprof.catalog import expr
+from gemmprof.errors import SpecError
+from gemmprof.model.traffic import GemmShape, Tiles
+
+if TYPE_CHECKING:
+    from gemmprof.catalog.spec import Constraint, KernelSpec
+
+
+@dataclass(frozen=True)
+class BoundKernel:
+    """A spec with its parameters chosen and checked: everything a launch needs."""
+
+    spec: KernelSpec
+    params: dict[str, int]
+    env: dict[str, int]  # params + derived
+    dtype: str = ""  # the dtype it is built and run for: one of spec.dtypes ("" means spec.dtype)
+
+    @property
+    def run_dtype(self) -> str:
+        return self.dtype or self.spec.dtype
+
+    @property
+    def variant_name(self) -> str:
+        """Its name in results and NVTX ranges: the spec's, with the dtype added when it is not the spec's own."""
+        return self.spec.name if self.run_dtype == self.spec.dtype else f"{self.spec.name}_{self.run_dtype}"
+
+    @property
+    def template_args(self) -> tuple[int, ...]:
+        return tuple(self.params[n] for n in self.spec.template)
+
+    @property
+    def name_expression(self) -> str:
+        if not self.spec.template:
+            return self.spec.entry
+        return f"{self.spec.entry}<{', '.join(str(a) for a in self.template_args)}>"
+
+    @property
+    def define_flags(self) -> tuple[str, ...]:
+        flags = tuple(f"-D{n}={self.params[n]}" for n in self.spec.defines)
+        if self.spec.dtype_define and self.run_dtype == "bf16":
+            flags += (f"-D{self.spec.dtype_define}=1",)
+        return flags
+
+    def launch_config(self, shape: GemmShape, sms: int | None = None
+                      ) -> tuple[tuple[int, int, int], tuple[int, int, int], int]:
+        """Grid, block and dynamic shared memory at `shape`; `sms` (the device's multiprocessor count) is the name
+        SMS in the expressions of persistent kernels."""
+        env = {**self.env, "M": shape.M, "N": shape.N, "K": shape.K, **({"SMS": sms} if sms else {})}
+        grid = tuple(int(expr.evaluate(e, env)) for e in self.spec.grid)
+        block = tuple(int(expr.evaluate(e, env)) for e in self.spec.block)
+        smem = int(expr.evaluate(self.spec.smem_dynamic, env))
+        return grid, block, smem
+
+    @property
+    def threads_per_block(self) -> int:
+        env = {**self.env, "M": 1, "N": 1, "K": 1}
+        b = [int(expr.evaluate(e, env)) for e in self.spec.block]
+        return b[0] * b[1] * b[2]
+
+    def tiles(self) -> Tiles:
+        t = self.spec.traffic
+        get = {k: int(expr.evaluate(t.get(k, 1), self.env)) for k in ("BM", "BN", "TM", "TN")}
+        return Tiles(**get, smem=bool(t.get("smem", False)))
+
+    def check_shape(self, shape: GemmShape) -> None:
+        """Raise SpecError naming the failed constraint and the nearest sizes that pass it."""
+        env = {**self.env, "M": shape.M, "N": shape.N, "K": shape.K}
+        failed = [f"{c.message} ({c.check}){_nearest_hint(c, env)}"
+                  for c in self.spec.shape_constraints if not expr.evaluate(c.check, env)]
+        if failed:
+            raise SpecError(f"{self.spec.name}: shape {shape.label} rejected: {'; '.join(failed)}")
+
+
+def _nearest_hint(c: Constraint, env: dict) -> str:
+    dims = [d for d in ("M", "N", "K") if d in expr.names(c.check)]
+    if len(dims) != 1:
+        return ""
+    d = dims[0]
+    v = env[d]
+    below = next((x for x in range(v - 1, max(v - 4097, 0), -1) if expr.evaluate(c.check, {**env, d: x})), None)
+    above = next((x for x in range(v + 1, v + 4097) if expr.evaluate(c.check, {**env, d: x})), None)
+    options = [str(x) for x in (below, above) if x]
+    return f"; nearest valid {d}: {' or '.join(options)}" if options else ""
+
+
+def bind(spec: KernelSpec, overrides: dict[str, int] | None = None, dtype: str | None = None) -> BoundKernel:
+    overrides = overrides or {}
+    if dtype and dtype != spec.dtype and dtype not in spec.dtypes:
+        raise SpecError(f"{spec.name}: built for {', '.join(spec.dtypes or (spec.dtype,))}, not {dtype}")
+    unknown = set(overrides) - set(spec.params)
+    if unknown:
+        raise SpecError(f"--param: {spec.name} has no parameter {', '.join(sorted(unknown))} "
+                        f"(it has {', '.join(spec.params) or 'none'})")
+    params = {**spec.params, **overrides}
+    env: dict[str, int] = dict(params)
+    for k, e in spec.derived.items():
+        try:
+            env[k] = expr.evaluate(e, env)
+        except SpecError as exc:
+            raise SpecError(f"{spec.path}: derived.{k}: {exc}") from None
+    for c in spec.constraints:
+        try:
+            ok = expr.evaluate(c.check, env)
+        except SpecError as exc:
+            raise SpecError(f"{spec.name}: constraint {c.check}: {exc}") from None
+        if not ok:
+            shown = ", ".join(f"{k}={v}" for k, v in params.items())
+            raise SpecError(f"{spec.name}: {c.message} ({c.check} fails with {shown})")
+    return BoundKernel(spec, params, env, dtype if dtype and dtype != spec.dtype else "")
+
+
+def parse_param_overrides(items) -> dict[str, int]:
+    out = {}
+    for item in items or ():
+        if "=" not in item:
+            raise SpecError(f"--param {item!r}: expected NAME=INTEGER")
+        k, v = item.split("=", 1)
+        try:
+            out[k.strip()] = int(v)
+            if not k.strip() or abs(out[k.strip()]) > 2 ** 31:
+                raise ValueError
+        except ValueError:
+            raise SpecError(f"--param {item[:60]!r}: expected NAME=INTEGER (an integer below 2**31)") from None
+    return out
+

@@ -1,0 +1,74 @@
+"""Spec fields that change how a kernel is built and launched beyond the eight standard arguments: the dtypes one
+source serves (`dtypes`, `dtype_define`), Hopper's tensor maps (`tma_args`) and thread-block clusters (`cluster`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from gemmprof.catalog import expr
+from gemmprof.errors import SpecError
+
+DTYPE_NAMES = ("fp32", "fp16", "bf16")
+SWIZZLES = (0, 32, 64, 128)
+
+
+@dataclass(frozen=True)
+class TmaArg:
+    """One CUtensorMap argument: operand A or B as stored (rows x cols, row-major), copied in boxes."""
+
+    operand: str
+    rows: Any  # expressions over the parameters and M, N, K
+    cols: Any
+    box: tuple[Any, Any]  # (box rows, box cols)
+    swizzle: int = 128
+
+
+def _fail(path, key, problem):
+    raise SpecError(f"{path}: {key}: {problem}")
+
+
+def _expr(path, key, node):
+    if isinstance(node, bool) or not isinstance(node, (int, str)):
+        _fail(path, key, f"expected an expression, got {str(node)[:40]!r}")
+    if isinstance(node, str):
+        try:
+            expr.parse(node)
+        except SpecError as exc:
+            _fail(path, key, str(exc))
+    return node
+
+
+def launch_fields(path, doc: dict) -> dict:
+    dtype = doc.get("dtype", "fp32")
+    dtypes = doc.get("dtypes") or [dtype]
+    if not isinstance(dtypes, list) or not all(d in DTYPE_NAMES for d in dtypes) or dtype not in dtypes:
+        _fail(path, "dtypes", f"expected a list of {', '.join(DTYPE_NAMES)} that holds dtype ({dtype})")
+    define = doc.get("dtype_define")
+    if define is not None and (not isinstance(define, str) or not define.isidentifier()):
+        _fail(path, "dtype_define", f"{str(define)[:40]!r} is not a macro name")
+    if len(dtypes) > 1 and define is None:
+        _fail(path, "dtype_define", "a spec with several dtypes names the macro that selects bf16")
+    tma = doc.get("tma_args") or []
+    if not isinstance(tma, list):
+        _fail(path, "tma_args", "expected a list of {operand, rows, cols, box, swizzle}")
+    args = []
+    for i, item in enumerate(tma):
+        key = f"tma_args[{i}]"
+        if not isinstance(item, dict) or item.get("operand") not in ("A", "B"):
+            _fail(path, key, "expected {operand: A|B, rows: EXPR, cols: EXPR, box: [EXPR, EXPR], swizzle: 128}")
+        box = item.get("box")
+        if not isinstance(box, list) or len(box) != 2:
+            _fail(path, f"{key}.box", "expected [box rows, box cols]")
+        if item.get("swizzle", 128) not in SWIZZLES:
+            _fail(path, f"{key}.swizzle", f"expected one of {SWIZZLES} bytes")
+        args.append(TmaArg(item["operand"], _expr(path, f"{key}.rows", item.get("rows")),
+                           _expr(path, f"{key}.cols", item.get("cols")),
+                           (_expr(path, f"{key}.box[0]", box[0]), _expr(path, f"{key}.box[1]", box[1])),
+                           int(item.get("swizzle", 128))))
+    cluster = doc.get("cluster")
+    if cluster is not None:
+        if not isinstance(cluster, list) or not 1 <= len(cluster) <= 3:
+            _fail(path, "cluster", "expected [x, y, z]")
+        cluster = tuple(_expr(path, f"cluster[{i}]", c) for i, c in enumerate(cluster)) + (1,) * (3 - len(cluster))
+    return {"dtypes": tuple(dtypes), "dtype_define": define, "tma_args": tuple(args), "cluster": cluster}

@@ -1,0 +1,53 @@
+"""Launching Hopper rungs: their CUtensorMap arguments built from the problem's operands, the arch they need,
+and thread-block clusters through the driver's extended launch (gemmprof.measure.hopper_host does the ctypes)."""
+
+from __future__ import annotations
+
+from gemmprof.catalog import expr
+from gemmprof.catalog.binding import BoundKernel
+from gemmprof.model.traffic import GemmShape
+
+
+def skip_reason(kernel: BoundKernel, compute_capability: str) -> str | None:
+    """Why this kernel cannot run on a device of `compute_capability` ("9.0"), or None when it can."""
+    targets = kernel.spec.targets
+    if not targets:
+        return None
+    here = "sm_" + compute_capability.replace(".", "")
+    if any(t.rstrip("a") == here for t in targets):
+        return None
+    return (f"built for {', '.join(targets)} only (wgmma/TMA/setmaxnreg are Hopper instructions); this GPU is "
+            f"{here}: skipped")
+
+
+def tensor_maps(kernel: BoundKernel, shape: GemmShape, operands: dict, encode=None) -> tuple:
+    """One 128-byte CUtensorMap per `tma_args` entry, over the operand as the kernel reads it (A: M x K row-major,
+    B column-major: N rows of K). `encode(address, TiledMap)` is hopper_host.encode_tiled (tests pass a fake)."""
+    from gemmprof.measure import hopper_host
+
+    encode = encode or hopper_host.encode_tiled
+    env = {**kernel.env, "M": shape.M, "N": shape.N, "K": shape.K}
+    maps = []
+    for arg in kernel.spec.tma_args:
+        ev = [int(expr.evaluate(e, env)) for e in (arg.rows, arg.cols, *arg.box)]
+        tmap = hopper_host.TiledMap(kernel.run_dtype, ev[0], ev[1], ev[2], ev[3], arg.swizzle)
+        tmap.validate()
+        maps.append(encode(operands[arg.operand].data.ptr, tmap))
+    return tuple(maps)
+
+
+def cluster_shape(kernel: BoundKernel) -> tuple[int, int, int] | None:
+    if kernel.spec.cluster is None:
+        return None
+    shape = tuple(int(expr.evaluate(c, kernel.env)) for c in kernel.spec.cluster)
+    return None if shape == (1, 1, 1) else shape
+
+
+def launcher(func, grid, block, smem: int, cluster):
+    """callable(args): CuPy's kernel call, or cuLaunchKernelEx when the kernel runs in clusters."""
+    if cluster is None:
+        return lambda args: func(grid, block, args, shared_mem=smem)
+    from gemmprof.measure import hopper_host
+
+    ptr = func.kernel.ptr if hasattr(func, "kernel") else func.ptr
+    return lambda args: hopper_host.launch_ex(ptr, grid, block, args, shared_mem=smem, cluster=cluster)

@@ -1,0 +1,93 @@
+"""The Hopper rungs (h4-h6) as gemmprof runs them: specs, bf16, tensor-map arguments, arch gating (CPU), and a
+verified run on an H100 (marker gpu)."""
+
+import numpy as np
+import pytest
+from clitools import invoke
+from context import needs_gpu
+
+from gemmprof.catalog import spec as specmod
+from gemmprof.catalog.selection import choose, dtype_of
+from gemmprof.measure import tma_launch
+from gemmprof.measure.problem import from_bf16_bits, to_bf16_bits
+from gemmprof.model.traffic import GemmShape
+
+HOPPER = ["wgmma_tma", "warp_specialized", "persistent"]
+
+
+def test_specs_serve_fp16_and_bf16_and_need_sm90a():
+    specs = specmod.select(["h4-h6"])
+    assert [s.name for s in specs] == HOPPER
+    for s in specs:
+        assert s.dtypes == ("fp16", "bf16") and s.targets == ("sm_90a",) and len(s.tma_args) == 2
+    bf16 = choose(["h4-h6"], dtype="bf16")
+    assert [k.variant_name for k in bf16] == [f"{n}_bf16" for n in HOPPER]
+    assert all(k.run_dtype == "bf16" and "-DELEM_BF16=1" in k.define_flags for k in bf16)
+    assert all("-DELEM_BF16=1" not in k.define_flags for k in choose(["h4-h6"]))
+    assert [k.spec.id for k in choose(all_=True, dtype="bf16")] == ["h4", "h5", "h6"]  # only they build for bf16
+    assert dtype_of("persistent_bf16") == "bf16" and dtype_of("persistent") == "fp16"
+
+
+def test_persistent_grid_uses_the_multiprocessor_count():
+    k = specmod.bind(specmod.select(["h6"])[0])
+    grid, block, smem = k.launch_config(GemmShape(4096, 4096, 4096), sms=132)
+    assert grid == (132, 1, 1) and block == (384, 1, 1) and smem > 48 * 1024
+    assert k.launch_config(GemmShape(256, 256, 64), sms=132)[0] == (2, 1, 1)  # fewer tiles than SMs
+
+
+def test_skipped_off_hopper_with_a_reason():
+    k = specmod.bind(specmod.select(["h5"])[0])
+    assert tma_launch.skip_reason(k, "9.0") is None
+    assert "sm_90a only" in tma_launch.skip_reason(k, "8.0") and "sm_80" in tma_launch.skip_reason(k, "8.0")
+    assert tma_launch.skip_reason(specmod.bind(specmod.select(["10"])[0]), "8.0") is None
+
+
+class _Operand:
+    def __init__(self, ptr):
+        self.data = type("D", (), {"ptr": ptr})()
+
+
+def test_tensor_maps_describe_the_operands_as_the_kernel_reads_them():
+    seen = []
+
+    def fake_encode(address, tmap):
+        seen.append((address, tmap))
+        return np.void(bytes(128))
+
+    k = choose(["h5"], dtype="bf16")[0]
+    maps = tma_launch.tensor_maps(k, GemmShape(4095, 4097, 1024), {"A": _Operand(1 << 20), "B": _Operand(2 << 20)},
+                                  encode=fake_encode)
+    assert len(maps) == 2 and all(m.dtype.itemsize == 128 for m in maps)
+    (a_ptr, a), (b_ptr, b) = seen
+    assert (a_ptr, a.dtype, a.rows, a.cols, a.box_rows, a.box_cols, a.swizzle) == (1 << 20, "bf16", 4095, 1024, 128, 64,
+                                                                                   128)
+    assert (b_ptr, b.rows, b.cols, b.box_rows, b.box_cols) == (2 << 20, 4097, 1024, 256, 64)  # B: N rows of K
+    assert tma_launch.cluster_shape(k) is None
+
+
+def test_bf16_rounding_is_to_nearest_even():
+    x = np.array([1.0, 1.00390625, 1.01171875, -2.5, 3.14159265], dtype=np.float32)
+    bits = to_bf16_bits(x)
+    assert bits.dtype == np.uint16
+    # 1 + 2^-8 is halfway between 1 and 1 + 2^-7: ties go to the even mantissa (1.0); 1 + 3*2^-8 rounds up
+    assert list(from_bf16_bits(bits)) == [1.0, 1.0, 1.015625, -2.5, 3.140625]
+
+
+@needs_gpu
+@pytest.mark.parametrize("dtype", ["fp16", "bf16"])
+def test_hopper_rungs_verify_on_the_gpu(runner, tmp_path, dtype):
+    import cupy
+
+    if cupy.cuda.runtime.getDeviceProperties(0)["major"] != 9:
+        pytest.skip("needs a Hopper GPU (sm_90a)")
+    for shape in (["--size", "1024"], ["-m", "1000", "-n", "1030", "-k", "520"]):
+        out = tmp_path / f"{dtype}.json"
+        r = invoke(runner, ["run", "h4-h6", "--dtype", dtype, *shape, "--budget", "0.05", "--max-reps", "10",
+                            "-o", str(out)])
+        assert r.exit_code == 0, r.output
+        import json
+
+        rows = {v["name"]: v for v in json.loads(out.read_text())["variants"]}
+        for name in HOPPER:
+            row = rows[name if dtype == "fp16" else f"{name}_{dtype}"]
+            assert row["status"] == "ok" and row["rel_error"] < 1e-3, row
