@@ -38,7 +38,7 @@ def command(dtype, spec_files, explain_rungs, params, size, m, n, k, fmt, output
     if explain_rungs:
         _explain(explain_rungs, params, resolve_shape(size, m, n, k), fmt, output)
         return
-    specs = [s for s in specmod.ladder() if dtype is None or s.dtype == dtype]
+    specs = [s for s in specmod.ladder() if dtype is None or dtype == s.dtype or dtype in s.dtypes]
     specs += [specmod.load_spec(f) for f in spec_files]
     rows = [{"id": s.id, "name": s.name, "title": s.title, "description": s.description,
              "source": s.source_text(), "dtype": s.dtype, "layout": f"A {s.layout['A']}, B {s.layout['B']}",

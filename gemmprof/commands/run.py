@@ -64,7 +64,7 @@ def command(variants, all_, dtype, spec_files, size, m, n, k, params, alpha, bet
       gemmprof run --spec my_kernel.yaml --size 2048 --format json
       gemmprof run 9-12 --compiler nvcc,nvrtc
     """
-    from gemmprof.catalog import spec as specmod
+    from gemmprof.catalog.selection import choose
     from gemmprof.measure.runner import Runner, RunOptions, baselines_for, new_result
     from gemmprof.measure.timing import TimingConfig
     from gemmprof.render.compiler_tables import compiler_table
@@ -72,17 +72,7 @@ def command(variants, all_, dtype, spec_files, size, m, n, k, params, alpha, bet
 
     refuse_overwrite({"-o": output, "--child-results": child_results}, [*spec_files, gpu_file])
     shape = resolve_shape(size, m, n, k)
-    overrides = specmod.parse_param_overrides(params)
-    chosen = specmod.select(variants, all_=all_, dtype=dtype) if (variants or all_) else []
-    chosen += [specmod.load_spec(f) for f in spec_files]
-    if not chosen:
-        raise InputError("no variants selected: name rungs (e.g. 1-6, 10, warptiling), pass --all or --spec FILE")
-    kernels = []
-    for s in chosen:
-        mine = {kk: v for kk, v in overrides.items() if kk in s.params}
-        kernels.append(specmod.bind(s, mine))
-    if overrides and not any(set(overrides) <= set(k.spec.params) for k in kernels):
-        raise InputError(f"--param: no selected variant has {', '.join(overrides)}")
+    kernels = choose(variants, all_=all_, dtype=dtype, spec_files=spec_files, params=params)
     compilers = _compilers(compiler)
     require_cupy()
     profile = resolve_gpu(gpu, gpu_file, prefer_current_device=True)
@@ -201,6 +191,7 @@ def _continue_in_child(rest, options, profile, seed, params):
                          budget_s=options.timing.budget_s, max_reps=options.timing.max_reps, gpu_file=profile.path,
                          params=tuple(p for p in params if p.split("=")[0].strip() in names), no_cublas=True,
                          launch_once=options.launch_once, compiler=compiler, no_flush=not options.timing.flush_l2,
+                         dtype="bf16" if any(k.run_dtype == "bf16" for k in kernels) else None,
                          child_results=str(Path(tmp) / "child.json"))
         result, _ = run_child(child)
     if result is None:
