@@ -50,8 +50,12 @@ for stage in "$@"; do
       step beta "${GP[@]}" run --all --size 1024 --alpha 1.5 --beta -0.75 --budget 0.2 -o "$B/beta_1024.json" ;;
     fp16)
       step fp16_8192 "${GP[@]}" run --all --dtype fp16 --size 8192 -o "$B/fp16_8192.json" ;;
-    tune)
-      step tune bash scripts/tune.sh "$B" ;;
+    tune)  # issue 15: a quick sweep, rung 10's space pipelined vs serial from cold caches, then --keep for 9-12
+      step tune_smoke "${GP[@]}" tune 10 --size 1024 --budget-configs 4 --rounds 1 --cache-dir "$B/tune_cache"
+      step tune_speedup python3 scripts/tune_speedup.py --rung 10 --size 4096 -o "$B/tune_speedup_10.json"
+      for r in 9 10 11 12; do
+        step "tune_$r" "${GP[@]}" tune "$r" --size 4096 --strategy random --budget-configs "${TUNE_CONFIGS:-24}" --keep --cache-dir "$B/tune_cache" -o "$B/tune_$r.json"
+      done ;;
     ncu)
       step ncu_metrics bash -c "ncu --query-metrics --chip gh100 | grep -E 'ops_path_tensor|pipe_tensor_op_hmma|lts__t_bytes |l1tex__t_bytes |wavefronts_mem_shared_op|inst_executed_op_shared|fadd_pred_on|fmul_pred_on|device__attribute_display_name'"
       step ncu "${GP[@]}" profile ${PROFILE_VARIANTS:-1-8 10} --size "$SIZE" --save "$B/profile_$SIZE.json" --save-csv "$B/ncu_$SIZE.csv"

@@ -2,8 +2,8 @@
 
     python3 scripts/tune_speedup.py --rung 10 --size 4096 -o benchmarks/DATE_h100_tune/speedup_10.json
 
-Each sweep runs `gemmprof tune` in a fresh process with its own empty tune cache and its own empty CuPy kernel
-cache (CUPY_CACHE_DIR), so neither gets compiled kernels from the other. --serial compiles, verifies and times one
+Each sweep runs `gemmprof tune` in a fresh process with its own empty tune cache and its own empty kernel
+caches (GEMMPROF_CACHE for nvcc's cubins, CUPY_CACHE_DIR for NVRTC), so neither gets compiled kernels from the other. --serial compiles, verifies and times one
 configuration after another; the default compiles in a pool of processes while the GPU measures. The final
 re-timing is off in both (--rounds 0) so the two do the same work. The record says whether both sweeps
 evaluated the same configurations with the same statuses.
@@ -23,7 +23,8 @@ from pathlib import Path
 
 def sweep(rung: str, size: int, serial: bool, jobs: int | None, workdir: Path) -> dict:
     out = workdir / ("serial.json" if serial else "pipelined.json")
-    env = {**os.environ, "CUPY_CACHE_DIR": str(workdir / "cupy_cache")}
+    # empty kernel caches of its own: CuPy's (NVRTC) and gemmprof's cubins (nvcc)
+    env = {**os.environ, "CUPY_CACHE_DIR": str(workdir / "cupy_cache"), "GEMMPROF_CACHE": str(workdir / "gemmprof")}
     cmd = [sys.executable, "-m", "gemmprof", "tune", rung, "--size", str(size), "--strategy", "exhaustive",
            "--rounds", "0", "--cache-dir", str(workdir / "tune_cache"), "-o", str(out)]
     if serial:

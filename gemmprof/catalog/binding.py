@@ -21,6 +21,7 @@ class BoundKernel:
     params: dict[str, int]
     env: dict[str, int]  # params + derived
     dtype: str = ""  # the dtype it is built and run for: one of spec.dtypes ("" means spec.dtype)
+    params_source: str = ""  # where the parameters come from when not the spec ("tuned on DEVICE ...")
 
     @property
     def run_dtype(self) -> str:

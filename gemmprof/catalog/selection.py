@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from gemmprof.catalog import spec as specmod
 from gemmprof.catalog.spec import BoundKernel
 from gemmprof.errors import InputError
@@ -10,8 +12,12 @@ NOTHING_CHOSEN = "no variants selected: name rungs (e.g. 1-6, 10, warptiling), p
 
 
 def choose(variants=(), *, all_: bool = False, dtype: str | None = None, spec_files=(), params=(),
-           everything_by_default: bool = False) -> list[BoundKernel]:
-    """The selected kernels bound to their parameters; --param NAME=V goes to every chosen kernel that has NAME."""
+           everything_by_default: bool = False, tuned_for: str | None = None) -> list[BoundKernel]:
+    """The selected kernels bound to their parameters; --param NAME=V goes to every chosen kernel that has NAME.
+
+    With `tuned_for` (a device name), a kernel whose `gemmprof tune --keep` winner was kept for that device and
+    whose source has not changed since starts from those parameters instead of the spec's (--param still wins);
+    its BoundKernel says so in `params_source`."""
     overrides = specmod.parse_param_overrides(params)
     if variants or all_:
         chosen = specmod.select(variants, all_=all_, dtype=dtype)
@@ -24,9 +30,25 @@ def choose(variants=(), *, all_: bool = False, dtype: str | None = None, spec_fi
         raise InputError(NOTHING_CHOSEN)
     if overrides and not any(set(overrides) <= set(s.params) for s in chosen):
         raise InputError(f"--param: no selected variant has {', '.join(overrides)}")
-    # --dtype bf16 builds a rung whose source serves several dtypes (h4-h6) for bf16; others run as they are
-    return [specmod.bind(s, {k: v for k, v in overrides.items() if k in s.params},
-                         dtype=dtype if dtype in s.dtypes else None) for s in chosen]
+    out = []
+    for s in chosen:
+        tuned, source = _tuned(s, tuned_for) if tuned_for else ({}, "")
+        # --dtype bf16 builds a rung whose source serves several dtypes (h4-h6) for bf16; others run as they are
+        k = specmod.bind(s, {**tuned, **{k: v for k, v in overrides.items() if k in s.params}},
+                         dtype=dtype if dtype in s.dtypes else None)
+        out.append(replace(k, params_source=source) if source else k)
+    return out
+
+
+def _tuned(spec, device: str) -> tuple[dict[str, int], str]:
+    from gemmprof.tune.cache import default_cache_dir, source_hash
+    from gemmprof.tune.keep import defaults_path, load_tuned_defaults
+
+    entry = load_tuned_defaults(default_cache_dir(), device, spec.name)
+    if entry is None or not entry.is_current(source_hash(spec)):
+        return {}, ""
+    params = {k: v for k, v in entry.params.items() if k in spec.params}
+    return params, f"tuned on {device} at {entry.shape} ({defaults_path(default_cache_dir())})"
 
 
 def dtype_of(name: str) -> str | None:

@@ -39,6 +39,8 @@ from gemmprof.render.table import FORMATS, choose_format, emit
 @click.option("--compiler", "compiler", default=None, metavar="nvcc|nvrtc|nvcc,nvrtc",
               help="Compiler of the kernels (default: the spec's pin, else nvcc where found, else NVRTC). "
                    "Two, comma-separated, time both builds of every kernel and compare them.")
+@click.option("--spec-defaults", is_flag=True,
+              help="Use the specs' default parameters even where `gemmprof tune --keep` kept tuned ones for this GPU.")
 @click.option("--no-cublas", is_flag=True, help="Skip the cuBLAS baselines (then no % of cuBLAS).")
 @click.option("--seed", type=click.IntRange(0, 2 ** 32 - 1), default=None, help="Seed for the random inputs (default: fresh every run).")
 @click.option("--budget", type=FiniteFloat(positive=True, maximum=3600), default=1.0, show_default=True, help="Seconds of timed launches per variant.")
@@ -49,7 +51,8 @@ from gemmprof.render.table import FORMATS, choose_format, emit
 @click.option("-o", "--output", type=click.Path(dir_okay=False), default=None,
               help="Save the full results (JSON: device, versions, clocks, raw samples) or a table (.csv/.txt).")
 @click.option("--child-results", type=click.Path(dir_okay=False), hidden=True)
-def command(variants, all_, dtype, spec_files, size, m, n, k, params, alpha, beta, gpu, gpu_file, compiler, no_cublas, seed,
+def command(variants, all_, dtype, spec_files, size, m, n, k, params, alpha, beta, gpu, gpu_file, compiler,
+            spec_defaults, no_cublas, seed,
             budget, max_reps, no_flush, launch_once, fmt, output, child_results):
     """Compile, verify against cuBLAS and time rungs of the GEMM ladder on the GPU.
 
@@ -75,6 +78,11 @@ def command(variants, all_, dtype, spec_files, size, m, n, k, params, alpha, bet
     kernels = choose(variants, all_=all_, dtype=dtype, spec_files=spec_files, params=params)
     compilers = _compilers(compiler)
     require_cupy()
+    if not spec_defaults:  # the device's tuned defaults (`gemmprof tune --keep`) are kept per device model
+        from gemmprof.measure.device import device_name
+
+        kernels = choose(variants, all_=all_, dtype=dtype, spec_files=spec_files, params=params,
+                         tuned_for=device_name())
     profile = resolve_gpu(gpu, gpu_file, prefer_current_device=True)
     options = RunOptions(shape=shape, alpha=alpha, beta=beta, seed=seed, baselines=not no_cublas,
                          launch_once=launch_once, compiler=compilers[0] if len(compilers) == 1 else None,

@@ -20,7 +20,7 @@ from gemmprof.render.table import FORMATS, emit
               help="Stop proposing new configurations after this long.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the random and optuna strategies.")
 @click.option("--cache-dir", type=click.Path(file_okay=False), default=None,
-              help="Where sweeps are cached (default: $GEMMPROF_CACHE_DIR/tune or ~/.cache/gemmprof/tune).")
+              help="Where sweeps are cached (default: $GEMMPROF_CACHE/tune or ~/.cache/gemmprof/tune).")
 @click.option("--top", type=click.IntRange(min=1), default=5, show_default=True,
               help="Re-time this many of the fastest, interleaved, to pick the winner.")
 @click.option("--rounds", type=click.IntRange(min=0), default=5, show_default=True, help="Rounds of that re-timing.")
@@ -38,9 +38,12 @@ from gemmprof.render.table import FORMATS, emit
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default=None, help="Output format for the terminal.")
 @click.option("-o", "--output", type=click.Path(dir_okay=False), default=None,
               help="Write the result (.json: everything, with raw samples; .csv/.txt: the table).")
+@click.option("--compiler", type=click.Choice(["nvcc", "nvrtc"]), default=None,
+              help="Build with this compiler (default: what `gemmprof run` uses, nvcc where it is found).")
 @click.option("--stand-in", is_flag=True, hidden=True, help="Fake compiler and GPU (tests and dry runs).")
 def command(rung, spec_file, size, m, n, k, strategy, budget_configs, budget_minutes, seed, cache_dir, top, rounds,
-            keep, gpus, ray_address, jobs, serial, timing_budget, plot_file, all_configs, fmt, output, stand_in):
+            keep, gpus, ray_address, jobs, serial, timing_budget, plot_file, all_configs, fmt, output, compiler,
+            stand_in):
     """Search a kernel's parameter space (the `tune:` of its spec) on the GPU.
 
     Combinations the spec's constraints reject are pruned before anything compiles; the rest are compiled in
@@ -53,6 +56,7 @@ def command(rung, spec_file, size, m, n, k, strategy, budget_configs, budget_min
       gemmprof tune 10 --size 4096
       gemmprof tune 9 --strategy optuna --budget-configs 40 --keep
       gemmprof tune --spec my_kernel.yaml --size 2048 --gpus all -o sweep.json --plot sweep.png
+      gemmprof tune 10 --size 4096 --serial      # compile, verify, time one after another (the slow baseline)
     """
     from gemmprof.catalog import spec as specmod
     from gemmprof.tune.keep import keep_winner
@@ -74,7 +78,7 @@ def command(rung, spec_file, size, m, n, k, strategy, budget_configs, budget_min
     req = TuneRequest(spec=chosen, shape=resolve_shape(size, m, n, k), strategy=strategy, seed=seed,
                       budget_configs=budget_configs, budget_minutes=budget_minutes, cache_dir=cache_dir, top=top,
                       rounds=rounds, gpus=gpus, ray=ray_address, jobs=jobs, serial=serial,
-                      timing_budget_s=timing_budget, stand_in=stand_in)
+                      timing_budget_s=timing_budget, stand_in=stand_in, compiler=compiler)
     with RichProgress(console=_stderr_console()) as bar:
         result = run_tune(req, progress=bar, announce=lambda t: click.echo(t, err=True))
     if result.interrupted:

@@ -93,7 +93,8 @@ def _cuda_errors():
 def _rung_row(kernel: BoundKernel) -> VariantResult:
     s = kernel.spec
     return VariantResult(id=s.id, name=kernel.variant_name, title=s.title, dtype=kernel.run_dtype,
-                         kind="ladder" if s.is_ladder_rung else "user", params=dict(kernel.params))
+                         kind="ladder" if s.is_ladder_rung else "user", params=dict(kernel.params),
+                         params_source=kernel.params_source)
 
 
 def model_figures(dtype: str, shape: GemmShape, beta: float, gpu: GpuSpec, kernel: BoundKernel | None,

@@ -55,6 +55,10 @@ def run_table(result: RunResult) -> Table:
         title += "; built by " + ", ".join(built)
     notes = ["% peak is against the GPU spec's datasheet peak for the rung's dtype; % cuBLAS against the cuBLAS row "
              "of the same dtype measured in this run. Spread = IQR/median; above 2% the timing is flagged unstable."]
+    tuned = [f"{v.name} ({v.params_source})" for v in result.variants if v.params_source]
+    if tuned:
+        notes.append("parameters from `gemmprof tune --keep`, not the spec's defaults: " + "; ".join(tuned)
+                     + " (--spec-defaults ignores them)")
     unstable = [r["name"] for r in rows if r["stable"] is False]
     if unstable:
         notes.append("unstable timing (spread > 2%): " + ", ".join(unstable))

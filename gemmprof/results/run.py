@@ -170,6 +170,7 @@ class VariantResult:
     message: str = ""
     params: dict[str, int] = field(default_factory=dict)
     nvtx_range: str | None = None
+    params_source: str = ""  # "": the spec's defaults (and --param); else e.g. "tuned on DEVICE at MxNxK (FILE)"
     launch: LaunchConfig | None = None
     resources: Resources | None = None
     build: BuildInfo | None = None
@@ -227,7 +228,7 @@ class VariantResult:
             "model_arithmetic_intensity": mod.model_arithmetic_intensity if mod else None,
             "min_arithmetic_intensity": mod.min_arithmetic_intensity if mod else None,
             "peak_kind": mod.peak_kind if mod else None, "peak_flops": mod.peak_flops if mod else None,
-            "nvtx_range": self.nvtx_range,
+            "nvtx_range": self.nvtx_range, "params_source": self.params_source,
             "achieved_tflops": self.achieved_flops / 1e12 if self.achieved_flops else None,
             **(self.clocks.to_dict() if self.clocks else _clocks.empty_dict()),
         }
@@ -266,6 +267,7 @@ class VariantResult:
         return cls(id=f.name("id"), name=f.name("name"), title=f.str("title", "") or "", dtype=f.name("dtype"),
                    kind=f.str("kind", "ladder") or "ladder", status=f.str("status", "ok") or "ok",
                    message=f.str("message") or "", params=f.ints("params"), nvtx_range=f.str("nvtx_range"),
+                   params_source=f.str("params_source") or "",
                    launch=launch, resources=res, build=_checked_build(d, where), occupancy=occupancy,
                    verification=ver, timing=timing, model=mod, clocks=_checked_clocks(d, where))
 

@@ -23,11 +23,9 @@ CACHE_VERSION = 1
 
 
 def default_cache_dir() -> Path:
-    env = os.environ.get("GEMMPROF_CACHE_DIR")
-    if env:
-        return Path(env) / "tune"
-    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-    return Path(base) / "gemmprof" / "tune"
+    """$GEMMPROF_CACHE/tune, else ~/.cache/gemmprof/tune: beside the cubin cache (gemmprof.measure.nvcc)."""
+    root = os.environ.get("GEMMPROF_CACHE") or Path.home() / ".cache" / "gemmprof"
+    return Path(root) / "tune"
 
 
 def source_hash(spec) -> str:

@@ -1,9 +1,10 @@
-"""The real compile and measure callables, built on gemmprof's build and runner (CuPy, NVRTC, CUDA events).
+"""The real compile and measure callables, built on gemmprof's build and runner (nvcc or NVRTC, CUDA events).
 
-`compile_candidate` runs in a pool of CPU processes: compiling through CuPy fills CuPy's on-disk kernel cache
-(keyed by source, options, architecture and name expression), so the GPU worker's own `cupy_compile` of the
-same configuration is a cache hit and the GPU never waits for NVRTC. `CupyMeasure` verifies, then times, with
-`Runner.run_kernel` exactly as `gemmprof run` does.
+`compile_candidate` runs in a pool of CPU processes and builds with the compiler `run` would use: nvcc writes the
+cubin into gemmprof's cubin cache (keyed by source, flags, compiler version and arch; no GPU needed), so the GPU
+worker's own build of the same configuration is a cache hit and the GPU never waits for the compiler. With NVRTC
+it fills CuPy's kernel cache the same way. `CupyMeasure` verifies, then times, with `Runner.run_kernel` exactly as
+`gemmprof run` does.
 """
 
 from __future__ import annotations
@@ -39,26 +40,56 @@ def ignore_sigint() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
-def compile_candidate(spec_path: str, params: dict[str, int]) -> CompileOutcome:
+def compile_candidate(spec_path: str, arch: str | None, compiler: str | None, params: dict[str, int]
+                      ) -> CompileOutcome:
     from gemmprof.catalog.spec import bind
-    from gemmprof.measure.build import CompileError, cupy_compile
+    from gemmprof.measure.build import CompileError, choose_compiler, cupy_compile, device_arch, nvcc_build
 
     t0 = time.perf_counter()
+    kernel = bind(_spec(spec_path), params)
     try:
-        compiled = cupy_compile(bind(_spec(spec_path), params))
+        if choose_compiler(kernel, compiler)[0] == "nvcc":
+            built = nvcc_build(kernel, arch or device_arch())
+            if not built.ok:
+                raise CompileError(f"{kernel.spec.name}: nvcc failed:\n{built.log}")
+            r = built.resources
+        else:
+            r = cupy_compile(kernel).resources
     except CompileError as exc:
         return CompileOutcome(False, first_line(str(exc).split("\n", 1)[-1]) or str(exc)[:300],
                               seconds=time.perf_counter() - t0)
-    r = compiled.resources
     return CompileOutcome(True, info={"registers": r.registers, "static_smem": r.static_smem,
                                       "local_bytes": r.local_bytes}, seconds=time.perf_counter() - t0)
 
 
-def compiler_name() -> str:
+def compiler_name(spec_path: str, compiler: str | None = None) -> str:
+    """The compiler a sweep measures, with its version (it keys the tune cache)."""
+    from gemmprof.catalog.spec import bind
+    from gemmprof.measure import nvcc as nvccmod
+    from gemmprof.measure.build import choose_compiler
+
+    if choose_compiler(bind(_spec(spec_path)), compiler)[0] == "nvcc":
+        return f"nvcc {nvccmod.nvcc_version(nvccmod.nvcc_path())}"
     import cupy
 
     major, minor = cupy.cuda.nvrtc.getVersion()
     return f"nvrtc {major}.{minor} (cupy {cupy.__version__})"
+
+
+def gpu_arch() -> str | None:
+    """sm_XY of GPU 0 from nvidia-smi, without a CUDA context in this process (None: the workers will ask)."""
+    import shutil
+    import subprocess
+
+    smi = shutil.which("nvidia-smi")
+    if not smi:
+        return None
+    try:
+        out = subprocess.run([smi, "--query-gpu=compute_cap", "--format=csv,noheader", "-i", "0"],
+                             capture_output=True, text=True, timeout=20, check=True).stdout.strip()
+        return "sm_" + out.replace(".", "") if out.replace(".", "").isdigit() else None
+    except (OSError, subprocess.SubprocessError):
+        return None
 
 
 @dataclass(frozen=True)
@@ -71,6 +102,7 @@ class CupyFactory:
     budget_s: float = 0.15
     max_reps: int = 50
     flush_l2: bool = True
+    compiler: str | None = None  # None: what `run` would use (nvcc where found)
 
     def __call__(self, device_index: int) -> CupyMeasure:
         ignore_sigint()
@@ -91,8 +123,9 @@ class CupyMeasure(Measure):
         from gemmprof.measure.device import device_name
 
         self.device_name = device_name()
-        self.compiler = compiler_name()
+        self.compiler = compiler_name(cfg.spec_path, cfg.compiler)
         options = RunOptions(shape=GemmShape(cfg.M, cfg.N, cfg.K), seed=cfg.seed, baselines=False,
+                             compiler=cfg.compiler,
                              timing=TimingConfig(budget_s=cfg.budget_s, min_reps=5, max_reps=cfg.max_reps,
                                                  flush_l2=cfg.flush_l2))
         self.runner = Runner(current_device_gpu() or get_gpu("h100"), options)
@@ -106,8 +139,11 @@ class CupyMeasure(Measure):
             row = self.runner.run_kernel(bind(_spec(self.cfg.spec_path), params))
         except ContextLost as exc:
             raise RestartWorker(Outcome(ERROR, message=str(exc)[:300])) from None
-        info = {k: v for k, v in (("registers", row.registers), ("static_smem", row.static_smem),
-                                  ("local_bytes", row.local_bytes), ("rel_error", row.rel_error)) if v is not None}
+        res = row.resources
+        info = {k: v for k, v in (("registers", res.registers if res else None),
+                                  ("static_smem", res.static_smem if res else None),
+                                  ("local_bytes", res.local_bytes if res else None),
+                                  ("rel_error", row.rel_error)) if v is not None}
         if row.occupancy:
             info["occupancy"] = row.occupancy.get("theoretical_occupancy")
         if row.status == "ok" and row.timing is not None:
@@ -124,23 +160,24 @@ class CupyMeasure(Measure):
         import cupy
 
         from gemmprof.catalog.spec import bind
-        from gemmprof.measure.build import cupy_compile
+        from gemmprof.measure.build import compile_for_launch
         from gemmprof.measure.problem import TOLERANCE, kernel_args, verify
         from gemmprof.measure.runner import OPTIN_THRESHOLD
 
         key = config_key(params)
         if key not in self._launchers:
             kernel = bind(_spec(self.cfg.spec_path), params)
-            grid, block, smem = kernel.launch_config(self.runner.opt.shape)
-            func = cupy_compile(kernel).function
+            grid, block, smem = kernel.launch_config(self.runner.opt.shape, sms=self.runner.device["sm_count"])
+            func = compile_for_launch(kernel, self.cfg.compiler).function
             if smem > OPTIN_THRESHOLD:
                 func.max_dynamic_shared_size_bytes = smem
-            problem = self.runner.problem(kernel.spec.dtype)
-            out = problem.fresh_output()
-            args = kernel_args(problem, kernel.spec.layout, out)
-            func(grid, block, args, shared_mem=smem)
+            problem = self.runner.problem(kernel.run_dtype)
+            first, out = problem.fresh_output(), problem.sentinel_output()
+            for c in (first, out):
+                func(grid, block, kernel_args(problem, kernel.spec.layout, c), shared_mem=smem)
             cupy.cuda.Device().synchronize()
-            check = verify(out, problem, TOLERANCE[kernel.spec.dtype])
+            args = kernel_args(problem, kernel.spec.layout, out)
+            check = verify(first, out if problem.beta == 0 else None, problem, TOLERANCE[kernel.run_dtype])
             if not check.passed:  # verified again before it is re-timed
                 raise RuntimeError(f"{key}: {check.describe()}")
             self._launchers[key] = lambda: func(grid, block, args, shared_mem=smem)

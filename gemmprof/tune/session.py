@@ -36,6 +36,7 @@ class TuneRequest:
     serial: bool = False
     timing_budget_s: float = 0.15
     stand_in: bool = False  # fake compiler and GPU (tests, dry runs)
+    compiler: str | None = None  # nvcc | nvrtc; None: what `run` would use (nvcc where found)
 
     @property
     def cache_path(self) -> Path:
@@ -51,11 +52,11 @@ def _callables(req: TuneRequest, flops: int):
         from gemmprof.tune.standin import StandInCompiler, StandInFactory
 
         return StandInFactory(flops=flops, delay_s=0.002), StandInCompiler(delay_s=0.005)
-    from gemmprof.tune.real import CupyFactory, compile_candidate
+    from gemmprof.tune.real import CupyFactory, compile_candidate, gpu_arch
 
     s = req.shape
-    factory = CupyFactory(str(req.spec.path), s.M, s.N, s.K, budget_s=req.timing_budget_s)
-    return factory, partial(compile_candidate, str(req.spec.path))
+    factory = CupyFactory(str(req.spec.path), s.M, s.N, s.K, budget_s=req.timing_budget_s, compiler=req.compiler)
+    return factory, partial(compile_candidate, str(req.spec.path), gpu_arch(), req.compiler)
 
 
 def _measurer(req: TuneRequest, factory):

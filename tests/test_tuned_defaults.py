@@ -1,0 +1,36 @@
+"""`gemmprof tune --keep` winners become a device's starting parameters in the one kernel selection."""
+
+import json
+
+from gemmprof.catalog import spec as specmod
+from gemmprof.catalog.selection import choose
+from gemmprof.tune.cache import source_hash
+
+
+def _keep(tmp_path, monkeypatch, params, digest=None):
+    monkeypatch.setenv("GEMMPROF_CACHE", str(tmp_path))
+    spec = specmod.select(["10"])[0]
+    entry = {"params": params, "shape": "4096x4096x4096", "dtype": "fp32", "tflops": 44.0,
+             "source_hash": digest or source_hash(spec), "strategy": "exhaustive", "cache_file": "x.jsonl",
+             "kept": "2026-11-23T21:00:00+00:00"}
+    (tmp_path / "tune").mkdir()
+    (tmp_path / "tune" / "tuned_defaults.json").write_text(json.dumps(
+        {"kind": "gemmprof.tuned-defaults", "version": 1, "devices": {"Fake GPU": {spec.name: entry}}}))
+    return spec
+
+
+def test_kept_parameters_start_the_rung_on_that_device_only(tmp_path, monkeypatch):
+    spec = _keep(tmp_path, monkeypatch, {"BK": 8, "NOT_A_PARAM": 3})
+    (k,) = choose(["10"], tuned_for="Fake GPU")
+    assert k.params["BK"] == 8 and k.params_source.startswith("tuned on Fake GPU at 4096x4096x4096")
+    assert spec.params["BK"] != 8  # the spec's own default differs
+    (other,) = choose(["10"], tuned_for="Another GPU")
+    assert other.params == spec.params and other.params_source == ""
+    (explicit,) = choose(["10"], tuned_for="Fake GPU", params=["BK=16"])
+    assert explicit.params["BK"] == 16  # --param wins over the kept value
+
+
+def test_kept_parameters_of_an_older_source_are_ignored(tmp_path, monkeypatch):
+    spec = _keep(tmp_path, monkeypatch, {"BK": 8}, digest="0" * 16)
+    (k,) = choose(["10"], tuned_for="Fake GPU")
+    assert k.params == spec.params and k.params_source == ""
