@@ -36,8 +36,13 @@ def _spec(path: str):
 
 
 def ignore_sigint() -> None:
-    """Pool and worker processes leave Ctrl-C to the parent, which keeps the cache and stops them."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    """Pool and worker processes leave Ctrl-C to the parent, which keeps the cache and stops them. In the parent
+    itself (--serial measures there, from a thread) Ctrl-C stays where it is."""
+    import multiprocessing
+    import threading
+
+    if multiprocessing.parent_process() is not None and threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def compile_candidate(spec_path: str, arch: str | None, compiler: str | None, params: dict[str, int]
