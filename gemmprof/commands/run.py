@@ -78,11 +78,9 @@ def command(variants, all_, dtype, spec_files, size, m, n, k, params, alpha, bet
     kernels = choose(variants, all_=all_, dtype=dtype, spec_files=spec_files, params=params)
     compilers = _compilers(compiler)
     require_cupy()
-    if not spec_defaults:  # the device's tuned defaults (`gemmprof tune --keep`) are kept per device model
-        from gemmprof.measure.device import device_name
-
-        kernels = choose(variants, all_=all_, dtype=dtype, spec_files=spec_files, params=params,
-                         tuned_for=device_name())
+    device = None if spec_defaults else _device_name()
+    if device:  # the device's tuned defaults (`gemmprof tune --keep`) are kept per device model
+        kernels = choose(variants, all_=all_, dtype=dtype, spec_files=spec_files, params=params, tuned_for=device)
     profile = resolve_gpu(gpu, gpu_file, prefer_current_device=True)
     options = RunOptions(shape=shape, alpha=alpha, beta=beta, seed=seed, baselines=not no_cublas,
                          launch_once=launch_once, compiler=compilers[0] if len(compilers) == 1 else None,
@@ -131,6 +129,16 @@ def _compilers(text):
     if bad or not names or len(set(names)) != len(names):
         raise InputError(f"--compiler {text!r}: give nvcc, nvrtc or nvcc,nvrtc")
     return names
+
+
+def _device_name() -> str | None:
+    """Device 0's name, or None where it cannot be read (then no tuned defaults apply)."""
+    from gemmprof.measure.device import device_name
+
+    try:
+        return device_name()
+    except Exception:  # CuPy's driver and runtime errors, or no CuPy: the run itself reports those
+        return None
 
 
 def _finish(context_lost: bool, code: int):
