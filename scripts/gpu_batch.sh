@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One device call, many GPU checks: run from the repo root on the GPU machine.
 #   bash scripts/gpu_batch.sh STAGE [STAGE ...]
-# Stages: env ladder odd beta fp16 tune ncu nsys pytest compilers report rawprof paths. Logs and results go to $OUT/batch/ and are tarred into
+# Stages: env hopper hopperfin ladder odd beta fp16 tune ncu nsys pytest compilers report rawprof paths. Logs and results go to $OUT/batch/ and are tarred into
 # $OUT/batch.tar.gz (the device tool brings back at most 8 files); a short summary is printed last.
 set -u
 OUT=${OUT:-/tmp/gemmprof-out}
@@ -37,6 +37,15 @@ for stage in "$@"; do
       done
       step hopper_odd "${GP[@]}" run h4-h6 -m 4095 -n 4097 -k 1024 --budget 0.3 -o "$B/hopper_odd.json"
       step hopper_ncu "${GP[@]}" profile h5 h6 --cublas --size 8192 --save "$B/profile_hopper_8192.json" --save-csv "$B/ncu_hopper_8192.csv" ;;
+    hopperfin)  # issue 13's rest: ncu on h4-h6 (fp16, and bf16 with its tensor counters and the tensor pipe), nsys, roofline
+      step hopperfin_tests python3 -m pytest -q -m gpu tests/test_hopper_rungs.py
+      for d in fp16 bf16; do
+        step "hopperfin_ncu_$d" "${GP[@]}" profile h4 h5 h6 --cublas --size 8192 --dtype "$d" --save "$B/profile_hopper_${d}_8192.json" --save-csv "$B/ncu_hopper_${d}_8192.csv"
+        step "hopperfin_roofline_$d" "${GP[@]}" roofline --profile-results "$B/profile_hopper_${d}_8192.json" --table "$B/roofline_hopper_${d}_8192.csv" -o "$B/roofline_hopper_${d}_8192.png"
+      done
+      if [ -f .gpu/nsys-env.sh ]; then
+        step hopperfin_nsys bash -c "source .gpu/nsys-env.sh; for d in fp16 bf16; do ${GP[*]} compare-nsys h4-h6 --size 8192 --dtype \$d --save-report $B/compare_nsys_hopper_\${d}_8192 || exit; done"
+      fi ;;
     fp32top)  # issue 14's evidence: the top fp32 rungs at 2048, 8192 and the odd shape, and ncu's view of them
       step fp32_2048 "${GP[@]}" run 9-14 --size 2048 --budget 0.5 -o "$B/fp32_2048.json"
       step fp32_8192 "${GP[@]}" run 9-14 --size 8192 --budget 0.5 -o "$B/fp32_8192.json"

@@ -80,7 +80,7 @@ def test_hopper_rungs_verify_on_the_gpu(runner, tmp_path, dtype):
 
     if cupy.cuda.runtime.getDeviceProperties(0)["major"] != 9:
         pytest.skip("needs a Hopper GPU (sm_90a)")
-    for shape in (["--size", "1024"], ["-m", "1000", "-n", "1030", "-k", "520"]):
+    for shape in (["--size", "1024"], ["-m", "1000", "-n", "1030", "-k", "520"], ["-m", "4095", "-n", "4097", "-k", "1024"]):
         out = tmp_path / f"{dtype}.json"
         r = invoke(runner, ["run", "h4-h6", "--dtype", dtype, *shape, "--budget", "0.05", "--max-reps", "10",
                             "-o", str(out)])

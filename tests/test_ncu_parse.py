@@ -350,3 +350,35 @@ def test_results_file_round_trip(tmp_path, details, h100):
     (tmp_path / "other.json").write_text(json.dumps({"kind": "gemmprof.run"}))
     with pytest.raises(InputError, match="not a gemmprof profile results file"):
         ProfileResults.load(tmp_path / "other.json")
+
+
+def test_hopper_rungs_and_cublas_details_at_8192():
+    """`gemmprof profile h5 h6 --cublas --size 8192` on the H100: wgmma's HGMMA FLOPs and the tensor pipe's busy
+    cycles, which ncu's HMMA-named pipe counter also reports for warpgroup MMAs."""
+    report = read_csv_file(NCU / "h100_gemmprof_profile_h5_h6_cublas_details_8192.csv")
+    infos = {n: VariantInfo("fp16") for n in ("cublas_hgemm", "warp_specialized", "persistent")}
+    cublas, h5, h6 = analyse(report, get_gpu("h100"), variants=infos)
+    assert [f.variant for f in (cublas, h5, h6)] == ["cublas_hgemm", "warp_specialized", "persistent"]
+    assert h5.flops_tensor == h6.flops_tensor == 2 * 8192**3  # exactly the model: no padding at 8192
+    assert cublas.flops_tensor == pytest.approx(2 * 8192**3, rel=0.02)  # its 320x128 tiles pad N (1.6% more)
+    assert [f.tensor_pipe_pct for f in (cublas, h5, h6)] == [95.04, 93.27, 94.38]
+    assert [next(iter(f.stalls)) for f in (cublas, h5, h6)] == ["gmma", "barrier", "barrier"]
+    from gemmprof.results.profile import launch_from_dict, launch_to_dict
+    assert launch_from_dict(launch_to_dict(h6)).tensor_pipe_pct == 94.38
+
+
+def test_tensor_flops_take_the_sparsity_parts_when_the_plain_counter_is_missing():
+    from gemmprof.adapters.ncu.findings import tensor_flops
+
+    class _L:
+        def __init__(self, values):
+            self.values = values
+
+        def number(self, *names):
+            return next((self.values[n] for n in names if n in self.values), None)
+
+    stem = "sm__ops_path_tensor_op_hgmma_src_bf16_dst_fp32"
+    assert tensor_flops(_L({f"{stem}_sparsity_off.sum": 10.0, f"{stem}_sparsity_on.sum": 0.0})) == 10.0
+    # the plain rollup wins: its parts are never added on top of it
+    assert tensor_flops(_L({f"{stem}.sum": 7.0, f"{stem}_sparsity_off.sum": 7.0})) == 7.0
+    assert tensor_flops(_L({})) is None

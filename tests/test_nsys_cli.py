@@ -188,6 +188,14 @@ def test_live_runs_gemmprof_under_nsys_profile(runner, fake_nsys, tmp_path):
     assert (prefix.parent / "run1.sqlite").exists()
 
 
+def test_live_bf16_builds_the_hopper_rungs_for_bf16(runner, fake_nsys, tmp_path):
+    r = invoke(runner, ["compare-nsys", "h4-h6", "--size", "1024", "--dtype", "bf16", "--save-report",
+                        str(tmp_path / "bf16"), "--format", "json"])
+    assert r.exit_code == 0, r.output
+    (call,) = fake_nsys()
+    assert call[call.index("run"):] == ["run", "h4-h6", "-m", "1024", "-n", "1024", "-k", "1024", "--dtype", "bf16"]
+
+
 def test_live_failure_of_the_child_is_reported_after_the_table(runner, fake_nsys, monkeypatch):
     monkeypatch.setenv("FAKE_NSYS_RC", "3")
     r = invoke(runner, ["compare-nsys", "naive", "--format", "json"])

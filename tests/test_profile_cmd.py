@@ -89,6 +89,15 @@ def test_metric_list_options():
     assert "lts__t_bytes.sum" not in ncu_run.metric_list(skip=("lts__t_bytes.sum",))
     with pytest.raises(Exception, match="--skip-metric"):
         ncu_run.metric_list(skip=("no__such.sum",))
+    # bf16's tensor counters are asked for only in a bf16 profile; fp16 and fp32 ask for what they always did
+    bf16 = [m for m in ncu_run.metric_list(dtype="bf16") if "bf16" in m]
+    assert bf16 == list(ncu_run.BF16_TENSOR_METRICS) and not any("bf16" in m for m in ncu_run.metric_list(dtype="fp16"))
+    import re
+
+    pattern = re.compile(bf16[0].removeprefix("regex:"))
+    assert pattern.fullmatch("sm__ops_path_tensor_op_hgmma_src_bf16_dst_fp32.sum")
+    assert pattern.fullmatch("sm__ops_path_tensor_op_hmma_src_bf16_dst_fp32_sparsity_off.sum")
+    assert not pattern.search("sm__ops_path_tensor_op_hgmma_src_bf16_dst_fp32.sum.per_second")
 
 
 def test_live_profile_runs_one_ncu_and_reads_its_csv(fake_ncu, runner, tmp_path):
@@ -130,6 +139,19 @@ def test_live_profile_with_cublas_adds_its_ranges(fake_ncu, runner):
     assert "--no-cublas" not in argv
     metrics = argv[argv.index("--metrics") + 1]
     assert "pcsamp" in metrics and "lts__t_bytes.sum" not in metrics
+
+
+def test_live_bf16_profile_asks_for_bf16_counters_and_builds_the_rungs_for_bf16(fake_ncu, runner):
+    fake_ncu.prints(tagged_details())
+    r = invoke(runner, ["profile", "h5", "h6", "--size", "1024", "--cublas", "--dtype", "bf16"])
+    assert r.exit_code == 0, r.output
+    [argv] = fake_ncu.calls()
+    includes = [argv[i + 1] for i, a in enumerate(argv) if a == "--nvtx-include"]
+    assert {"gemmprof warp_specialized_bf16 1024x1024x1024/", "gemmprof persistent_bf16 1024x1024x1024/",
+            "gemmprof cublas_bf16 1024x1024x1024/"} <= set(includes)
+    assert not any("cublas_hgemm" in i for i in includes)
+    assert argv[argv.index("--dtype") + 1] == "bf16"  # the child run builds the rungs with their bf16 define
+    assert ncu_run.BF16_TENSOR_METRICS[0] in argv[argv.index("--metrics") + 1].split(",")
 
 
 def test_table_output_to_a_file(fake_ncu, runner, tmp_path):

@@ -338,3 +338,21 @@ def test_errors_are_one_line(runner, tmp_path, monkeypatch, args, message):
     assert r.exit_code == 2, r.output
     assert message in r.output and len(r.output.strip().splitlines()) == 1, r.output
     assert list(tmp_path.iterdir()) == []
+
+
+def test_model_only_bf16_places_the_hopper_rungs_as_their_bf16_builds(runner, drawn, tmp_path):
+    fig, table = plot(runner, drawn, tmp_path, "--model-only", "--gpu", "h100", "--size", "4096", "--dtype", "bf16")
+    assert [(r["id"], r["name"], r["dtype"]) for r in table["rows"]] == [
+        ("h4", "wgmma_tma_bf16", "bf16"), ("h5", "warp_specialized_bf16", "bf16"), ("h6", "persistent_bf16", "bf16")]
+    assert set(by_gid(fig, "roof:")) >= {"roof:compute:bf16_tensor_fp32_acc:datasheet"}
+    assert "roof:compute:fp16_tensor_fp32_acc:datasheet" not in by_gid(fig, "roof:")
+
+
+def test_a_bf16_profile_launch_finds_its_rung_and_model():
+    from gemmprof.model.roofline import _rung_for_launch
+
+    shape = GemmShape(4096, 4096, 4096)
+    rung = _rung_for_launch("persistent_bf16", None, shape, get_gpu("h100"), 0.0, 6e14)
+    assert (rung.id, rung.dtype, rung.kind, rung.peak_kind) == ("h6", "bf16", "ladder", "bf16_tensor_fp32_acc")
+    fp16 = _rung_for_launch("persistent", None, shape, get_gpu("h100"), 0.0, 6e14)
+    assert rung.points[0].intensity == pytest.approx(fp16.points[0].intensity) and fp16.dtype == "fp16"  # both 2-byte inputs

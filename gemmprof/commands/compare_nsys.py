@@ -23,7 +23,8 @@ from gemmprof.model.traffic import DTYPES
 @click.argument("inputs", nargs=-1, required=True, metavar="REPORT... | VARIANT...")
 @shape_options
 @click.option("--dtype", type=click.Choice(list(DTYPES)), default=None,
-              help="dtype for TFLOP/s and % of peak (default: a gemmprof variant's own, else fp32).")
+              help="dtype for TFLOP/s and % of peak (default: a gemmprof variant's own, else fp32); "
+                   "bf16 with VARIANTS builds h4-h6 for bf16.")
 @click.option("--baseline", default=None, metavar="NAME",
               help="Row to compute speedups against: a variant, NVTX range or kernel name (default: cuBLAS).")
 @click.option("--group-by", type=click.Choice(["auto", "range", "kernel"]), default="auto", show_default=True,
@@ -71,7 +72,8 @@ def command(inputs, size, m, n, k, dtype, baseline, group_by, no_cublas, save_re
 
     reports, failed = [], {}
     if live:
-        reports.append(nsys.profile_live(inputs, shape, no_cublas=no_cublas, save_prefix=save_report))
+        reports.append(nsys.profile_live(inputs, shape, no_cublas=no_cublas, save_prefix=save_report,
+                                         dtype=dtype))
     else:
         for path in files:
             try:

@@ -170,7 +170,7 @@ def _live(variants, all_, dtype, params, cublas, shape, sections, pc_sampling, s
         infos.update({b.name: VariantInfo(dtype=b.dtype) for b in for_dtypes({k.run_dtype for k in bound})})
     run_args = tuple(f"--param={p}" for p in params) + (() if cublas else ("--no-cublas",))
     run_args += ("--dtype", "bf16") if dtype == "bf16" else ()  # the child builds the same rungs for bf16
-    metrics = ncu_run.metric_list(pc_sampling, tuple(skip_metrics))
+    metrics = ncu_run.metric_list(pc_sampling, tuple(skip_metrics), dtype)
     exe = ncu_run.find_ncu(ncu_path)
     names = [s.name for s in chosen]
     cmd = ncu_run.build_command(exe, sys.executable, names, shape,

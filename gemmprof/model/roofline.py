@@ -214,35 +214,38 @@ def min_intensity(shape: GemmShape, dtype: str, beta: float = 0.0) -> float:
     return min_arithmetic_intensity(shape, get_dtype(dtype), beta)
 
 
-def model_intensity(spec, shape: GemmShape, beta: float = 0.0) -> float:
-    """A ladder spec's traffic-model intensity at `shape` (SpecError when its constraints reject the shape)."""
+def model_intensity(spec, shape: GemmShape, beta: float = 0.0, dtype: str | None = None) -> float:
+    """A ladder spec's traffic-model intensity at `shape` (SpecError when its constraints reject the shape), for
+    `dtype` when the spec's source also builds for it (h4-h6 for bf16)."""
     from gemmprof.catalog.spec import bind
 
-    kernel = bind(spec)
+    kernel = bind(spec, dtype=dtype if dtype in spec.dtypes else None)
     kernel.check_shape(shape)
-    return tiled_traffic(shape, get_dtype(spec.dtype), kernel.tiles(), beta).arithmetic_intensity
+    return tiled_traffic(shape, get_dtype(kernel.run_dtype), kernel.tiles(), beta).arithmetic_intensity
 
 
-def rungs_from_model(specs, shape: GemmShape, profile: GpuSpec, *, beta: float = 0.0,
-                     source: str = "datasheet") -> tuple[list[Rung], list[str]]:
-    """Each rung at the attainable roof of its model intensity (an estimate); rejected shapes are named."""
+def rungs_from_model(specs, shape: GemmShape, profile: GpuSpec, *, beta: float = 0.0, source: str = "datasheet",
+                     dtype: str | None = None) -> tuple[list[Rung], list[str]]:
+    """Each rung at the attainable roof of its model intensity (an estimate); rejected shapes are named. A rung
+    whose source also builds for `dtype` (h4-h6 for bf16) is placed as that build, named as its run names it."""
     from gemmprof.errors import SpecError
 
     rungs, excluded = [], []
     dram = (profile.measured.get("dram_bandwidth_gbs") if source == "measured" else None) or profile.dram_bandwidth_gbs
     for s in specs:
+        run = dtype if dtype in s.dtypes else s.dtype
+        name = s.name if run == s.dtype else f"{s.name}_{run}"  # binding.BoundKernel.variant_name
         try:
-            ai = model_intensity(s, shape, beta)
+            ai = model_intensity(s, shape, beta, run)
         except SpecError as exc:
-            excluded.append(f"{s.id} {s.name} (rejected: {str(exc).split(': ', 2)[-1].split(' (')[0]})")
+            excluded.append(f"{s.id} {name} (rejected: {str(exc).split(': ', 2)[-1].split(' (')[0]})")
             continue
-        kind = peak_kind_for(s.dtype, None, profile)
+        kind = peak_kind_for(run, None, profile)
         if kind not in profile.peak_tflops:
-            excluded.append(f"{s.id} {s.name} ({profile.name} gives no peak_tflops.{kind})")
+            excluded.append(f"{s.id} {name} ({profile.name} gives no peak_tflops.{kind})")
             continue
         peak = (profile.measured.get(f"{kind}_tflops") if source == "measured" else None) or profile.peak_tflops[kind]
-        rungs.append(Rung(s.id, s.name, s.dtype, "ladder", kind, [Point("model", ai, min(peak * 1e12,
-                                                                                         ai * dram * 1e9))]))
+        rungs.append(Rung(s.id, name, run, "ladder", kind, [Point("model", ai, min(peak * 1e12, ai * dram * 1e9))]))
     return rungs, excluded
 
 
@@ -294,8 +297,9 @@ def _rung_for_launch(name, launch_dtype, shape, profile, beta, ach) -> Rung | No
     from gemmprof.catalog.spec import ladder
     from gemmprof.errors import SpecError
 
-    spec = next((s for s in ladder() if s.answers_to(name)), None)
-    dtype = spec.dtype if spec else launch_dtype
+    spec, dtype = next(((s, s.dtype) for s in ladder() if s.answers_to(name)), (None, launch_dtype))
+    if spec is None:  # a rung built for another of its dtypes runs as NAME_DTYPE (persistent_bf16)
+        spec, dtype = next(((s, d) for s in ladder() for d in s.dtypes if name == f"{s.name}_{d}"), (None, dtype))
     if dtype not in DTYPES:
         return None
     kind = "baseline" if name.startswith("cublas_") else ("ladder" if spec else "user")
@@ -304,7 +308,7 @@ def _rung_for_launch(name, launch_dtype, shape, profile, beta, ach) -> Rung | No
         rung.points.append(Point("min", min_intensity(shape, dtype, beta), ach))
     elif spec:
         try:
-            rung.points.append(Point("model", model_intensity(spec, shape, beta), ach))
+            rung.points.append(Point("model", model_intensity(spec, shape, beta, dtype), ach))
         except SpecError:
             pass
     return rung

@@ -72,7 +72,7 @@ def from_results(runs: list[tuple[str, RunResult]], profile: ProfileInput | None
 def from_model(specs, shape: GemmShape, gpu: GpuSpec, profile: ProfileInput | None, choice: RooflineChoice,
                beta: float = 0.0) -> rl.RooflineData:
     """Each rung on the roof at its traffic model's intensity (an estimate), with ncu's points if given."""
-    rungs, excluded = rl.rungs_from_model(specs, shape, gpu, beta=beta, source=choice.ceiling)
+    rungs, excluded = rl.rungs_from_model(specs, shape, gpu, beta=beta, source=choice.ceiling, dtype=choice.dtype)
     notes = rl.attach_profile(rungs, profile.results.launches, shape, gpu, origin=profile.origin,
                               beta=beta) if profile else []
     if not rungs:

@@ -41,7 +41,7 @@ def flat_row(f: LaunchFindings, top: int = 3) -> dict:
         "kernel": base_kernel_name(f.kernel_name), "id": f.id,
         "shape": f.shape.label if f.shape else None, "dtype": f.dtype,
         "duration_us": f.duration_ns / 1e3 if f.duration_ns is not None else None,
-        "sol_compute_pct": f.sol_compute_pct, "sol_memory_pct": f.sol_memory_pct,
+        "sol_compute_pct": f.sol_compute_pct, "sol_memory_pct": f.sol_memory_pct, "tensor_pipe_pct": f.tensor_pipe_pct,
         "achieved_occupancy_pct": oc.achieved_pct, "theoretical_occupancy_pct_ncu": oc.theoretical_pct_ncu,
         "theoretical_occupancy_pct_gemmprof": oc.theoretical_pct_gemmprof,
         "limiter_ncu": _limiters(oc.limiters_ncu), "limiter_gemmprof": _limiters(oc.limiters_gemmprof),
@@ -103,7 +103,7 @@ ACCESS_COLUMNS = [C("variant", "variant", fmt="s"),
 
 SOL_COLUMNS = [C("variant", "variant", fmt="s"), C("kernel", "kernel", fmt="s"), C("duration_us", "time", "us", ".1f"),
                C("sol_compute_pct", "SOL SM", "%", ".1f"), C("sol_memory_pct", "SOL mem", "%", ".1f"),
-               C("achieved_occupancy_pct", "occ. achieved", "%", ".1f"),
+               C("tensor_pipe_pct", "tensor pipe", "%", ".1f"), C("achieved_occupancy_pct", "occ. achieved", "%", ".1f"),
                C("theoretical_occupancy_pct_ncu", "theoretical ncu", "%", ".1f"),
                C("theoretical_occupancy_pct_gemmprof", "gemmprof", "%", ".1f"),
                C("limiter_ncu", "limiter (ncu)", fmt="s"), C("occupancy_check", "check", fmt="s")]
@@ -130,6 +130,8 @@ def tables(results: ProfileResults, top: int = 3) -> list[Table]:
         notes += [f"{f.variant}: occupancy differs: {d}" for d in f.occupancy.disagreements]
         notes += [f"{f.variant}: {n}" for n in f.occupancy.notes + f.notes]
     sol = SOL_COLUMNS if any(f.nvtx_range for f in results.launches) else [c for c in SOL_COLUMNS if c.key != "kernel"]
+    if all(f.tensor_pipe_pct is None for f in results.launches):  # CSVs from before the metric was asked for
+        sol = [c for c in sol if c.key != "tensor_pipe_pct"]
     out = [Table(f"Nsight Compute on {where}: speed of light and occupancy", sol, rows)]
     if any(r.get(c.key) is not None for r in rows for c in TRAFFIC_COLUMNS[1:]):
         out.append(Table("Traffic and FLOPs against the model (x min: over A+B read and C written once; "

@@ -150,6 +150,7 @@ class LaunchFindings:
     model_tiled_bytes: int | None = None
     flops_fp32: float | None = None  # 2*FFMA + FADD + FMUL, thread-level
     flops_tensor: float | None = None
+    tensor_pipe_pct: float | None = None  # the tensor pipe's busy cycles, % of peak (HMMA and HGMMA)
     flops_model: int | None = None  # 2*M*N*K
     rules: list[RuleAdvice] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
@@ -205,7 +206,8 @@ def _occupancy_from(r: FieldReader) -> OccupancyCheck:
 
 _SMEM_KEYS = ("ld_conflicts", "ld_requests", "ld_wavefronts", "st_conflicts", "st_requests", "st_wavefronts")
 _PLAIN = ("duration_ns", "sol_compute_pct", "sol_memory_pct", "sol_dram_pct", "dram_read_bytes", "dram_write_bytes",
-          "dram_bytes", "l2_bytes", "l1_bytes", "warp_cycles_per_issue", "flops_fp32", "flops_tensor")
+          "dram_bytes", "l2_bytes", "l1_bytes", "warp_cycles_per_issue", "flops_fp32", "flops_tensor",
+          "tensor_pipe_pct")
 _INTS = ("model_min_bytes", "model_tiled_bytes", "flops_model")
 
 

@@ -48,6 +48,9 @@ TENSOR_OPS = ("sm__ops_path_tensor_op_hmma_src_fp16_dst_fp32.sum", "sm__ops_path
               "sm__ops_path_tensor_op_hmma_src_bf16_dst_fp32.sum", "sm__ops_path_tensor_op_hmma_src_tf32_dst_fp32.sum",
               "sm__ops_path_tensor_op_hgmma_src_fp16.sum", "sm__ops_path_tensor_op_hgmma_src_bf16_dst_fp32.sum",
               "sm__ops_path_tensor_op_hgmma_src_tf32_dst_fp32.sum")
+# Busy cycles of the tensor pipe. On the H100 it counts warpgroup MMAs (HGMMA) too: 93-95% for h5, h6 and cuBLAS at
+# 8192 (benchmarks/2026-11-23_h100_hopper/ncu_hopper_8192.csv), 0 for SIMT rungs.
+TENSOR_PIPE = "sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active"
 DRAM_READ, DRAM_WRITE, DRAM_TOTAL = "dram__bytes_read.sum", "dram__bytes_write.sum", "dram__bytes.sum"
 L2_BYTES, L1_BYTES = "lts__t_bytes.sum", "l1tex__t_bytes.sum"
 SMEM = {
@@ -94,6 +97,21 @@ def stall_shares(launch: Launch, prefix: str = STALL_PREFIX, suffix: str = ".rat
     return dict(sorted(((k, v / total) for k, v in values.items()), key=lambda kv: -kv[1]))
 
 
+def tensor_flops(launch: Launch) -> float | None:
+    """Tensor-path FLOPs: the sum of TENSOR_OPS; where ncu gave only a counter's _sparsity_off/_on parts (a regex
+    asks for bf16's, whose plain name the lent H100's ncu was not seen to list), their sum stands for it."""
+    total = None
+    for name in TENSOR_OPS:
+        value = launch.number(name)
+        if value is None:
+            stem = name.removesuffix(".sum")
+            parts = [p for s in ("_sparsity_off", "_sparsity_on") if (p := launch.number(f"{stem}{s}.sum")) is not None]
+            value = sum(parts) if parts else None
+        if value is not None:
+            total = (total or 0) + value
+    return total
+
+
 def summarise_rule(rule: Rule, width: int = 160) -> RuleAdvice:
     """One line of advice: the first sentence that carries a figure (else the first), without links."""
     text = re.sub(r"\s*\((?:see )?https?://[^)]*\)", "", rule.description)
@@ -134,8 +152,8 @@ def analyse_launch(launch: Launch, profile: GpuSpec | None, shape: GemmShape | N
     fp = [launch.number(n) for n in (FFMA, FADD, FMUL)]
     if any(v is not None for v in fp):
         f.flops_fp32 = 2 * (fp[0] or 0) + (fp[1] or 0) + (fp[2] or 0)
-    tensor = [v for n in TENSOR_OPS if (v := launch.number(n)) is not None]
-    f.flops_tensor = sum(tensor) if tensor else None
+    f.flops_tensor = tensor_flops(launch)
+    f.tensor_pipe_pct = launch.number(TENSOR_PIPE)
     if shape is not None:
         f.flops_model = gemm_flops(shape)
         dt = DTYPES.get(dtype or "")

@@ -44,6 +44,10 @@ METRICS = (
     "sm__ops_path_tensor_op_hgmma_src_fp16.sum", "sm__ops_path_tensor_op_hgmma_src_tf32_dst_fp32.sum",
     "sm__inst_executed_pipe_tensor_op_hmma.sum", "sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active",
 )
+# bf16 tensor-path FLOPs (HMMA and Hopper's HGMMA), asked for only when profiling bf16 so fp16/fp32 profiles ask for
+# exactly what they did before. A regex because the name ncu gives them (a plain rollup, or only _sparsity_off/_on
+# parts) was not seen on the lent H100; findings.tensor_flops takes either.
+BF16_TENSOR_METRICS = (r"regex:sm__ops_path_tensor_op_hg?mma_src_bf16_dst_fp32.*\.sum$",)
 USUAL_PLACE = "/usr/local/cuda/bin or /opt/nvidia/nsight-compute/<version>"
 FALLBACK_GLOBS = ["/usr/local/cuda/bin/ncu", "/opt/nvidia/nsight-compute/*/ncu"]
 PERMISSION_HELP = (
@@ -100,8 +104,9 @@ def find_ncu(explicit: str | None = None) -> str:
     raise ToolNotFoundError("ncu", USUAL_PLACE, "`gemmprof profile --from FILE.csv` still works")
 
 
-def metric_list(pc_sampling: bool = False, skip: tuple[str, ...] = ()) -> list[str]:
-    metrics = [*METRICS, *STALL_METRICS, *(PC_SAMPLING_METRICS if pc_sampling else ())]
+def metric_list(pc_sampling: bool = False, skip: tuple[str, ...] = (), dtype: str | None = None) -> list[str]:
+    metrics = [*METRICS, *(BF16_TENSOR_METRICS if dtype == "bf16" else ()), *STALL_METRICS,
+               *(PC_SAMPLING_METRICS if pc_sampling else ())]
     unknown = [s for s in skip if s not in metrics]
     if unknown:
         raise InputError(f"--skip-metric: {', '.join(unknown)} is not among the metrics gemmprof asks for")

@@ -98,14 +98,17 @@ def _read_nsys_rep(path: Path, label: str) -> NsysReport:
         return read_sqlite(out, label, "nsys-rep")
 
 
-def profile_command(nsys: str, prefix: Path, variants, shape: GemmShape, no_cublas: bool) -> list[str]:
-    """nsys profile around a child `gemmprof run`: CUDA and NVTX only, no CPU sampling, exported to SQLite."""
-    child = ChildRun(tuple(variants), shape, no_cublas=no_cublas).argv()
+def profile_command(nsys: str, prefix: Path, variants, shape: GemmShape, no_cublas: bool,
+                    dtype: str | None = None) -> list[str]:
+    """nsys profile around a child `gemmprof run`: CUDA and NVTX only, no CPU sampling, exported to SQLite.
+    dtype "bf16" has the child build the rungs whose source also serves bf16 (h4-h6) for it."""
+    child = ChildRun(tuple(variants), shape, no_cublas=no_cublas, dtype=dtype if dtype == "bf16" else None).argv()
     return [nsys, "profile", "-t", "cuda,nvtx", "-s", "none", "--cpuctxsw=none", "--export=sqlite",
             "--force-overwrite=true", "-o", str(prefix), *child]
 
 
-def profile_live(variants, shape: GemmShape, *, no_cublas: bool = False, save_prefix=None) -> NsysReport:
+def profile_live(variants, shape: GemmShape, *, no_cublas: bool = False, save_prefix=None,
+                 dtype: str | None = None) -> NsysReport:
     """Profile `gemmprof run VARIANTS` under nsys and read the SQLite export it writes."""
     nsys = find_nsys()
     env = dict(os.environ)
@@ -120,7 +123,7 @@ def profile_live(variants, shape: GemmShape, *, no_cublas: bool = False, save_pr
             sqlite_path.unlink(missing_ok=True)  # never read an export left by an earlier run
         except OSError as exc:
             raise InputError(f"--save-report: cannot write {sqlite_path} ({exc.strerror or exc})") from None
-        proc = _run(profile_command(nsys, prefix, variants, shape, no_cublas), env=env)
+        proc = _run(profile_command(nsys, prefix, variants, shape, no_cublas, dtype), env=env)
         if not sqlite_path.exists():
             raise ReportError(f"nsys profile wrote no SQLite export (exit {proc.returncode}): {_tail(proc)}")
         label = str(prefix.with_name(prefix.name + ".nsys-rep")) if save_prefix else "live"
