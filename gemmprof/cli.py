@@ -12,12 +12,12 @@ from gemmprof.errors import GemmprofError
 
 # name -> (module, one-line help). Modules are imported only when their command runs.
 COMMANDS = {
-    "list": ("gemmprof.commands.list_cmd", "Show the kernel ladder: rung, name, technique, source, dtype, parameters."),
-    "run": ("gemmprof.commands.run", "Compile, verify against cuBLAS and time ladder rungs (or your own kernel) on the GPU."),
-    "build": ("gemmprof.commands.build", "Compile every kernel offline with nvcc and report registers, shared memory, spills."),
+    "list": ("gemmprof.commands.list_cmd", "Show the kernel ladder; --explain RUNG: its coalescing and bank conflicts."),
+    "run": ("gemmprof.commands.run", "Build (nvcc or NVRTC), verify and time rungs or your own kernel beside cuBLAS on the GPU."),
+    "build": ("gemmprof.commands.build", "Compile kernels offline with nvcc: registers, shared memory, spills, SASS mix."),
     "model": ("gemmprof.commands.model", "FLOPs, bytes, arithmetic intensity and lower-bound times of a GEMM (no GPU)."),
     "occupancy": ("gemmprof.commands.occupancy", "Theoretical occupancy of a launch configuration on a GPU (no GPU)."),
-    "gpus": ("gemmprof.commands.gpus", "List the GPU profiles, or show one with its sources."),
+    "gpus": ("gemmprof.commands.gpus", "List the GPU spec sheets, or show one with its sources."),
     "profile": ("gemmprof.commands.profile", "Run Nsight Compute on rungs (or read its CSV) and say what limits each."),
     "compare-nsys": ("gemmprof.commands.compare_nsys", "Compare kernels from Nsight Systems reports side by side."),
     "roofline": ("gemmprof.commands.roofline", "Draw the roofline of the ladder against a GPU's ceilings, with a table."),
