@@ -1,0 +1,146 @@
+"""The records of a variant's stages: launch configuration and compiler resources (build), the check against the
+float64 reference (verification), the timing (measurement) and the model's figures. A run's row
+(gemmprof.results.run.VariantResult) is assembled from them."""
+
+from __future__ import annotations
+
+import statistics
+from dataclasses import dataclass
+
+STABLE_SPREAD = 0.02  # a relative spread (IQR / median) above 2% is flagged as unstable, as nsight-python does
+
+
+@dataclass(frozen=True)
+class Measurement:
+    """Per-repetition kernel times in milliseconds, kept raw; statistics are derived."""
+
+    samples_ms: tuple[float, ...]
+
+    @property
+    def median_ms(self) -> float:
+        return statistics.median(self.samples_ms)
+
+    @property
+    def min_ms(self) -> float:
+        return min(self.samples_ms)
+
+    @property
+    def max_ms(self) -> float:
+        return max(self.samples_ms)
+
+    @property
+    def spread(self) -> float:
+        """Interquartile range over the median (robust to one slow outlier)."""
+        s = sorted(self.samples_ms)
+        if len(s) < 4:
+            return (s[-1] - s[0]) / statistics.median(s)
+        q = statistics.quantiles(s, n=4, method="inclusive")
+        return (q[2] - q[0]) / statistics.median(s)
+
+    @property
+    def stable(self) -> bool:
+        return self.spread <= STABLE_SPREAD
+
+    def to_dict(self):
+        return {"samples_ms": list(self.samples_ms), "median_ms": self.median_ms, "min_ms": self.min_ms,
+                "max_ms": self.max_ms, "spread": self.spread, "stable": self.stable}
+
+
+@dataclass(frozen=True)
+class LaunchConfig:
+    grid: tuple[int, int, int]
+    block: tuple[int, int, int]
+    dynamic_smem: int  # bytes
+
+    @property
+    def threads_per_block(self) -> int:
+        return self.block[0] * self.block[1] * self.block[2]
+
+
+@dataclass(frozen=True)
+class Resources:
+    """What the compiler (ptxas) or the driver says one kernel uses."""
+
+    registers: int
+    static_smem: int  # bytes
+    spill_stores: int = 0  # bytes
+    spill_loads: int = 0
+    stack_frame: int = 0
+    local_bytes: int | None = None
+
+
+@dataclass(frozen=True)
+class BuildInfo:
+    """Which compiler built the binary that was measured, with every flag, and a hash of the cubin."""
+
+    compiler: str  # nvcc | nvrtc
+    version: str
+    flags: tuple[str, ...]
+    arch: str
+    cubin_sha256: str | None = None
+    symbol: str | None = None  # the mangled entry that was launched
+    reason: str = ""  # why this compiler: default, --compiler, the spec's compiler_reason, a fallback
+    sass: dict[str, int] | None = None  # instruction counts by class (gemmprof.measure.sass)
+
+    @property
+    def label(self) -> str:
+        return f"{self.compiler} {self.version}"
+
+
+READS_C_FINDING = "reads C with beta=0 (BLAS forbids)"
+
+
+@dataclass(frozen=True)
+class Verification:
+    """The output against the float64 reference, from two launches when beta == 0: one over NaN-poisoned C
+    (NaN left = never written, or C read) and one over a finite sentinel (which tells the two apart).
+
+    unwritten: elements still equal to the sentinel after the second launch (the kernel never stored them);
+    reads_c: elements that came out NaN over the poison but were written over the sentinel (0 * NaN = NaN:
+    the kernel read C although beta == 0); wrong: elements outside the tolerance once C was finite.
+    """
+
+    rel_error: float
+    tolerance: float
+    unwritten: int = 0
+    reads_c: int = 0
+    wrong: int = 0
+    first_bad: tuple[int, int] | None = None  # (row, column) of the first element of the worst finding
+    reads_c_declared: bool = False  # the spec says `reads_c: true`
+
+    @property
+    def passed(self) -> bool:
+        """Right values everywhere C was finite; reading C with beta = 0 is a finding, not a failure."""
+        return self.unwritten == 0 and self.wrong == 0 and self.rel_error == self.rel_error \
+            and self.rel_error <= self.tolerance
+
+    @property
+    def findings(self) -> list[str]:
+        out = []
+        if self.reads_c:
+            out.append(READS_C_FINDING + (" (declared)" if self.reads_c_declared else ""))
+        return out
+
+    def describe(self) -> str:
+        at = f", first at [{self.first_bad[0]}, {self.first_bad[1]}]" if self.first_bad else ""
+        if self.unwritten:
+            return f"{self.unwritten} elements of C never written{at}"
+        if self.wrong:
+            return f"{self.wrong} wrong values (relative error {self.rel_error:.2e}, tolerance " \
+                   f"{self.tolerance:.0e}){at}"
+        if not self.rel_error < float("inf"):
+            return "output contains NaN or infinity"
+        if self.rel_error > self.tolerance:
+            return f"relative error {self.rel_error:.2e} exceeds tolerance {self.tolerance:.0e}"
+        return "; ".join(f + at for f in self.findings)
+
+
+@dataclass(frozen=True)
+class ModelFigures:
+    """What the analytic model says of a variant at the run's shape, and the peak it is held against."""
+
+    flops: int
+    min_arithmetic_intensity: float  # FLOP/byte of the minimum traffic
+    model_arithmetic_intensity: float | None = None  # FLOP/byte of the rung's traffic model
+    peak_kind: str | None = None
+    peak_flops: float | None = None
