@@ -91,3 +91,22 @@ def test_hopper_rungs_verify_on_the_gpu(runner, tmp_path, dtype):
         for name in HOPPER:
             row = rows[name if dtype == "fp16" else f"{name}_{dtype}"]
             assert row["status"] == "ok" and row["rel_error"] < 1e-3, row
+
+
+def test_a_rung_not_built_for_the_dtype_is_named_not_unknown():
+    from gemmprof.errors import SpecError
+
+    with pytest.raises(SpecError, match=r"'h3' is not built for bf16: h3:mma_ldmatrix_swizzle \(fp16\); bf16 rungs: h4"):
+        choose(["h3"], dtype="bf16")
+    with pytest.raises(SpecError, match="unknown variant 'h9'"):
+        choose(["h9"], dtype="bf16")
+
+
+def test_list_shows_every_dtype_a_rung_builds_for(runner):
+    import json
+
+    r = invoke(runner, ["list", "--dtype", "bf16", "--format", "json"])
+    assert r.exit_code == 0, r.output
+    rows = json.loads(r.output)["rows"]
+    assert [(row["id"], row["dtype"], row["dtypes"]) for row in rows] == [(h, "fp16", "fp16, bf16")
+                                                                          for h in ("h4", "h5", "h6")]
