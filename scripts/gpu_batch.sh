@@ -35,7 +35,9 @@ for stage in "$@"; do
           step "hopper_${d}_$s" "${GP[@]}" run h3-h6 --dtype "$d" --size "$s" -o "$B/hopper_${d}_$s.json"
         done
       done
-      step hopper_odd "${GP[@]}" run h4-h6 -m 4095 -n 4097 -k 1024 --budget 0.3 -o "$B/hopper_odd.json"
+      for d in fp16 bf16; do  # M and N of any size (TMA zero-fills, stores predicated), K a multiple of 8
+        step "hopper_odd_$d" "${GP[@]}" run h4-h6 --dtype "$d" -m 4095 -n 4097 -k 1024 --budget 0.3 -o "$B/hopper_odd_$d.json"
+      done
       step hopper_ncu "${GP[@]}" profile h5 h6 --cublas --size 8192 --save "$B/profile_hopper_8192.json" --save-csv "$B/ncu_hopper_8192.csv" ;;
     hopperfin)  # issue 13's rest: ncu on h4-h6 (fp16, and bf16 with its tensor counters and the tensor pipe), nsys, roofline
       step hopperfin_tests python3 -m pytest -q -m gpu tests/test_hopper_rungs.py

@@ -91,3 +91,100 @@ def test_hopper_rungs_verify_on_the_gpu(runner, tmp_path, dtype):
         for name in HOPPER:
             row = rows[name if dtype == "fp16" else f"{name}_{dtype}"]
             assert row["status"] == "ok" and row["rel_error"] < 1e-3, row
+
+
+def test_a_rung_not_built_for_the_dtype_is_named_not_unknown():
+    from gemmprof.errors import SpecError
+
+    with pytest.raises(SpecError, match=r"'h3' is not built for bf16: h3:mma_ldmatrix_swizzle \(fp16\); bf16 rungs: h4"):
+        choose(["h3"], dtype="bf16")
+    with pytest.raises(SpecError, match="unknown variant 'h9'"):
+        choose(["h9"], dtype="bf16")
+
+
+def test_list_shows_every_dtype_a_rung_builds_for(runner):
+    import json
+
+    r = invoke(runner, ["list", "--dtype", "bf16", "--format", "json"])
+    assert r.exit_code == 0, r.output
+    rows = json.loads(r.output)["rows"]
+    assert [(row["id"], row["dtype"], row["dtypes"]) for row in rows] == [(h, "fp16", "fp16, bf16")
+                                                                          for h in ("h4", "h5", "h6")]
+
+
+def _cpu_runner(shape, compute_capability="9.0"):
+    from gemmprof.catalog.gpu_specs import get_gpu
+    from gemmprof.measure.runner import Runner, RunOptions
+
+    r = Runner(get_gpu("h100"), RunOptions(shape=shape, seed=1))
+    r._device = {"compute_capability": compute_capability, "sm_count": 132}  # what device 0 would report
+    return r
+
+
+def _no_compile(*a, **k):
+    raise AssertionError("nothing may be compiled for a rung that cannot run here")
+
+
+def test_runner_skips_hopper_rungs_elsewhere_and_rejects_k_off_eight(monkeypatch):
+    from gemmprof.measure import runner as runmod
+
+    monkeypatch.setattr(runmod, "compile_for_launch", _no_compile)
+    k = choose(["h6"], dtype="bf16")[0]
+    row = _cpu_runner(GemmShape(256, 256, 256), "8.9").run_kernel(k)
+    assert row.status == "skipped" and "sm_90a only" in row.message and "sm_89" in row.message
+    row = _cpu_runner(GemmShape(4095, 4097, 1023)).run_kernel(k)
+    assert row.status == "rejected" and "nearest valid K: 1016 or 1024" in row.message, row.message
+
+
+class _FakeFunction:
+    def __init__(self):
+        self.calls, self.max_dynamic_shared_size_bytes = [], 0
+
+    def __call__(self, grid, block, args, shared_mem=0):
+        self.calls.append((grid, block, args, shared_mem))
+
+
+class _FakeProblem:
+    alpha, beta = 1.0, 0.0
+
+    def __init__(self, shape):
+        self.shape = shape
+
+    def operand(self, which, layout):
+        return _Operand({"A": 1 << 20, "B": 2 << 20}[which])
+
+
+def test_runner_appends_tensor_maps_and_opts_into_large_shared_memory(monkeypatch):
+    from gemmprof.measure import hopper_host
+    from gemmprof.measure import runner as runmod
+    from gemmprof.measure.build import CompiledKernel
+    from gemmprof.results.run import Resources
+
+    func, encoded = _FakeFunction(), []
+
+    def fake_encode(address, tmap):
+        encoded.append((address, tmap.rows, tmap.cols, tmap.box_rows, tmap.box_cols))
+        return np.void(bytes([len(encoded)]) * 128)
+
+    shape = GemmShape(1000, 1030, 520)
+    monkeypatch.setattr(runmod, "compile_for_launch", lambda k, c: CompiledKernel(k, func, Resources(168, 0)))
+    monkeypatch.setattr(hopper_host, "encode_tiled", fake_encode)
+    r = _cpu_runner(shape)
+    r.problem = lambda dtype: _FakeProblem(shape)
+    seen = {}
+
+    def fake_verify_and_time(row, problem, launch_into, tolerance, reads_c=False):
+        launch_into("C")()
+        seen["tolerance"] = tolerance
+        return row
+
+    r._verify_and_time = fake_verify_and_time
+    k = choose(["h5"], dtype="bf16")[0]
+    row = r.run_kernel(k)
+    assert row.status == "ok", row.message
+    grid, block, args, smem = func.calls[0]
+    assert grid == (8 * 5, 1, 1) and block == (384, 1, 1) and smem == func.max_dynamic_shared_size_bytes > 48 * 1024
+    assert [int(a) for a in args[:3]] == [1000, 1030, 520] and args[7] == "C"  # the eight standard arguments
+    assert len(args) == 10 and [bytes(a)[0] for a in args[8:]] == [1, 2]  # then A's map, B's map, by value
+    assert encoded == [(1 << 20, 1000, 520, 128, 64), (2 << 20, 1030, 520, 256, 64)]
+    assert seen["tolerance"] == 2e-3

@@ -301,10 +301,18 @@ def select(selectors: tuple[str, ...] | list[str], *, all_: bool = False, dtype:
                 continue
             matched = _match(part, pool)
             if not matched:
-                known = ", ".join(f"{s.id}:{s.name}" for s in pool)
-                raise SpecError(f"unknown variant {part!r} (known: {known})")
+                raise SpecError(_not_found(part, pool, specs, dtype))
             chosen.extend(m for m in matched if m not in chosen)
     return chosen
+
+
+def _not_found(part: str, pool: list[KernelSpec], specs: tuple[KernelSpec, ...], dtype: str | None) -> str:
+    known = ", ".join(f"{s.id}:{s.name}" for s in pool)
+    other = _match(part, list(specs)) if dtype else []
+    if other:  # the rung exists, only not for this dtype
+        names = ", ".join(f"{s.id}:{s.name} ({'/'.join(s.dtypes or (s.dtype,))})" for s in other)
+        return f"{part!r} is not built for {dtype}: {names}; {dtype} rungs: {known or 'none'}"
+    return f"unknown variant {part!r} (known: {known})"
 
 
 def _match(sel: str, pool: list[KernelSpec]) -> list[KernelSpec]:

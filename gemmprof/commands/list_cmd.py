@@ -41,15 +41,16 @@ def command(dtype, spec_files, explain_rungs, params, size, m, n, k, fmt, output
     specs = [s for s in specmod.ladder() if dtype is None or dtype == s.dtype or dtype in s.dtypes]
     specs += [specmod.load_spec(f) for f in spec_files]
     rows = [{"id": s.id, "name": s.name, "title": s.title, "description": s.description,
-             "source": s.source_text(), "dtype": s.dtype, "layout": f"A {s.layout['A']}, B {s.layout['B']}",
+             "source": s.source_text(), "dtype": s.dtype,
+             "dtypes": ", ".join(s.dtypes or (s.dtype,)), "layout": f"A {s.layout['A']}, B {s.layout['B']}",
              "backend": s.backend, "params": ", ".join(f"{k}={v}" for k, v in s.params.items()),
              "file": str(s.file.name)} for s in specs]
     cols = [Column("id", "rung", fmt="s"), Column("name", "name", fmt="s"), Column("title", "technique", fmt="s"),
-            Column("source", "source", fmt="s"), Column("dtype", "dtype", fmt="s"),
+            Column("source", "source", fmt="s"), Column("dtypes", "dtypes", fmt="s"),
             Column("params", "parameters", fmt="s")]
     if fmt in ("json", "csv"):
-        cols += [Column("description", "description", fmt="s"), Column("layout", "layout", fmt="s"),
-                 Column("backend", "backend", fmt="s"), Column("file", "file", fmt="s")]
+        cols += [Column("dtype", "dtype", fmt="s"), Column("description", "description", fmt="s"),
+                 Column("layout", "layout", fmt="s"), Column("backend", "backend", fmt="s"), Column("file", "file", fmt="s")]
     emit(Table("The GEMM ladder", cols, rows), fmt, output)
 
 

@@ -165,6 +165,7 @@ class CupyMeasure(Measure):
         import cupy
 
         from gemmprof.catalog.spec import bind
+        from gemmprof.measure import tma_launch
         from gemmprof.measure.build import compile_for_launch
         from gemmprof.measure.problem import TOLERANCE, kernel_args, verify
         from gemmprof.measure.runner import OPTIN_THRESHOLD
@@ -177,15 +178,20 @@ class CupyMeasure(Measure):
             if smem > OPTIN_THRESHOLD:
                 func.max_dynamic_shared_size_bytes = smem
             problem = self.runner.problem(kernel.run_dtype)
+            layout = kernel.spec.layout
+            # a spec with tma_args or a cluster launches as run launches it (tensor maps appended, cuLaunchKernelEx)
+            maps = tma_launch.tensor_maps(kernel, self.runner.opt.shape,
+                                          {w: problem.operand(w, layout[w]) for w in "AB"})
+            launch = tma_launch.launcher(func, grid, block, smem, tma_launch.cluster_shape(kernel))
             first, out = problem.fresh_output(), problem.sentinel_output()
             for c in (first, out):
-                func(grid, block, kernel_args(problem, kernel.spec.layout, c), shared_mem=smem)
+                launch(kernel_args(problem, layout, c) + maps)
             cupy.cuda.Device().synchronize()
-            args = kernel_args(problem, kernel.spec.layout, out)
+            args = kernel_args(problem, layout, out) + maps
             check = verify(first, out if problem.beta == 0 else None, problem, TOLERANCE[kernel.run_dtype])
             if not check.passed:  # verified again before it is re-timed
                 raise RuntimeError(f"{key}: {check.describe()}")
-            self._launchers[key] = lambda: func(grid, block, args, shared_mem=smem)
+            self._launchers[key] = lambda: launch(args)
         return self._launchers[key]
 
     def sample(self, params, reps):
