@@ -59,6 +59,7 @@ def test_a_killed_worker_loses_no_finished_result(tmp_path):
         m.close()
     assert deaths == 1 and any(p.name.startswith("died-") for p in tmp_path.iterdir())
     assert len(r.configs) == len(space.valid) and r.status_counts() == {"timed": len(space.valid)}
+    assert len({c.info["pid"] for c in r.configs}) == 3  # the replacement process measured too
     lines = open(r.cache_file).read().splitlines()
     assert sum('"status":"timed"' in ln for ln in lines) == len(space.valid)
 
@@ -77,3 +78,23 @@ def test_ray_actors_one_per_gpu(tmp_path):
         m.close()
     assert len(r.configs) == 12 == r.measured_now and {c.worker for c in r.configs} == {"ray0", "ray1"}
     assert r.verdict is not None and r.device == "Stand-in GPU"
+
+
+def test_a_dead_ray_actor_is_replaced_and_loses_nothing(tmp_path):
+    pytest.importorskip("ray", reason="Ray is an optional extra (pip install 'gemmprof[ray]')")
+    from gemmprof.tune.ray_pool import RayMeasurer
+
+    spec = toy_spec(tmp_path / "s")
+    space = enumerate_space(spec, SHAPE)
+    victim = config_key(space.valid[3])
+    factory = StandInFactory(flops=FLOPS, delay_s=0.01, die_once_dir=str(tmp_path), die_keys=frozenset({victim}))
+    m = RayMeasurer(factory, "local", gpus=2, local_gpus=2)
+    try:
+        m.start()
+        r = sweep(spec, tmp_path / "c", measurer=m, retime_rounds=0)
+    finally:
+        m.close()
+    assert any(p.name.startswith("died-") for p in tmp_path.iterdir())  # an actor did die
+    assert len(r.configs) == len(space.valid) and r.status_counts() == {"timed": len(space.valid)}
+    lines = open(r.cache_file).read().splitlines()
+    assert sum('"status":"timed"' in ln for ln in lines) == len(space.valid)

@@ -25,10 +25,12 @@ from gemmprof.render.table import FORMATS, emit
               help="Re-time this many of the fastest, interleaved, to pick the winner.")
 @click.option("--rounds", type=click.IntRange(min=0), default=5, show_default=True, help="Rounds of that re-timing.")
 @click.option("--keep", is_flag=True, help="Keep the winner as this device's tuned defaults (run/profile/roofline).")
-@click.option("--gpus", default="1", show_default=True, metavar="N|all",
-              help="Measure on N GPUs of this host (CUDA_VISIBLE_DEVICES honoured), one worker process each.")
-@click.option("--ray", "ray_address", default=None, metavar="auto|ADDRESS",
-              help="Measure on a Ray cluster, one actor per GPU (pip install 'gemmprof[ray]').")
+@click.option("--gpus", default=None, metavar="N|all",
+              help="Measure on N GPUs of this host (CUDA_VISIBLE_DEVICES honoured), one worker process each "
+                   "[default: 1; with --ray: every GPU of the cluster].")
+@click.option("--ray", "ray_address", default=None, metavar="auto|local|ADDRESS",
+              help="Measure on a Ray cluster, one actor per GPU (pip install 'gemmprof[ray]'); local: a private "
+                   "one-host instance.")
 @click.option("--jobs", type=click.IntRange(min=1), default=None, help="Compile processes (default: CPUs - 2, at most 8).")
 @click.option("--serial", is_flag=True, help="Compile, verify and time one configuration after another (no overlap).")
 @click.option("--budget", "timing_budget", type=POSITIVE, default=0.15, show_default=True,
@@ -82,7 +84,8 @@ def command(rung, spec_file, size, m, n, k, strategy, budget_configs, budget_min
     with RichProgress(console=_stderr_console()) as bar:
         result = run_tune(req, progress=bar, announce=lambda t: click.echo(t, err=True))
     if result.interrupted:
-        click.echo("interrupted: the cache keeps every finished result; best so far below", err=True)
+        click.echo("interrupted: the cache keeps every finished result; best so far below (the same command "
+                   "resumes)", err=True)
     if output and output.lower().endswith(".json"):
         import json
 
@@ -101,6 +104,8 @@ def command(rung, spec_file, size, m, n, k, strategy, budget_configs, budget_min
 
         entry = keep_winner(req.cache_path, result, source_hash(chosen))
         click.echo(f"kept as {entry.describe()}", err=True)
+    if result.interrupted:
+        raise SystemExit(130)  # what a shell expects after Ctrl-C; the output above is complete
 
 
 def _stderr_console():

@@ -8,6 +8,7 @@ another host compiles again on its own (CuPy's kernel cache is per host).
 
 from __future__ import annotations
 
+import queue
 import threading
 from collections import deque
 from concurrent.futures import Future
@@ -45,13 +46,15 @@ class _GpuWorker:
 
 
 class RayMeasurer:
-    def __init__(self, factory, address: str, gpus: int | None = None, local_gpus: int = 0):
+    def __init__(self, factory, address: str, gpus: int | None = None, local_gpus: int | None = None):
         self._ray = import_ray()
         self._factory, self._address, self._gpus, self._local_gpus = factory, address, gpus, local_gpus
         self._actors: list = []
         self._idle: deque[int] = deque()
         self._pending: deque = deque()
-        self._lock = threading.Lock()
+        self._events: queue.Queue = queue.Queue()
+        self._thread: threading.Thread | None = None
+        self.deaths = 0
         self._started_ray = False
         self.device_name = self.compiler = ""
 
@@ -63,7 +66,7 @@ class RayMeasurer:
         ray = self._ray
         if not ray.is_initialized():
             if self._address == "local":
-                ray.init(num_cpus=max(2, self._local_gpus), num_gpus=self._local_gpus, include_dashboard=False,
+                ray.init(num_cpus=max(2, self._local_gpus) if self._local_gpus else None, num_gpus=self._local_gpus, include_dashboard=False,
                          log_to_driver=False)
             else:
                 ray.init(address=self._address, log_to_driver=False)
@@ -84,62 +87,73 @@ class RayMeasurer:
             raise GemmprofError(f"--ray: the GPUs differ ({shown}); a sweep is per device model")
         self.device_name, self.compiler = infos[0]
         self._idle.extend(range(n))
+        self._thread = threading.Thread(target=self._loop, name="gemmprof-tune-ray", daemon=True)
+        self._thread.start()
         return self.device_name
 
     def submit(self, params, compiled) -> Future:
         fut: Future = Future()
-        with self._lock:
-            self._pending.append((params, compiled, fut, 0))
-        self._dispatch()
+        self._events.put(("submit", (params, compiled, fut, 0)))
         return fut
 
+    # Every Ray call after start() is made on this one thread: a callback of a Ray future runs on Ray's own
+    # thread, and killing or creating an actor from there can hang (seen with Ray 2.60 after an actor died).
+    def _loop(self):
+        while True:
+            kind, payload = self._events.get()
+            if kind == "stop":
+                return
+            if kind == "submit":
+                self._pending.append(payload)
+            else:
+                self._done(*payload)
+            self._dispatch()
+
     def _dispatch(self):
-        with self._lock:
-            while self._idle and self._pending:
-                i = self._idle.popleft()
-                params, compiled, fut, attempts = self._pending.popleft()
-                ref = self._actors[i].run_measure.remote(params, compiled)
-                ref.future().add_done_callback(
-                    lambda f, i=i, job=(params, compiled, fut, attempts): self._done(i, job, f))
+        while self._idle and self._pending:
+            i = self._idle.popleft()
+            params, compiled, fut, attempts = job = self._pending.popleft()
+            ref = self._actors[i].run_measure.remote(params, compiled)
+            ref.future().add_done_callback(lambda f, i=i, job=job: self._events.put(("done", (i, job, f))))
 
     def _done(self, i, job, f):
         params, compiled, fut, attempts = job
         try:
             outcome, restart = f.result()
         except Exception as exc:  # the actor died (RayActorError) or the task failed
+            self._replace(i)
             if attempts == 0:
-                self._replace(i)
-                with self._lock:
-                    self._pending.appendleft((params, compiled, fut, 1))
+                self._pending.appendleft((params, compiled, fut, 1))
             else:
                 fut.set_result((Outcome(ERROR, message=f"Ray actor failed twice: {exc}"[:300]), f"ray{i}"))
-                self._replace(i)
-            self._dispatch()
             return
         if restart:
             self._replace(i)
         else:
-            with self._lock:
-                self._idle.append(i)
+            self._idle.append(i)
         fut.set_result((outcome, f"ray{i}"))
-        self._dispatch()
 
     def _replace(self, i):
         ray = self._ray
+        self.deaths += 1
         try:
             ray.kill(self._actors[i])
         except Exception:
             pass
         actor = ray.remote(num_gpus=1, max_restarts=0)(_GpuWorker)
         self._actors[i] = actor.remote(self._factory, i)
-        with self._lock:
-            self._idle.append(i)
+        self._idle.append(i)
 
     def retime(self, candidates, rounds: int) -> dict[str, list[float]]:
         return self._ray.get(self._actors[0].run_retime.remote(candidates, rounds))
 
     def close(self) -> None:
         ray = self._ray
+        if self._thread is not None:
+            self._events.put(("stop", None))
+            self._thread.join(timeout=10)
+        for _params, _compiled, fut, _attempts in self._pending:
+            fut.cancel()
         for a in self._actors:
             try:
                 ray.kill(a)

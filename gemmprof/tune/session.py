@@ -30,7 +30,7 @@ class TuneRequest:
     cache_dir: str | None = None
     top: int = 5
     rounds: int = 5
-    gpus: str = "1"  # a number or "all"
+    gpus: str | None = None  # a number or "all"; None: 1 on this host, every GPU of a Ray cluster
     ray: str | None = None  # "auto" or an address
     jobs: int | None = None  # compile processes
     serial: bool = False
@@ -51,7 +51,8 @@ def _callables(req: TuneRequest, flops: int):
     if req.stand_in:
         from gemmprof.tune.standin import StandInCompiler, StandInFactory
 
-        return StandInFactory(flops=flops, delay_s=0.002), StandInCompiler(delay_s=0.005)
+        delay = float(os.environ.get("GEMMPROF_STANDIN_DELAY_S", "0.002"))  # dry runs of scripts: a slower GPU
+        return StandInFactory(flops=flops, delay_s=delay), StandInCompiler(delay_s=0.005)
     from gemmprof.tune.real import CupyFactory, compile_candidate, gpu_arch
 
     s = req.shape
@@ -63,8 +64,9 @@ def _measurer(req: TuneRequest, factory):
     if req.ray:
         from gemmprof.tune.ray_pool import RayMeasurer
 
-        gpus = None if req.gpus == "all" else int(req.gpus)
-        return RayMeasurer(factory, req.ray, gpus=gpus, local_gpus=gpus or 1)
+        gpus = None if req.gpus in (None, "all") else int(req.gpus)
+        # "local" on a GPU host lets Ray count the GPUs; the stand-in declares some for it
+        return RayMeasurer(factory, req.ray, gpus=gpus, local_gpus=(gpus or 1) if req.stand_in else gpus)
     if req.serial:
         return InlineMeasurer(factory)
     from gemmprof.tune.workers import ProcessMeasurer

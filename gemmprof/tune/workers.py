@@ -162,8 +162,9 @@ class ProcessMeasurer:
                 return
             with self._lock:
                 slot = self._slots[index]
-                if kind == "hello":
-                    slot.ready = payload is not None and payload[0] == self.device_name
+                if kind == "hello":  # a restarted worker: ("hello", index, (device, compiler) or None, error)
+                    info, err = tid, payload
+                    slot.ready = err is None and info is not None and info[0] == self.device_name
                 elif slot.task is not None and slot.task.tid == tid:
                     task, slot.task = slot.task, None
                     if kind == "done":
