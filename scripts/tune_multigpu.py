@@ -3,7 +3,7 @@
     python3 scripts/tune_multigpu.py --rung 10 --size 4096 --out benchmarks/DATE_h200x2_tune_multigpu
 
 Runs, each a fresh `gemmprof tune` process with its own tune cache (rung's whole space, --rounds 0):
-  cold_1     1 GPU, empty cubin cache (what a first sweep costs)
+  cold_1     1 GPU, empty cubin cache (what a first sweep costs; with --skip cold, warm_1 is the cold one)
   warm_G     G = 1, 2, 4 ... up to the GPUs visible, cubins already built (the measurement's scaling)
   ray_G      all GPUs through Ray, one actor per GPU (a head started here with `ray start`, then --ray auto)
   kill       all GPUs; one GPU worker is killed with SIGKILL once some results are in
@@ -135,10 +135,10 @@ class Bench:
                "cache": summarize_cache(self.out / name / "cache")}
         res = self.out / name / "result.json"
         if res.exists():
-            doc = json.loads(res.read_text())
-            best = doc.get("best") or {}
-            rec["cache"]["best_tflops"] = best.get("tflops")
-            rec["best_params"] = best.get("params")
+            timed = [c for c in json.loads(res.read_text())["configs"] if c.get("tflops")]
+            if timed:
+                best = max(timed, key=lambda c: c["tflops"])
+                rec["cache"]["best_tflops"], rec["best_params"] = best["tflops"], best["params"]
         self.runs[name] = rec
         print(f"[{name}] rc={rc} wall={wall:.1f}s statuses={rec['cache']['statuses']} "
               f"by_worker={rec['cache']['by_worker']}", flush=True)
@@ -160,12 +160,12 @@ class Bench:
         got = self.wait_for_timed(name, proc, self.args.kill_after)
         before = cache_lines(self.out / name / "cache")
         victims = measuring_workers(proc.pid, ray) if got else []
-        killed = None
+        killed = killed_cmd = None
         if victims:
             killed = victims[-1]
+            killed_cmd = cmdline(killed)[:200].strip()
             os.kill(killed, signal.SIGKILL)
-        rec = self.finish(name, c, proc, t0, killed_pid=killed, killed_cmd=cmdline(killed)[:200] if killed else None,
-                          lines_before_kill=len(before))
+        rec = self.finish(name, c, proc, t0, killed_pid=killed, killed_cmd=killed_cmd, lines_before_kill=len(before))
         after = set(cache_lines(self.out / name / "cache"))
         rec["lines_before_kill_kept"] = sum(ln in after for ln in before)
         return rec

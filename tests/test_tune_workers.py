@@ -98,3 +98,16 @@ def test_a_dead_ray_actor_is_replaced_and_loses_nothing(tmp_path):
     assert len(r.configs) == len(space.valid) and r.status_counts() == {"timed": len(space.valid)}
     lines = open(r.cache_file).read().splitlines()
     assert sum('"status":"timed"' in ln for ln in lines) == len(space.valid)
+
+
+def test_no_ray_cluster_is_one_clear_line(tmp_path, monkeypatch):
+    pytest.importorskip("ray", reason="Ray is an optional extra (pip install 'gemmprof[ray]')")
+    from click.testing import CliRunner
+    from clitools import invoke
+
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    monkeypatch.setenv("RAY_TMPDIR", str(tmp_path))  # no session of another test's cluster to find
+    res = invoke(CliRunner(), ["tune", "10", "--size", "256", "--stand-in", "--ray", "auto",
+                                   "--cache-dir", str(tmp_path / "c")])
+    assert res.exit_code != 0 and "Traceback" not in res.output
+    assert "--ray auto: cannot start or reach Ray:" in res.output

@@ -15,7 +15,7 @@ from concurrent.futures import Future
 
 from gemmprof.errors import GemmprofError
 from gemmprof.tune.measure import RestartWorker
-from gemmprof.tune.records import ERROR, Outcome
+from gemmprof.tune.records import ERROR, Outcome, first_line
 
 
 def import_ray():
@@ -65,11 +65,11 @@ class RayMeasurer:
     def start(self) -> str:
         ray = self._ray
         if not ray.is_initialized():
-            if self._address == "local":
-                ray.init(num_cpus=max(2, self._local_gpus) if self._local_gpus else None, num_gpus=self._local_gpus, include_dashboard=False,
-                         log_to_driver=False)
-            else:
-                ray.init(address=self._address, log_to_driver=False)
+            try:
+                self._init(ray)
+            except Exception as exc:  # ConnectionError, ValueError, RuntimeError ... from Ray
+                raise GemmprofError(f"--ray {self._address}: cannot start or reach Ray: {first_line(str(exc))}"
+                                    ) from None
             self._started_ray = True
         n = int(ray.cluster_resources().get("GPU", 0))
         if self._gpus is not None:
@@ -90,6 +90,13 @@ class RayMeasurer:
         self._thread = threading.Thread(target=self._loop, name="gemmprof-tune-ray", daemon=True)
         self._thread.start()
         return self.device_name
+
+    def _init(self, ray):
+        if self._address == "local":
+            ray.init(num_cpus=max(2, self._local_gpus) if self._local_gpus else None, num_gpus=self._local_gpus,
+                     include_dashboard=False, log_to_driver=False)
+        else:
+            ray.init(address=self._address, log_to_driver=False)
 
     def submit(self, params, compiled) -> Future:
         fut: Future = Future()
