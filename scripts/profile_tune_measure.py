@@ -36,7 +36,8 @@ def main(argv=None):
     m = CupyFactory(str(spec.path), n, n, n)(0)
     print(f"worker start {time.perf_counter() - t:.2f} s")
     t = time.perf_counter()
-    print(f"first measure {time.perf_counter() - t:.2f} s {m.measure(candidates[0], None).status}")
+    status = m.measure(candidates[0], None).status
+    print(f"first measure {time.perf_counter() - t:.2f} s {status}")
     prof = cProfile.Profile()
     prof.enable()
     for p in candidates[1:]:

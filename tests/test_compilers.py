@@ -96,6 +96,23 @@ def test_sass_counts_from_real_listings(name):
         assert sass.flops_per_trip(loop, 256) > 0
 
 
+def test_sass_facts_kept_beside_a_cached_cubin_are_read_back(tmp_path, monkeypatch):
+    from gemmprof.measure import sass
+
+    listing = gzip.decompress((FIXTURES / "sass" / "warptiling_sm90_nvdisasm.sass.gz").read_bytes()).decode()
+    calls = []
+    monkeypatch.setattr(sass, "disassemble", lambda cubin: calls.append(cubin) or listing)
+    cubin = tmp_path / "k.cubin"
+    cubin.write_bytes(b"\x7fELF one")
+    first = sass.facts(cubin, keep=True)
+    assert first and first["FFMA"] > 0 and len(calls) == 1
+    assert sass.facts(cubin, keep=True) == first and len(calls) == 1  # read back, not disassembled again
+    assert sass.facts(cubin) == first and len(calls) == 2  # keep=False never reads or writes the memo
+    cubin.write_bytes(b"\x7fELF two, longer")  # another cubin under the same name: computed afresh
+    sass.facts(cubin, keep=True)
+    assert len(calls) == 3
+
+
 def test_sass_classes():
     assert [sass.classify(o) for o in ("LDG.E.128.CONSTANT", "LDG.E", "LDS.64", "BAR.SYNC.DEFER_BLOCKING",
                                        "HMMA.16816.F32", "IMAD")] == ["LDG.128", "LDG", "LDS.64", "BAR", "HMMA", None]

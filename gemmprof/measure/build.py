@@ -58,7 +58,7 @@ def nvcc_build(kernel: BoundKernel, arch: str, nvcc: str | None = None, use_cach
     info = None
     if out.ok and out.cubin is not None:
         info = BuildInfo("nvcc", out.version, out.flags, out.arch, nvccmod.sha256_file(out.cubin),
-                         _symbol(out.cubin, kernel), sass=sassmod.facts(out.cubin))
+                         _symbol(out.cubin, kernel), sass=sassmod.facts(out.cubin, keep=True))
     return BuildResult(kernel.variant_name, out.arch, out.ok and res is not None, res, out.log, info, out.cubin)
 
 

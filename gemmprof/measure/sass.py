@@ -6,6 +6,8 @@ PATH, or from the pip wheels nvidia-cuda-nvdisasm / nvidia-cuda-cuobjdump (`pip 
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import re
 import shutil
@@ -163,8 +165,36 @@ def flops_per_trip(loop: dict, threads_per_block: int) -> int:
     return ffma + mma_per_warp * (threads_per_block // 32) + mma_per_wg * (threads_per_block // 128)
 
 
-def facts(cubin: Path) -> dict[str, int] | None:
-    """counts() plus the inner loop's figures (keys loop_*), or None without a disassembler."""
+def facts(cubin: Path, keep: bool = False) -> dict[str, int] | None:
+    """counts() plus the inner loop's figures (keys loop_*), or None without a disassembler.
+
+    keep: the facts are kept beside the cubin (`NAME.sass.json`, with the cubin's SHA-256) and read back
+    from there next time. gemmprof's cubin cache does this: disassembling costs about half a second per kernel,
+    which a tune sweep would otherwise pay again in its GPU worker for every candidate."""
+    cubin = Path(cubin)
+    if not keep:
+        return _facts(cubin)
+    memo = cubin.with_name(cubin.name + ".sass.json")
+    stamp = _stamp(cubin)
+    try:
+        doc = json.loads(memo.read_text())
+        if doc.get("cubin") == stamp:
+            return doc["facts"]
+    except (OSError, ValueError, KeyError, TypeError):
+        pass
+    out = _facts(cubin)
+    if out is None:
+        return None
+    try:  # a read-only cache folder only costs the next caller the disassembly
+        tmp = memo.with_name(f"{memo.name}.{os.getpid()}.tmp")
+        tmp.write_text(json.dumps({"cubin": stamp, "facts": out}))
+        os.replace(tmp, memo)
+    except OSError:
+        pass
+    return out
+
+
+def _facts(cubin: Path) -> dict[str, int] | None:
     listing = disassemble(cubin)
     if listing is None:
         return None
@@ -173,3 +203,10 @@ def facts(cubin: Path) -> dict[str, int] | None:
     if loop:
         out.update({f"loop_{k}": v for k, v in loop.items() if k not in ("start", "end")})
     return out
+
+
+def _stamp(cubin: Path) -> str | None:
+    try:
+        return hashlib.sha256(cubin.read_bytes()).hexdigest()
+    except OSError:
+        return None
