@@ -58,6 +58,8 @@ def command(rung, spec_file, size, m, n, k, strategy, budget_configs, budget_min
       gemmprof tune 10 --size 4096
       gemmprof tune 9 --strategy optuna --budget-configs 40 --keep
       gemmprof tune --spec my_kernel.yaml --size 2048 --gpus all -o sweep.json --plot sweep.png
+      gemmprof tune 10 --size 4096 --gpus all    # one worker process per GPU of this host
+      gemmprof tune 10 --size 4096 --ray auto    # one actor per GPU of a running Ray cluster
       gemmprof tune 10 --size 4096 --serial      # compile, verify, time one after another (the slow baseline)
     """
     from gemmprof.catalog import spec as specmod
