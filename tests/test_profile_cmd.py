@@ -128,6 +128,27 @@ def test_live_profile_runs_one_ncu_and_reads_its_csv(fake_ncu, runner, tmp_path)
         ["naive", "smem_caching"]
 
 
+def test_live_profile_of_a_users_own_spec(fake_ncu, runner, tmp_path):
+    import shutil
+
+    for suffix in ("cu", "yaml"):
+        shutil.copy(FIXTURES.parents[1] / "kernels" / "fp32" / f"01_naive.{suffix}", tmp_path / f"mine.{suffix}")
+    spec = tmp_path / "mine.yaml"
+    text = spec.read_text().replace("name: naive", "name: my_naive").replace("file: 01_naive.cu", "file: mine.cu")
+    spec.write_text(text.replace('id: "1"', 'id: "m1"'))
+    fake_ncu.prints(with_nvtx(DETAILS.read_text(), {0: "gemmprof my_naive 1024x1024x1024",
+                                                    1: "gemmprof smem_caching 1024x1024x1024"}))
+    r = invoke(runner, ["profile", "--spec", str(spec), "smem_caching", "--size", "1024", "--format", "json"])
+    assert r.exit_code == 0, r.output
+    [argv] = fake_ncu.calls()
+    assert [argv[i + 1] for i, a in enumerate(argv) if a == "--nvtx-include"] == \
+        ["gemmprof smem_caching 1024x1024x1024/", "gemmprof my_naive 1024x1024x1024/"]
+    child = argv[argv.index(sys.executable):]
+    assert child[4:8] == ["smem_caching", "--spec", str(spec), "-m"]  # the child loads the user's spec again
+    rows = json.loads(r.stdout)["rows"]
+    assert [row["variant"] for row in rows] == ["my_naive", "smem_caching"]
+
+
 def test_live_profile_with_cublas_adds_its_ranges(fake_ncu, runner):
     fake_ncu.prints(tagged_details())
     r = invoke(runner, ["profile", "naive", "--size", "1024", "--cublas", "--pc-sampling", "--skip-metric",

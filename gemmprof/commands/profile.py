@@ -23,6 +23,8 @@ from gemmprof.errors import GemmprofError, InputError
 @click.command("profile")
 @click.argument("variants", nargs=-1)
 @click.option("--all", "all_", is_flag=True, help="Every rung of the ladder (with --dtype, every rung of that dtype).")
+@click.option("--spec", "spec_files", multiple=True, type=click.Path(dir_okay=False),
+              help="Profile your own kernel from its YAML spec (repeatable). See docs/kernel-spec.md.")
 @shape_options
 @click.option("--param", "params", multiple=True, metavar="NAME=VALUE", help="Override a rung parameter (repeatable).")
 @click.option("--cublas", is_flag=True, help="Also profile the cuBLAS baselines of the selected rungs' dtypes.")
@@ -46,7 +48,7 @@ from gemmprof.errors import GemmprofError, InputError
 @click.option("--top", type=click.IntRange(1, 10), default=3, show_default=True, help="Stall reasons shown per launch.")
 @gpu_options
 @output_options
-def command(variants, all_, size, m, n, k, params, cublas, from_file, dtype, sections, pc_sampling, skip_metrics,
+def command(variants, all_, spec_files, size, m, n, k, params, cublas, from_file, dtype, sections, pc_sampling, skip_metrics,
             clock_control, ncu_path, save_csv, save_json, top, gpu, gpu_file, fmt, output):
     """Profile one verified launch of each variant with Nsight Compute, or read ncu output you already have.
 
@@ -59,6 +61,7 @@ def command(variants, all_, size, m, n, k, params, cublas, from_file, dtype, sec
     Examples:
       gemmprof profile 1 3 10 --size 4096 --save-csv ncu.csv --save profile.json
       gemmprof profile warptiling --size 4096 --cublas --pc-sampling
+      gemmprof profile --spec my_kernel.yaml --size 2048  # your own kernel, beside its access model if it has one
       gemmprof profile --from ncu.csv                     # a CSV made earlier (any machine, no GPU)
       gemmprof profile --from mine.csv --size 1024 --dtype fp32 --gpu h100
       gemmprof profile --from report.ncu-rep --format json -o profile.json
@@ -72,15 +75,15 @@ def command(variants, all_, size, m, n, k, params, cublas, from_file, dtype, sec
     refuse_directories([from_file], "an ncu CSV or .ncu-rep file")
     refuse_overwrite({"-o": output, "--save": save_json, "--save-csv": save_csv}, [from_file, gpu_file])
     if from_file:
-        if variants or all_:
-            raise InputError("give VARIANTS to profile, or --from FILE to read, not both")
+        if variants or all_ or spec_files:
+            raise InputError("give VARIANTS (or --spec) to profile, or --from FILE to read, not both")
         shape = resolve_shape(size, m, n, k, default=None) if any(v is not None for v in (size, m, n, k)) else None
         report, infos, kernels = _read(from_file, ncu_path), _known_variants(notes), None
         source = {"csv": str(from_file), "layout": report.layout}
     else:
         shape = resolve_shape(size, m, n, k)
-        report, infos, csv_text, kernels = _live(variants, all_, dtype, params, cublas, shape, sections,
-                                                 pc_sampling, skip_metrics, clock_control, ncu_path, notes)
+        report, infos, csv_text, kernels = _live(variants, all_, spec_files, dtype, params, cublas, shape,
+                                                 sections, pc_sampling, skip_metrics, clock_control, ncu_path)
         source = {"csv": str(save_csv) if save_csv else None, "layout": report.layout}
     explicit = resolve_gpu(gpu, gpu_file) if (gpu or gpu_file) else None
     gpu_spec, note = choose_gpu(report, explicit, gpu_specs.all_gpus())
@@ -151,19 +154,20 @@ def _known_variants(notes: list[str]) -> dict:
     return infos
 
 
-def _live(variants, all_, dtype, params, cublas, shape, sections, pc_sampling, skip_metrics, clock_control,
-          ncu_path, notes):
+def _live(variants, all_, spec_files, dtype, params, cublas, shape, sections, pc_sampling, skip_metrics,
+          clock_control, ncu_path):
+
     from gemmprof.adapters.ncu import run as ncu_run
     from gemmprof.adapters.ncu.findings import VariantInfo
     from gemmprof.catalog.baselines import for_dtypes
     from gemmprof.catalog.selection import choose
 
-    if not variants and not all_:
-        raise InputError("no variants selected: name rungs (e.g. 1-6, 10, warptiling), pass --all, "
+    if not variants and not all_ and not spec_files:
+        raise InputError("no variants selected: name rungs (e.g. 1-6, 10, warptiling), pass --all or --spec FILE, "
                          "or read a CSV with --from FILE")
     if dtype == "tf32":
         raise InputError("--dtype tf32 selects no rungs (the ladder is fp32 and fp16; cublas_tf32 comes with --cublas)")
-    bound = choose(variants, all_=all_, dtype=dtype, params=params)
+    bound = choose(variants, all_=all_, dtype=dtype, spec_files=spec_files, params=params)
     chosen = [b.spec for b in bound]
     infos: dict[str, VariantInfo] = {b.variant_name: VariantInfo(dtype=b.run_dtype, tiles=b.tiles()) for b in bound}
     if cublas:
@@ -173,7 +177,10 @@ def _live(variants, all_, dtype, params, cublas, shape, sections, pc_sampling, s
     metrics = ncu_run.metric_list(pc_sampling, tuple(skip_metrics), dtype)
     exe = ncu_run.find_ncu(ncu_path)
     names = [s.name for s in chosen]
-    cmd = ncu_run.build_command(exe, sys.executable, names, shape,
+    own = {Path(f).resolve() for f in spec_files}  # the child loads the user's specs again from their files
+    selectors = tuple(s.name for s in chosen if Path(s.path).resolve() not in own)
+    selectors += tuple(x for f in spec_files for x in ("--spec", str(f)))
+    cmd = ncu_run.build_command(exe, sys.executable, names, shape, selectors=selectors,
                                 sections=tuple(sections) or ncu_run.DEFAULT_SECTIONS, metrics=metrics,
                                 clock_control=clock_control, run_args=run_args,
                                 also_profile=tuple(b for b in infos if b not in names))

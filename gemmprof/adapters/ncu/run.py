@@ -116,11 +116,13 @@ def metric_list(pc_sampling: bool = False, skip: tuple[str, ...] = (), dtype: st
 def build_command(ncu: str, python: str, variant_names: list[str], shape: GemmShape, *,
                   sections: tuple[str, ...] = DEFAULT_SECTIONS, metrics: list[str] | None = None,
                   clock_control: str = "none", run_args: tuple[str, ...] = (),
-                  also_profile: tuple[str, ...] = ()) -> list[str]:
+                  also_profile: tuple[str, ...] = (), selectors: tuple[str, ...] | None = None) -> list[str]:
     """One ncu invocation profiling the single verified launch of each variant, found by its NVTX range.
 
     `variant_names` go to the child `gemmprof run`; `also_profile` names more ranges the child opens by itself
-    (the cuBLAS baselines). ncu ORs repeated --nvtx-include options; "NAME/" selects push/pop ranges called NAME.
+    (the cuBLAS baselines); `selectors`, when given, are what the child is asked to run instead of the names
+    (rung ids, --all, "--spec", PATH pairs). ncu ORs repeated --nvtx-include options; "NAME/" selects push/pop
+    ranges called NAME.
     """
     if not variant_names:
         raise InputError("no variants to profile")
@@ -133,7 +135,8 @@ def build_command(ncu: str, python: str, variant_names: list[str], shape: GemmSh
     metrics = metric_list() if metrics is None else metrics
     if metrics:
         cmd += ["--metrics", ",".join(metrics)]
-    return cmd + ChildRun(tuple(variant_names), shape, launch_once=True).argv(python) + list(run_args)
+    child = ChildRun(tuple(variant_names) if selectors is None else tuple(selectors), shape, launch_once=True)
+    return cmd + child.argv(python) + list(run_args)
 
 
 def import_command(ncu: str, report_path: str, page: str) -> list[str]:
