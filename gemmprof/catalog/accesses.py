@@ -58,7 +58,8 @@ class DocumentedDifference:
 
 
 NCU_QUANTITIES = ("smem_ld_wavefronts_per_request", "smem_st_wavefronts_per_request",
-                  "smem_ld_conflicts_per_request", "smem_st_conflicts_per_request", "gmem_sectors")
+                  "smem_ld_conflicts_per_request", "smem_st_conflicts_per_request", "gmem_sectors",
+                  "smem_ld_wavefronts_addressed", "smem_st_wavefronts_addressed")
 
 
 @dataclass(frozen=True)

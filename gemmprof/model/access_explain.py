@@ -22,6 +22,9 @@ NCU_METRICS = {
     "smem_ld_conflicts": "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum",
     "smem_st_conflicts": "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum",
     "l1_bytes": "l1tex__t_bytes.sum",
+    "smem_ld_wavefronts_addressed": "smsp__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_ld.sum",
+    "smem_ldsm_wavefronts_addressed": "smsp__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_ldsm.sum",
+    "smem_st_wavefronts_addressed": "smsp__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_st.sum",
 }
 
 
@@ -75,6 +78,12 @@ def ncu_quantities(ncu) -> dict[str, float]:
             out[f"smem_{op}_conflicts_per_request"] = ncu[NCU_METRICS[f"smem_{op}_conflicts"]] / reqs
     if ncu.get(NCU_METRICS["l1_bytes"]) is not None:
         out["gmem_sectors"] = ncu[NCU_METRICS["l1_bytes"]] / SECTOR
+    # launch totals as ncu derives them from the addresses (its SASS counters): loads with ldmatrix's
+    ld, ldsm = ncu.get(NCU_METRICS["smem_ld_wavefronts_addressed"]), ncu.get(NCU_METRICS["smem_ldsm_wavefronts_addressed"])
+    if ld is not None or ldsm is not None:
+        out["smem_ld_wavefronts_addressed"] = (ld or 0) + (ldsm or 0)
+    if ncu.get(NCU_METRICS["smem_st_wavefronts_addressed"]) is not None:
+        out["smem_st_wavefronts_addressed"] = ncu[NCU_METRICS["smem_st_wavefronts_addressed"]]
     return out
 
 
@@ -88,6 +97,9 @@ def predicted_quantities(la: LaunchAccesses) -> dict[str, float]:
             out[f"smem_{name}_wavefronts_per_request"] = la.wavefronts(op) / n
             out[f"smem_{name}_conflicts_per_request"] = la.conflicts(op) / n
     out["gmem_sectors"] = la.sectors()
+    for op, name in (("load", "ld"), ("store", "st")):
+        if la.requests("shared", op, ldmatrix=True):
+            out[f"smem_{name}_wavefronts_addressed"] = la.wavefronts(op)
     return out
 
 

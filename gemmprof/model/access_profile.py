@@ -13,7 +13,10 @@ def ncu_metrics(f) -> dict[str, float]:
     sm = f.smem
     values = {"smem_ld_requests": sm.ld_requests, "smem_st_requests": sm.st_requests,
               "smem_ld_wavefronts": sm.ld_wavefronts, "smem_st_wavefronts": sm.st_wavefronts,
-              "smem_ld_conflicts": sm.ld_conflicts, "smem_st_conflicts": sm.st_conflicts, "l1_bytes": f.l1_bytes}
+              "smem_ld_conflicts": sm.ld_conflicts, "smem_st_conflicts": sm.st_conflicts, "l1_bytes": f.l1_bytes,
+              "smem_ld_wavefronts_addressed": sm.ld_wavefronts_addressed,
+              "smem_ldsm_wavefronts_addressed": sm.ldsm_wavefronts_addressed,
+              "smem_st_wavefronts_addressed": sm.st_wavefronts_addressed}
     return {NCU_METRICS[k]: v for k, v in values.items() if v is not None}
 
 

@@ -66,7 +66,8 @@ def flat_row(f: LaunchFindings, top: int = 3) -> dict:
 
 _ACCESS_QUANTITIES = {"smem_ld_conflicts_per_request": "ld_conf", "smem_st_conflicts_per_request": "st_conf",
                       "smem_ld_wavefronts_per_request": "ld_wf", "smem_st_wavefronts_per_request": "st_wf",
-                      "gmem_sectors": "sectors"}
+                      "gmem_sectors": "sectors", "smem_ld_wavefronts_addressed": "ld_wf_addr",
+                      "smem_st_wavefronts_addressed": "st_wf_addr"}
 
 
 def _access_cells(f: LaunchFindings) -> dict:
@@ -76,7 +77,7 @@ def _access_cells(f: LaunchFindings) -> dict:
     for q, key in _ACCESS_QUANTITIES.items():
         c = f.accesses.get(q)
         if c is not None:
-            scale = 1e6 if q == "gmem_sectors" else 1
+            scale = 1e6 if q == "gmem_sectors" or q.endswith("_addressed") else 1
             out[f"model_{key}"], out[f"ncu_{key}"] = c.predicted / scale, c.ncu / scale
     return out
 
@@ -98,6 +99,10 @@ ACCESS_COLUMNS = [C("variant", "variant", fmt="s"),
                   C("model_ld_wf", "ld wavefronts/req model", fmt=".2f"), C("ncu_ld_wf", "ncu", fmt=".2f"),
                   C("model_st_wf", "st wavefronts/req model", fmt=".2f"), C("ncu_st_wf", "ncu", fmt=".2f"),
                   C("model_sectors", "L1 sectors model", "M", ".4g"), C("ncu_sectors", "ncu", "M", ".4g"),
+                  C("model_ld_wf_addr", "ld wavefronts by address model", "M", ".4g"),
+                  C("ncu_ld_wf_addr", "ncu SASS", "M", ".4g"),
+                  C("model_st_wf_addr", "st wavefronts by address model", "M", ".4g"),
+                  C("ncu_st_wf_addr", "ncu SASS", "M", ".4g"),
                   C("access_check", "check", fmt="s")]
 
 
@@ -142,7 +147,9 @@ def tables(results: ProfileResults, top: int = 3) -> list[Table]:
     if any(f.accesses for f in results.launches):
         out.append(Table("Shared-memory bank conflicts and global sectors: the access model (the rung's accesses: "
                          "block) beside ncu (per request of ncu's shared-memory instructions, which leave ldmatrix "
-                         "out; L1 sectors = l1tex__t_bytes / 32)", ACCESS_COLUMNS,
+                         "out; L1 sectors = l1tex__t_bytes / 32; wavefronts by address: launch totals, ncu's from "
+                         "its SASS counters, which count what each instruction's addresses need and nothing the "
+                         "hardware adds)", ACCESS_COLUMNS,
                          [r for r in rows if r.get("access_check")]))
         notes += [n for f in results.launches for n in _access_notes(f)]
     advice = [{"variant": f.variant, "type": r.type, "rule": r.name, "speedup": r.speedup, "advice": r.summary}

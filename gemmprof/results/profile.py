@@ -105,6 +105,10 @@ class SharedMemory:
     st_wavefronts: float | None = None
     ld_requests: float | None = None
     st_requests: float | None = None
+    # ncu's SASS counters: wavefronts as each instruction's addresses need them (ldmatrix apart), no hardware extras
+    ld_wavefronts_addressed: float | None = None
+    ldsm_wavefronts_addressed: float | None = None
+    st_wavefronts_addressed: float | None = None
 
     def per(self, op: str, denominator: str) -> float | None:
         c, d = getattr(self, f"{op}_conflicts"), getattr(self, f"{op}_{denominator}")
@@ -204,7 +208,8 @@ def _occupancy_from(r: FieldReader) -> OccupancyCheck:
         disagreements=r.strs("disagreements"), notes=r.strs("notes"))
 
 
-_SMEM_KEYS = ("ld_conflicts", "ld_requests", "ld_wavefronts", "st_conflicts", "st_requests", "st_wavefronts")
+_SMEM_KEYS = ("ld_conflicts", "ld_requests", "ld_wavefronts", "st_conflicts", "st_requests", "st_wavefronts",
+              "ld_wavefronts_addressed", "ldsm_wavefronts_addressed", "st_wavefronts_addressed")
 _PLAIN = ("duration_ns", "sol_compute_pct", "sol_memory_pct", "sol_dram_pct", "dram_read_bytes", "dram_write_bytes",
           "dram_bytes", "l2_bytes", "l1_bytes", "warp_cycles_per_issue", "flops_fp32", "flops_tensor",
           "tensor_pipe_pct")

@@ -62,6 +62,9 @@ SMEM = {
                     "l1tex__t_requests_pipe_lsu_mem_shared_op_ld.sum"),
     "st_requests": ("smsp__inst_executed_op_shared_st.sum", "smsp__sass_inst_executed_op_shared_st.sum",
                     "l1tex__t_requests_pipe_lsu_mem_shared_op_st.sum"),
+    "ld_wavefronts_addressed": ("smsp__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_ld.sum",),
+    "ldsm_wavefronts_addressed": ("smsp__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_ldsm.sum",),
+    "st_wavefronts_addressed": ("smsp__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_st.sum",),
 }
 
 

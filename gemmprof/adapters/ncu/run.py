@@ -34,6 +34,11 @@ METRICS = (
     "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum", "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum",
     "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum", "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum",
     "smsp__inst_executed_op_shared_ld.sum", "smsp__inst_executed_op_shared_st.sum",
+    # the same wavefronts as ncu derives them from each instruction's addresses (SASS counters): what the access
+    # model computes; the hardware counters above can be higher (issue 17, benchmarks/2026-11-23_h100_access)
+    "smsp__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_ld.sum",
+    "smsp__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_ldsm.sum",
+    "smsp__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_st.sum",
     # traffic at each level
     "dram__bytes_read.sum", "dram__bytes_write.sum", "lts__t_bytes.sum", "l1tex__t_bytes.sum",
     # executed FLOPs: SIMT fp32 (an FFMA counts twice) and tensor-path math ops (already 2 per multiply-add)
