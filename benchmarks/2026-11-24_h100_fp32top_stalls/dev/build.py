@@ -8,13 +8,17 @@ from configs import DEFINES, KERNELS, instantiation
 
 NVCC = ["nvcc", "-std=c++17", "-O3", "-arch=sm_90", "-cubin", "-Xptxas", "-v"]
 kdir, out = Path(sys.argv[1]).resolve(), Path(sys.argv[2]).resolve()
+here = Path(__file__).resolve().parent
+if not (here / "r14x.cu").exists():  # rung 14 with the variants' -D switches, kept as a patch of the rung
+    subprocess.run(["patch", "-s", "-o", str(here / "r14x.cu"), str(kdir / "14_multistage_any_shape.cu"),
+                    str(here / "r14x.patch")], check=True)
 out.mkdir(parents=True, exist_ok=True)
 by_tag = defaultdict(list)
 for src, entry, p, tag in KERNELS.values():
     by_tag[(tag, src, entry)].append(p)
 log = []
 for (tag, src, entry), plist in by_tag.items():
-    path = kdir / src if (kdir / src).exists() else Path(src).resolve()
+    path = kdir / src if (kdir / src).exists() else here / src
     cu = out / f"{tag}.cu"
     cu.write_text(path.read_text() + "\n" + "\n".join(instantiation(p, entry) for p in plist) + "\n")
     cmd = [*NVCC, *DEFINES[tag], "-o", str(out / f"{tag}.cubin"), str(cu)]
