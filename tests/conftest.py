@@ -34,6 +34,18 @@ def nvcc():
 
 
 @pytest.fixture
+def ray():
+    """Ray, which the `test` extra installs: in CI a missing Ray fails instead of skipping."""
+    try:
+        import ray as module
+    except ImportError:
+        if os.environ.get("CI"):
+            pytest.fail("ray is required in CI (pip install -e '.[test]')")
+        pytest.skip("Ray is an optional extra (pip install 'gemmprof[ray]')")
+    return module
+
+
+@pytest.fixture
 def runner():
     from click.testing import CliRunner
 

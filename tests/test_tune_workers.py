@@ -64,8 +64,7 @@ def test_a_killed_worker_loses_no_finished_result(tmp_path):
     assert sum('"status":"timed"' in ln for ln in lines) == len(space.valid)
 
 
-def test_ray_actors_one_per_gpu(tmp_path):
-    pytest.importorskip("ray", reason="Ray is an optional extra (pip install 'gemmprof[ray]')")
+def test_ray_actors_one_per_gpu(tmp_path, ray):
     from gemmprof.tune.ray_pool import RayMeasurer
 
     spec = toy_spec(tmp_path / "s")
@@ -80,8 +79,7 @@ def test_ray_actors_one_per_gpu(tmp_path):
     assert r.verdict is not None and r.device == "Stand-in GPU"
 
 
-def test_a_dead_ray_actor_is_replaced_and_loses_nothing(tmp_path):
-    pytest.importorskip("ray", reason="Ray is an optional extra (pip install 'gemmprof[ray]')")
+def test_a_dead_ray_actor_is_replaced_and_loses_nothing(tmp_path, ray):
     from gemmprof.tune.ray_pool import RayMeasurer
 
     spec = toy_spec(tmp_path / "s")
@@ -100,8 +98,7 @@ def test_a_dead_ray_actor_is_replaced_and_loses_nothing(tmp_path):
     assert sum('"status":"timed"' in ln for ln in lines) == len(space.valid)
 
 
-def test_no_ray_cluster_is_one_clear_line(tmp_path, monkeypatch):
-    pytest.importorskip("ray", reason="Ray is an optional extra (pip install 'gemmprof[ray]')")
+def test_no_ray_cluster_is_one_clear_line(tmp_path, monkeypatch, ray):
     from click.testing import CliRunner
     from clitools import invoke
 
