@@ -113,3 +113,34 @@ def test_param_overrides_parse():
     assert specmod.parse_param_overrides(["BK=16", "TM = 4"]) == {"BK": 16, "TM": 4}
     with pytest.raises(SpecError):
         specmod.parse_param_overrides(["BK"])
+
+
+def _rung(rid):
+    return next(s for s in specmod.ladder() if s.id == rid)
+
+
+@pytest.mark.parametrize(("shape", "params", "blocks"), [
+    # 4095 x 4097: 32 x 17 = 544 blocks of 128 x 256 (4.12 waves of 132), 16 x 33 = 528 of 256 x 128 (4.00): swap
+    (GemmShape(4095, 4097, 1023), {}, 16 * 33),
+    (GemmShape(2000, 4100, 64), {}, 8 * 33),  # 272 blocks (2.06 waves) against 264 (2.00)
+    (GemmShape(4096, 4096, 4096), {}, 32 * 16),  # equal counts: BM x BN
+    (GemmShape(4096, 4352, 256), {}, 32 * 17),  # 544 wide against 16 * 34 = 544 tall: BM x BN
+    (GemmShape(4095, 4097, 1023), {"BM": 128, "BN": 128, "WTY": 8, "THREADS": 128, "MINBLOCKS": 2}, 32 * 33),
+])
+def test_rung14_grid_picks_the_orientation_that_fills_the_last_wave(shape, params, blocks):
+    k = specmod.bind(_rung("14"), params)
+    grid, block, _ = k.launch_config(shape, sms=132)
+    assert grid == (blocks, 1, 1) and block == (k.env["THREADS"], 1, 1)
+
+
+def test_rung14_swap_needs_valid_transposed_warps():
+    k = specmod.bind(_rung("14"), {"BM": 128, "BN": 256})
+    assert k.env["CAN_SWAP"]
+    k = specmod.bind(_rung("14"), {"BM": 128, "BN": 128, "THREADS": 128, "MINBLOCKS": 2})
+    assert not k.env["CAN_SWAP"]  # square tiles: nothing to swap
+
+
+def test_rung14_grid_needs_the_sm_count():
+    k = specmod.bind(_rung("14"))
+    with pytest.raises(SpecError, match="unknown name .SMS."):
+        k.launch_config(GemmShape(64, 64, 64))

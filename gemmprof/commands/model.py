@@ -80,7 +80,8 @@ def command(size, m, n, k, dtype, alpha, beta, gpu, gpu_file, peak_tflops, bandw
             Column("unit", "unit", fmt="s"), Column("note", "note", fmt="s")]
     title = f"GEMM {shape.label}, {dt.name} ({dt.description}), alpha={alpha:g} beta={beta:g}"
     tables = [Table(title, cols, rows, meta={"shape": shape.to_dict(), "dtype": dtype, "bound": b.bound})]
-    traffic, accesses = _traffic_rows(shape, dt, beta, peak, bw, rungs, ladder, tiles, dtype)
+    traffic, accesses = _traffic_rows(shape, dt, beta, peak, bw, rungs, ladder, tiles, dtype,
+                                       prof.sm_count if prof else None)
     if traffic:
         tcols = [Column("rung", "rung", fmt="s"), Column("name", "name", fmt="s"),
                  Column("tiles", "BMxBN / TMxTN", fmt="s"),
@@ -141,7 +142,7 @@ def _ceilings(prof, dt, peak_tflops, bandwidth, ceiling):
     return peak, bw, peak_src, bw_src
 
 
-def _traffic_rows(shape, dt, beta, peak, bw, rungs, ladder, tiles, dtype):
+def _traffic_rows(shape, dt, beta, peak, bw, rungs, ladder, tiles, dtype, sms=None):
     from gemmprof.catalog import spec as specmod
     from gemmprof.model import traffic as mdl
 
@@ -160,7 +161,7 @@ def _traffic_rows(shape, dt, beta, peak, bw, rungs, ladder, tiles, dtype):
     rows, access_rows = [], []
     flops = mdl.gemm_flops(shape)
     for rid, name, t, kernel in entries:
-        acc = _access_summary(kernel, shape)
+        acc = _access_summary(kernel, shape, sms)
         if acc is not None:
             access_rows.append({"rung": rid, "name": name, **{k: 100 * v if k.endswith("efficiency") and v is not None
                                                               else v for k, v in acc.items()}})
@@ -176,10 +177,11 @@ def _traffic_rows(shape, dt, beta, peak, bw, rungs, ladder, tiles, dtype):
     return rows, access_rows
 
 
-def _access_summary(kernel, shape):
-    """The access analysis of a bound rung at `shape` (None without an accesses: block or a kernel)."""
+def _access_summary(kernel, shape, sms):
+    """The access analysis of a bound rung at `shape` (None without an accesses: block or a kernel); `sms`: the
+    GPU spec's SM count (grids that depend on it), None for the default GPU's."""
     if kernel is None or kernel.spec.accesses is None:
         return None
     from gemmprof.model.access_explain import analyse_kernel, summary
 
-    return summary(analyse_kernel(kernel, shape))
+    return summary(analyse_kernel(kernel, shape, sms=sms))

@@ -28,12 +28,23 @@ NCU_METRICS = {
 }
 
 
-def analyse_kernel(kernel, shape, banks: int = 32) -> LaunchAccesses | None:
+DEFAULT_GPU = "h100_sxm"  # whose SM count sizes the grid of an offline analysis (launch totals) without --gpu
+
+
+def analyse_kernel(kernel, shape, banks: int = 32, sms: int | None = None,
+                   grid: tuple[int, int, int] | None = None) -> LaunchAccesses | None:
+    """`grid`: the launch's own (from ncu) when known; else the spec's at `shape`, with `sms` as the name SMS
+    (grids that depend on the SM count: persistent kernels, rung 14's orientation), by default the H100 SXM's."""
     block_desc = kernel.spec.accesses
     if block_desc is None:
         return None
-    grid, block, _ = kernel.launch_config(shape)
-    return analyse(block_desc, {**kernel.env, "M": shape.M, "N": shape.N, "K": shape.K}, grid, block, banks)
+    if sms is None:
+        from gemmprof.catalog.gpu_specs import get_gpu
+
+        sms = get_gpu(DEFAULT_GPU).sm_count
+    spec_grid, block, _ = kernel.launch_config(shape, sms=sms)
+    return analyse(block_desc, {**kernel.env, "M": shape.M, "N": shape.N, "K": shape.K}, grid or spec_grid, block,
+                   banks)
 
 
 def bound_like(spec, kernel_name: str, bind):

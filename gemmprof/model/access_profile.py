@@ -24,7 +24,7 @@ def check_launch(f, kernel) -> AccessCheck | None:
     """`kernel`: the bound rung the launch ran (None, or no accesses: block, or no shape: no check)."""
     if kernel is None or kernel.spec.accesses is None or f.shape is None:
         return None
-    la = analyse_kernel(kernel, f.shape)
+    la = analyse_kernel(kernel, f.shape, grid=tuple(f.grid) if f.grid else None)
     out = [AccessComparison(c.quantity, c.predicted, c.ncu, c.check, c.note.why if c.note and not c.agrees else None)
            for c in compare(la, ncu_metrics(f), kernel.spec.accesses.notes)]
     return AccessCheck(out) if out else None
