@@ -48,11 +48,13 @@ for stage in "$@"; do
       if [ -f .gpu/nsys-env.sh ]; then
         step hopperfin_nsys bash -c "source .gpu/nsys-env.sh; for d in fp16 bf16; do ${GP[*]} compare-nsys h4-h6 --size 8192 --dtype \$d --save-report $B/compare_nsys_hopper_\${d}_8192 || exit; done"
       fi ;;
-    fp32top)  # issue 14's evidence: the top fp32 rungs at 2048, 8192 and the odd shape, and ncu's view of them
-      step fp32_2048 "${GP[@]}" run 9-14 --size 2048 --budget 0.5 -o "$B/fp32_2048.json"
-      step fp32_8192 "${GP[@]}" run 9-14 --size 8192 --budget 0.5 -o "$B/fp32_8192.json"
-      step fp32_odd "${GP[@]}" run 13 14 -m 4095 -n 4097 -k 1023 --budget 0.5 -o "$B/fp32_odd.json"
-      step profile_top "${GP[@]}" profile 9 11 12 13 14 h1 h2 h3 --size 4096 --save "$B/profile_top_4096.json" --save-csv "$B/ncu_top_4096.csv" ;;
+    fp32top)  # issue 14's evidence: the top fp32 rungs at 2048, 4096, 8192 and the odd shape, and ncu's view of them
+      for s in 2048 4096 8192; do
+        step "fp32_$s" "${GP[@]}" run 9-14 --size "$s" --budget 0.5 -o "$B/fp32_$s.json"
+      done
+      step fp32_odd "${GP[@]}" run --all --dtype fp32 -m 4095 -n 4097 -k 1023 --budget 0.5 -o "$B/fp32_odd.json"
+      step profile_top "${GP[@]}" profile 13 14 --cublas --size 4096 --save "$B/profile_top_4096.json" --save-csv "$B/ncu_top_4096.csv"
+      step profile_odd "${GP[@]}" profile 13 14 --cublas -m 4095 -n 4097 -k 1023 --save "$B/profile_odd.json" --save-csv "$B/ncu_odd.csv" ;;
     ladder)
       step ladder "${GP[@]}" run --all --size "$SIZE" -o "$B/ladder_$SIZE.json" ;;
     odd)
