@@ -144,3 +144,15 @@ def test_rung14_grid_needs_the_sm_count():
     k = specmod.bind(_rung("14"))
     with pytest.raises(SpecError, match="unknown name .SMS."):
         k.launch_config(GemmShape(64, 64, 64))
+
+
+def test_rung14_access_analysis_takes_the_launch_grid_or_the_default_sm_count():
+    from gemmprof.model.access_explain import analyse_kernel
+
+    k = specmod.bind(_rung("14"))
+    shape = GemmShape(4095, 4097, 1023)
+    offline = analyse_kernel(k, shape)  # no --gpu, no launch: the H100 SXM's 132 SMs pick 256 x 128 (528 blocks)
+    profiled = analyse_kernel(k, shape, grid=(544, 1, 1))  # the grid ncu reported wins
+    per_block = offline.results[0].requests_per_launch / 528
+    assert per_block == int(per_block) > 0
+    assert profiled.results[0].requests_per_launch == per_block * 544

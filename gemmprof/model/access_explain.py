@@ -6,6 +6,7 @@ mapping from ncu metric names to numbers for one launch of that kernel.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 
 from gemmprof.catalog.accesses import DocumentedDifference
@@ -28,7 +29,12 @@ NCU_METRICS = {
 }
 
 
-DEFAULT_GPU = "h100_sxm"  # whose SM count sizes the grid of an offline analysis (launch totals) without --gpu
+@functools.cache
+def _default_sms() -> int:
+    """The SM count of the GPU spec the commands default to without a device (H100 SXM); read once."""
+    from gemmprof.catalog.gpu_specs import get_gpu
+
+    return get_gpu("h100").sm_count
 
 
 def analyse_kernel(kernel, shape, banks: int = 32, sms: int | None = None,
@@ -38,11 +44,7 @@ def analyse_kernel(kernel, shape, banks: int = 32, sms: int | None = None,
     block_desc = kernel.spec.accesses
     if block_desc is None:
         return None
-    if sms is None:
-        from gemmprof.catalog.gpu_specs import get_gpu
-
-        sms = get_gpu(DEFAULT_GPU).sm_count
-    spec_grid, block, _ = kernel.launch_config(shape, sms=sms)
+    spec_grid, block, _ = kernel.launch_config(shape, sms=sms or _default_sms())
     return analyse(block_desc, {**kernel.env, "M": shape.M, "N": shape.N, "K": shape.K}, grid or spec_grid, block,
                    banks)
 
