@@ -133,7 +133,7 @@ def test_rung14_grid_picks_the_orientation_that_fills_the_last_wave(shape, param
     assert grid == (blocks, 1, 1) and block == (k.env["THREADS"], 1, 1)
 
 
-def test_rung14_swap_needs_valid_transposed_warps():
+def test_rung14_swaps_only_non_square_tiles():
     k = specmod.bind(_rung("14"), {"BM": 128, "BN": 256})
     assert k.env["CAN_SWAP"]
     k = specmod.bind(_rung("14"), {"BM": 128, "BN": 128, "THREADS": 128, "MINBLOCKS": 2})
