@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One device call, many GPU checks: run from the repo root on the GPU machine.
 #   bash scripts/gpu_batch.sh STAGE [STAGE ...]
-# Stages: env hopper hopperfin ladder odd beta fp16 tune ncu nsys pytest compilers report rawprof paths. Logs and results go to $OUT/batch/ and are tarred into
+# Stages: env hopper hopperfin fp32top fp32topprof ladder odd beta fp16 tune ncu nsys pytest compilers report rawprof paths. Logs and results go to $OUT/batch/ and are tarred into
 # $OUT/batch.tar.gz (the device tool brings back at most 8 files); a short summary is printed last.
 set -u
 OUT=${OUT:-/tmp/gemmprof-out}
@@ -48,13 +48,16 @@ for stage in "$@"; do
       if [ -f .gpu/nsys-env.sh ]; then
         step hopperfin_nsys bash -c "source .gpu/nsys-env.sh; for d in fp16 bf16; do ${GP[*]} compare-nsys h4-h6 --size 8192 --dtype \$d --save-report $B/compare_nsys_hopper_\${d}_8192 || exit; done"
       fi ;;
-    fp32top)  # issue 14's evidence: the top fp32 rungs at 2048, 4096, 8192 and the odd shape, and ncu's view of them
+    fp32top)  # issue 14's evidence: the top fp32 rungs at 2048, 4096, 8192 and odd shapes, and ncu's view of them
+      step fp32top_tests python3 -m pytest -q -m gpu tests/test_gpu.py -k "top_fp32"
       for s in 2048 4096 8192; do
-        step "fp32_$s" "${GP[@]}" run 9-14 --size "$s" --budget 0.5 -o "$B/fp32_$s.json"
+        step "fp32_$s" "${GP[@]}" run 9-15 --size "$s" --budget 0.5 -o "$B/fp32_$s.json"
       done
       step fp32_odd "${GP[@]}" run --all --dtype fp32 -m 4095 -n 4097 -k 1023 --budget 0.5 -o "$B/fp32_odd.json"
-      step profile_top "${GP[@]}" profile 13 14 --cublas --size 4096 --save "$B/profile_top_4096.json" --save-csv "$B/ncu_top_4096.csv"
-      step profile_odd "${GP[@]}" profile 13 14 --cublas -m 4095 -n 4097 -k 1023 --save "$B/profile_odd.json" --save-csv "$B/ncu_odd.csv" ;;
+      step fp32_odd2 "${GP[@]}" run 13-15 -m 8191 -n 8193 -k 2047 --budget 0.5 -o "$B/fp32_odd2.json" ;;
+    fp32topprof)  # ncu on the top fp32 rungs beside cuBLAS, at 4096 and at the odd shape
+      step profile_top "${GP[@]}" profile 13 14 15 --cublas --size 4096 --save "$B/profile_top_4096.json" --save-csv "$B/ncu_top_4096.csv"
+      step profile_odd "${GP[@]}" profile 13 14 15 --cublas -m 4095 -n 4097 -k 1023 --save "$B/profile_odd.json" --save-csv "$B/ncu_odd.csv" ;;
     ladder)
       step ladder "${GP[@]}" run --all --size "$SIZE" -o "$B/ladder_$SIZE.json" ;;
     odd)

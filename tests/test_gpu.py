@@ -93,3 +93,16 @@ def test_every_timed_variant_records_its_clocks(runner, tmp_path):
         assert v["status"] == "ok", v["message"]
         assert v["sm_clock_mhz_before"] > 0 and v["sm_clock_mhz_after"] > 0, v["name"]
         assert v["temperature_c_after"] > 0 and isinstance(v["clock_fell"], bool)
+
+
+@pytest.mark.parametrize("shape", [("1000", "1027", "999"), ("257", "263", "33"), ("33", "2", "19"), ("130", "4", "9"),
+                                   ("2000", "4100", "64")])
+def test_top_fp32_rungs_verify_at_odd_shapes(runner, tmp_path, shape):
+    """Rungs 13-15 take any M, N, K >= 1: N % 4 in 0..3 (16- and 4-byte copies of B, float4 or staged stores of C),
+    K shorter than the pipeline, N < 4, and a shape whose grid swaps the tile orientation (2000 x 4100)."""
+    m, n, k = shape
+    r, doc = _run(runner, tmp_path, "13-15", "-m", m, "-n", n, "-k", k, "--alpha", "1.5", "--beta", "-0.75",
+                  "--no-cublas")
+    assert doc is not None, r.output
+    bad = {v["name"]: v["message"] for v in doc["variants"] if v["status"] != "ok"}
+    assert not bad and len(doc["variants"]) == 3, bad

@@ -127,10 +127,26 @@ def _rung(rid):
     (GemmShape(4096, 4352, 256), {}, 32 * 17),  # 544 wide against 16 * 34 = 544 tall: BM x BN
     (GemmShape(4095, 4097, 1023), {"BM": 128, "BN": 128, "WTY": 8, "THREADS": 128, "MINBLOCKS": 2}, 32 * 33),
 ])
-def test_rung14_grid_picks_the_orientation_that_fills_the_last_wave(shape, params, blocks):
-    k = specmod.bind(_rung("14"), params)
+@pytest.mark.parametrize("rung", ["14", "15"])
+def test_rung14_grid_picks_the_orientation_that_fills_the_last_wave(shape, params, blocks, rung):
+    k = specmod.bind(_rung(rung), params)
     grid, block, _ = k.launch_config(shape, sms=132)
     assert grid == (blocks, 1, 1) and block == (k.env["THREADS"], 1, 1)
+
+
+def test_rung15_shared_memory_is_dynamic_and_sized_by_its_stages():
+    k = specmod.bind(_rung("15"))
+    _, _, smem = k.launch_config(GemmShape(4096, 4096, 4096), sms=132)
+    assert smem == 3 * 8 * (128 + 256 + 4) * 4  # 37,248 bytes: under 48 KiB, no opt-in
+    _, _, smem = specmod.bind(_rung("15"), {"STAGES": 5}).launch_config(GemmShape(64, 64, 64), sms=132)
+    assert smem == 5 * 8 * 388 * 4 > 48 * 1024  # above 48 KiB: the runner opts in
+
+
+def test_rung15_refuses_shapes_whose_tile_offsets_overflow_32_bits():
+    k = specmod.bind(_rung("15"))
+    k.check_shape(GemmShape(4095, 4097, 1023))
+    with pytest.raises(SpecError, match=r"K must be below 2\^30 .*nearest valid K: 4194303"):
+        k.check_shape(GemmShape(64, 64, 2**22))
 
 
 def test_rung14_swaps_only_non_square_tiles():
