@@ -19,7 +19,8 @@ ROOT = Path(__file__).resolve().parents[1]
 NCU_FILES = [ROOT / "benchmarks" / "2026-11-22_h100_profile" / "ncu_4096.csv",
              ROOT / "tests" / "fixtures" / "ncu" / "h100_gemmprof_run_raw_4096.csv",
              ROOT / "benchmarks" / "2026-11-22_h100_fp16" / "ncu_h3_8192.csv",
-             ROOT / "benchmarks" / "2026-11-23_h100_fp32top" / "ncu_top_4096.csv"]  # 9, 11-14, h1-h3
+             ROOT / "benchmarks" / "2026-11-23_h100_fp32top" / "ncu_top_4096.csv",
+             ROOT / "benchmarks" / "2026-11-24_h100_fp32top_interleave" / "gemmprof" / "ncu_top_4096.csv"]  # 9, 11-15, h1-h3
 SHAPE = GemmShape(4096, 4096, 4096)
 # ncu records made outside `gemmprof profile` (no NVTX range): file, rung, shape
 HARNESS_RECORDS = [(ROOT / "benchmarks" / "fp32top_dev" / "records" / "call3" / "ncu_128x128_mb2_g8.csv",
@@ -143,7 +144,7 @@ def test_model_against_ncu_on_the_h100():
     assert checked >= 70
     assert {"mma_ldmatrix_swizzle", "pipelined_any_shape", "warptiling", "naive"} <= seen
     assert {"autotuned", "double_buffering", "double_buffering_async", "multistage_any_shape", "wmma_seed001",
-            "wmma_multistage"} <= seen  # every rung has been profiled on the H100
+            "wmma_multistage", "interleaved_copies_any_shape"} <= seen  # every rung has been profiled on the H100
 
 
 def test_seed_claims_kernel_8_padding_and_16_banks():
