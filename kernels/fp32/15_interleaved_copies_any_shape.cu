@@ -52,7 +52,7 @@ struct Copies {
   static constexpr unsigned A_CP = BM * BK / THREADS;
   static constexpr unsigned B_CP = BK * BN / UNIT / THREADS;
   static constexpr unsigned ALL = A_CP + B_CP;
-  static constexpr unsigned STEPS = BK - 1;  // k-steps that issue copies: all but the last (it holds the barrier)
+  static constexpr unsigned STEPS = BK - 1;  // k-steps that issue copies: not the last (the stages turn before it)
   static constexpr unsigned PER_STEP = (ALL + STEPS - 1) / STEPS;
   static constexpr unsigned A_ROWS = THREADS / BK;               // rows of A one pass of the block copies
   static_assert(THREADS % BK == 0 && (BK * BN) % (UNIT * THREADS) == 0, "whole copies per thread");
