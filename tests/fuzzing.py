@@ -102,7 +102,8 @@ def mutated_tree(draw, doc, values=NASTY_JSON, max_edits: int = 3):
             if draw(st.integers(0, 7)) == 0 and isinstance(parent, dict):
                 parent.pop(path[-1], None)
             else:
-                parent[path[-1]] = draw(st.sampled_from(values))
+                # a copy: the nasty values are shared objects, and a later edit may reach into the one put here
+                parent[path[-1]] = copy.deepcopy(draw(st.sampled_from(values)))
         except (KeyError, IndexError, TypeError):
             continue
     return doc

@@ -83,7 +83,8 @@ def test_parse_errors_name_the_key():
             "list": [{"array": "A", "space": "global", "op": "load", "bytes": 4, "index": "k"}]}
     assert parse_accesses(Path("x.yaml"), base).accesses[0].name == "A load"
     for bad, key in (({"space": "texture"}, "space"), ({"bytes": 3}, "bytes"), ({"index": "k +"}, "index"),
-                     ({"op": "copy"}, "op"), ({"colour": 1}, "colour")):
+                     ({"op": "copy"}, "op"), ({"colour": 1}, "colour"),
+                     ({"colour": 1, 0: 0.0}, "unknown keys 0, colour")):  # YAML keys need not be strings (fuzz find)
         node = {**base, "list": [{**base["list"][0], **bad}]}
         with pytest.raises(SpecError, match=key):
             parse_accesses(Path("x.yaml"), node)

@@ -111,7 +111,7 @@ def _access(path, i, node) -> Access:
         _fail(path, key, "expected a mapping {array, space, op, bytes, index, ...}")
     unknown = set(node) - _KEYS
     if unknown:
-        _fail(path, key, f"unknown keys {', '.join(sorted(unknown))}")
+        _fail(path, key, f"unknown keys {', '.join(sorted(map(str, unknown)))}")
     for req in ("array", "space", "op", "bytes", "index"):
         if req not in node:
             _fail(path, f"{key}.{req}", "missing")

@@ -103,7 +103,9 @@ def names(text) -> set[str]:
 
 
 def _in_range(value) -> bool:
-    return isinstance(value, bool) or (math.isfinite(value) and abs(value) < MAX_MAGNITUDE)
+    if isinstance(value, (bool, int)):
+        return abs(value) < MAX_MAGNITUDE  # exact for ints of any size (math.isfinite would overflow on them)
+    return math.isfinite(value) and abs(value) < MAX_MAGNITUDE
 
 
 def evaluate(text, env: Mapping[str, int | float]):
@@ -151,6 +153,8 @@ def _eval(node, env, text):
             return a / b
         if type(node.op) in _BITWISE and not (type(a) is int and type(b) is int and b >= 0):
             raise ExprError(f"expression {_short(text)}: bitwise operators need non-negative integer right operands")
+        if isinstance(node.op, ast.LShift) and b >= 64:  # a shift of 2**60 would build a gigantic integer first
+            raise ExprError(f"expression {_short(text)}: shift by {b} is out of range")
         return _BINOPS[type(node.op)](a, b)
     if isinstance(node, ast.BoolOp):
         values = (_eval(v, env, text) for v in node.values)
