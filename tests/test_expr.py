@@ -34,3 +34,10 @@ def test_inexact_division_and_unknown_names_are_errors():
 
 def test_names():
     assert names("cdiv(M, BM) + K") == {"M", "BM", "K"}
+
+
+@pytest.mark.parametrize("text,match", [("M << M", "shift by 4096 is out of range"),  # fuzz find: OverflowError before
+                                        ("M << 63", "out of range"), ("M * M * M * M * M * M", "out of range")])
+def test_huge_values_are_out_of_range_errors(text, match):
+    with pytest.raises(SpecError, match=match):
+        evaluate(text, {"M": 4096})
