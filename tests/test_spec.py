@@ -128,7 +128,7 @@ def _rung(rid):
     (GemmShape(4095, 4097, 1023), {"BM": 128, "BN": 128, "WTY": 8, "THREADS": 128, "MINBLOCKS": 2}, 32 * 33),
 ])
 @pytest.mark.parametrize("rung", ["14", "15"])
-def test_rung14_grid_picks_the_orientation_that_fills_the_last_wave(shape, params, blocks, rung):
+def test_rungs_14_15_grid_picks_the_orientation_that_fills_the_last_wave(shape, params, blocks, rung):
     k = specmod.bind(_rung(rung), params)
     grid, block, _ = k.launch_config(shape, sms=132)
     assert grid == (blocks, 1, 1) and block == (k.env["THREADS"], 1, 1)

@@ -40,7 +40,8 @@ def _default_sms() -> int:
 def analyse_kernel(kernel, shape, banks: int = 32, sms: int | None = None,
                    grid: tuple[int, int, int] | None = None) -> LaunchAccesses | None:
     """`grid`: the launch's own (from ncu) when known; else the spec's at `shape`, with `sms` as the name SMS
-    (grids that depend on the SM count: persistent kernels, the orientation of rungs 14 and 15), by default the H100 SXM's."""
+    (grids that depend on the SM count: persistent kernels, the orientation of rungs 14 and 15), by default the
+    H100 SXM's."""
     block_desc = kernel.spec.accesses
     if block_desc is None:
         return None

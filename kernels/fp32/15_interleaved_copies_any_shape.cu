@@ -79,7 +79,7 @@ struct Copies {
   }
 
   // Copy number c (0 <= c < ALL) of the tile at aT / bT into the stage at shared address `stage`; FIRST: the
-  // first tile, whose rows k < 0 (kTile + k) are zero-filled without reading.
+  // first tile, starting at k = kTile <= 0: its rows k < 0 are zero-filled without reading.
   template <bool FIRST>
   __device__ __forceinline__ void copy(unsigned c, unsigned stage, const char* aT, const char* bT, int kTile,
                                        const float* A, const float* B) {
@@ -196,11 +196,9 @@ __device__ __forceinline__ void gemm(int M, int N, int K, float alpha, const flo
   const int numTiles = (K + BK - 1) / BK;
   const int k0 = K - numTiles * int(BK);  // the first tile starts at k0 <= 0: its rows k < 0 are zero-filled
   Cp cp(M, N, K, m0, n0, tid);
-  // The tile being copied: its first element in A and in B, its k.
+  // The tile being copied: its first element in A and in B (tile 0 starts at k0).
   const char* aT = reinterpret_cast<const char*>(A + (long long)m0 * K + k0);
   const char* bT = reinterpret_cast<const char*>(B + (long long)k0 * N + n0);
-  int kT = k0;
-
   // Prologue: tiles 0 .. STAGES - 2, one commit group each.
 #pragma unroll
   for (unsigned s = 0; s + 1 < STAGES; ++s) {
@@ -208,13 +206,12 @@ __device__ __forceinline__ void gemm(int M, int N, int K, float alpha, const flo
 #pragma unroll
       for (unsigned c = 0; c < Cp::ALL; ++c) {
         if (s == 0)
-          cp.template copy<true>(c, sBase + s * STAGE * 4, aT, bT, kT, A, B);
+          cp.template copy<true>(c, sBase, aT, bT, k0, A, B);
         else
-          cp.template copy<false>(c, sBase + s * STAGE * 4, aT, bT, kT, A, B);
+          cp.template copy<false>(c, sBase + s * STAGE * 4, aT, bT, 0, A, B);
       }
       aT += BK * 4;
       bT += (long long)BK * N * 4;
-      kT += BK;
     }
     commit();
   }
@@ -247,7 +244,7 @@ __device__ __forceinline__ void gemm(int M, int N, int K, float alpha, const flo
       if (kk < Cp::STEPS && copying) {
 #pragma unroll
         for (unsigned c = kk * Cp::PER_STEP; c < (kk + 1) * Cp::PER_STEP; ++c)
-          if (c < Cp::ALL) cp.template copy<false>(c, sBase + writeOff * 4, aT, bT, kT, A, B);
+          if (c < Cp::ALL) cp.template copy<false>(c, sBase + writeOff * 4, aT, bT, 0, A, B);
       }
       // This k-step's outer product, rows in serpentine order (odd rows walk the columns backwards). ptxas
       // reorders the FFMAs, but not wholly: on the H100 this order ran 1-3% faster than row by row.
@@ -277,7 +274,6 @@ __device__ __forceinline__ void gemm(int M, int N, int K, float alpha, const flo
         if (copying) {
           aT += BK * 4;
           bT += (long long)BK * N * 4;
-          kT += BK;
         }
       }
     }

@@ -54,10 +54,6 @@ CALLS = {
 KERNELS = CALLS[int(os.environ.get("CALL", "11"))]
 
 
-def kind(name):
-    return KERNELS[name][1]
-
-
 def block(name):
     """(BM, BN, threads) of the launch (before any orientation swap)."""
     _src, entry, p, _tag = KERNELS[name]
