@@ -16,8 +16,9 @@ BUNCH = ("r15_call1_bunch.cu", R15[1])  # call 1's rung 15, every copy of a tile
 C7 = ("r15_call7.cu", R15[1])  # calls 5-7's rung 15 (-DIL15_VEC_STEPS=7: the committed kernel's SASS)
 PLAIN = ("r15_call8_plain.cu", R15[1])  # call 8's "r15"
 SERP = ("r15_call8_serpentine.cu", R15[1])  # call 8's "serp"
+ALIGNED = ("r15_call13_aligned_only.cu", R15[1])  # call 13: rung 15 with only its aligned path, one orientation
 DEFINES = {"r13": [], "r14": [], "r15": [], "c1": [], "bunch": [], "c7v1": [], "c7v2": ["-DIL15_VEC_STEPS=2"],
-           "c7v7": ["-DIL15_VEC_STEPS=7"], "plain": [], "serp": []}
+           "c7v7": ["-DIL15_VEC_STEPS=7"], "plain": [], "serp": [], "aligned": []}
 
 
 def _p(bm=128, bn=256, wty=8, threads=256, stages=3, group_m=8, minblocks=1):
@@ -50,7 +51,10 @@ CALLS = {
         "r15_g16": (*PLAIN, _p(group_m=16), "plain"), "serp": (*SERP, _p(group_m=64), "serp"),
         "c7_g64": (*C7, _p(group_m=64), "c7v7")},
     11: {"r13": R13_DEFAULT, "r14": R14_DEFAULT, "r15": (*R15, _p(group_m=64), "r15")},  # the committed rung 15
+    13: {"r15": (*R15, _p(group_m=64), "r15"), "aligned_only": (*ALIGNED, _p(group_m=64), "aligned")},
 }
+# Kernels that assume N % 4 == 0 and 16-byte aligned B and C: verified only on the checks that meet that
+ALIGNED_ONLY = {"aligned_only"}
 KERNELS = CALLS[int(os.environ.get("CALL", "11"))]
 
 

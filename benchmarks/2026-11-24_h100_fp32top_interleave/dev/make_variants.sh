@@ -7,6 +7,7 @@
 #     (calls 4-7 built it with 1, 2 and 7; with 7 its SASS is the committed kernel's, byte for byte)
 #   r15_call8_plain.cu: call 8's "r15": FFMAs row by row, float4 epilogue through temporaries
 #   r15_call8_serpentine.cu: call 8's "serp": the same with the FFMAs in serpentine order
+#   r15_call13_aligned_only.cu: call 13's rung 15 with only its aligned path and one orientation (the cost of any shape)
 # The sources of calls 2 and 3 (epilogue attempts between call 1's and call 4's) were not kept.
 set -e
 cd "$(dirname "$0")"
