@@ -4,6 +4,10 @@
 # Stages: env hopper hopperfin fp32top fp32topprof ladder odd beta fp16 tune ncu nsys pytest compilers report rawprof paths. Logs and results go to $OUT/batch/ and are tarred into
 # $OUT/batch.tar.gz (the device tool brings back at most 8 files); a short summary is printed last.
 set -u
+if [ $# -eq 0 ]; then  # no stage: print the usage above and stop
+  sed -n '2,/^set -u/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'
+  exit 2
+fi
 OUT=${OUT:-/tmp/gemmprof-out}
 B="$OUT/batch"
 mkdir -p "$B"

@@ -13,6 +13,9 @@ from gemmprof.results.run import load_run
 
 
 def main(argv):
+    if len(argv) < 2 or argv[0] in ("-h", "--help"):
+        print(__doc__.strip(), file=sys.stderr)
+        return 0 if argv[:1] in (["-h"], ["--help"]) else 2
     title, files = argv[0], argv[1:]
     print(f"# {title}\n")
     for f in files:
@@ -25,7 +28,7 @@ def main(argv):
               f"CuPy {d.get('cupy_version')}; SM clock at start {d.get('smi_sm_clock_mhz_at_start', '?')} MHz "
               f"(max {d.get('smi_max_sm_clock_mhz_smi', d.get('max_sm_clock_mhz'))}), power limit "
               f"{d.get('smi_power_limit_w', '?')} W")
-        print(f"- gemmprof {r.gemmprof_version}, {r.created}, seed {r.seed}, profile {r.gpu_profile}; "
+        print(f"- gemmprof {r.gemmprof_version}, {r.created}, seed {r.seed}, GPU spec {r.gpu_spec}; "
               f"timing: {r.timing_method.get('method')}\n")
         table = run_table(r)
         for row in table.rows:
@@ -33,7 +36,8 @@ def main(argv):
         print("```")
         print(render_text(table, width=250).rstrip())
         print("```\n")
+    return 0
 
 
 if __name__ == "__main__":
-    main(sys.argv[1:])
+    sys.exit(main(sys.argv[1:]))

@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 
 
-def sweep(rung: str, size: int, serial: bool, jobs: int | None, workdir: Path) -> dict:
+def sweep(rung: str, size: int, serial: bool, jobs: int | None, workdir: Path, stand_in: bool = False) -> dict:
     out = workdir / ("serial.json" if serial else "pipelined.json")
     # empty kernel caches of its own: CuPy's (NVRTC) and gemmprof's cubins (nvcc)
     env = {**os.environ, "CUPY_CACHE_DIR": str(workdir / "cupy_cache"), "GEMMPROF_CACHE": str(workdir / "gemmprof")}
@@ -31,6 +31,8 @@ def sweep(rung: str, size: int, serial: bool, jobs: int | None, workdir: Path) -
         cmd.append("--serial")
     if jobs:
         cmd += ["--jobs", str(jobs)]
+    if stand_in:
+        cmd.append("--stand-in")
     t0 = time.perf_counter()
     proc = subprocess.run(cmd, env=env, capture_output=True, text=True, check=False)
     wall = time.perf_counter() - t0
@@ -47,18 +49,20 @@ def main(argv=None):
     ap.add_argument("--size", type=int, default=4096)
     ap.add_argument("--jobs", type=int, default=None, help="compile processes of the pipelined sweep")
     ap.add_argument("-o", "--output", required=True)
+    ap.add_argument("--stand-in", action="store_true", help="gemmprof tune's fake compiler and GPU: checks the script "
+                    "on a CPU (its timings mean nothing)")
     args = ap.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="tune_speedup_") as tmp:
         runs = {}
         for mode in ("serial", "pipelined"):
             wd = Path(tmp) / mode
             wd.mkdir()
-            runs[mode] = sweep(args.rung, args.size, mode == "serial", args.jobs, wd)
+            runs[mode] = sweep(args.rung, args.size, mode == "serial", args.jobs, wd, args.stand_in)
             print(f"{mode}: {runs[mode]['wall_s']:.1f} s", flush=True)
     statuses = {m: {",".join(f"{k}={v}" for k, v in sorted(c["params"].items())): c["status"]
                     for c in r["result"]["configs"]} for m, r in runs.items()}
     record = {
-        "kind": "gemmprof.tune-speedup", "rung": args.rung, "size": args.size,
+        "kind": "gemmprof.tune-speedup", "rung": args.rung, "size": args.size, "stand_in": args.stand_in,
         "device": runs["pipelined"]["result"]["device"], "compiler": runs["pipelined"]["result"]["compiler"],
         "serial_s": runs["serial"]["wall_s"], "pipelined_s": runs["pipelined"]["wall_s"],
         "speedup": round(runs["serial"]["wall_s"] / runs["pipelined"]["wall_s"], 2),

@@ -16,14 +16,15 @@ from gemmprof.model.access_explain import analyse_kernel, bound_like, compare, e
 from gemmprof.model.traffic import GemmShape
 
 ROOT = Path(__file__).resolve().parents[1]
-NCU_FILES = [ROOT / "benchmarks" / "2026-11-22_h100_profile" / "ncu_4096.csv",
+RECORDS = ROOT / "tests" / "fixtures" / "records"  # copies of GPU records' files (PROVENANCE.md there)
+NCU_FILES = [RECORDS / "2026-11-22_h100_profile" / "ncu_4096.csv",
              ROOT / "tests" / "fixtures" / "ncu" / "h100_gemmprof_run_raw_4096.csv",
-             ROOT / "benchmarks" / "2026-11-22_h100_fp16" / "ncu_h3_8192.csv",
-             ROOT / "benchmarks" / "2026-11-23_h100_fp32top" / "ncu_top_4096.csv",
-             ROOT / "benchmarks" / "2026-11-24_h100_fp32top_interleave" / "gemmprof" / "ncu_top_4096.csv"]  # 9, 11-15, h1-h3
+             ROOT / "tests" / "fixtures" / "ncu" / "h100_gemmprof_profile_h3_cublas_details_8192.csv",
+             RECORDS / "2026-11-23_h100_fp32top" / "ncu_top_4096.csv",
+             RECORDS / "2026-11-24_h100_fp32top_interleave" / "ncu_top_4096.csv"]  # 9, 11-15, h1-h3
 SHAPE = GemmShape(4096, 4096, 4096)
 # ncu records made outside `gemmprof profile` (no NVTX range): file, rung, shape
-HARNESS_RECORDS = [(ROOT / "benchmarks" / "fp32top_dev" / "records" / "call3" / "ncu_128x128_mb2_g8.csv",
+HARNESS_RECORDS = [(RECORDS / "fp32top_dev_call3" / "ncu_128x128_mb2_g8.csv",
                     "pipelined_any_shape", SHAPE)]
 
 

@@ -14,8 +14,8 @@ from gemmprof.render.run_tables import run_table
 from gemmprof.results.run import RunResult
 
 ROOT = Path(__file__).resolve().parent.parent
-LADDER = ROOT / "benchmarks/2026-11-22_h100_run/ladder_4096.json"
-PROFILE = ROOT / "benchmarks/2026-11-22_h100_profile/profile_4096.json"
+LADDER = ROOT / "tests/fixtures/records/2026-11-22_h100_run/ladder_4096.json"
+PROFILE = ROOT / "tests/fixtures/records/2026-11-22_h100_profile/profile_4096.json"
 
 
 @pytest.fixture(scope="module")

@@ -1,4 +1,4 @@
-"""show, diff, the notebook API and the clock record, on real saved results (tests/fixtures, benchmarks/)."""
+"""show, diff, the notebook API and the clock record, on real saved results (tests/fixtures)."""
 
 import copy
 import json
@@ -19,12 +19,12 @@ from gemmprof.results.profile import ProfileResults
 from gemmprof.results.run import RunResult, load_run
 
 ROOT = Path(__file__).resolve().parent.parent
-LADDER = ROOT / "benchmarks/2026-11-22_h100_run/ladder_4096.json"
-BETA = ROOT / "benchmarks/2026-11-22_h100_run/beta_1024.json"
-PROFILE = ROOT / "benchmarks/2026-11-22_h100_profile/profile_4096.json"
+LADDER = ROOT / "tests/fixtures/records/2026-11-22_h100_run/ladder_4096.json"
+BETA = ROOT / "tests/fixtures/records/2026-11-22_h100_run/beta_1024.json"
+PROFILE = ROOT / "tests/fixtures/records/2026-11-22_h100_profile/profile_4096.json"
 FIRST = ROOT / "tests/fixtures/results/h100_ladder_4096_first.json"
-AB1, AB2 = (ROOT / f"benchmarks/2026-11-22_h100_tuning/ab12_{i}.json" for i in (1, 2))
-RUNS = sorted(ROOT.glob("benchmarks/**/*.json")) + sorted((ROOT / "tests/fixtures/results").glob("*.json"))
+AB1, AB2 = (ROOT / f"tests/fixtures/records/2026-11-22_h100_tuning/ab12_{i}.json" for i in (1, 2))
+RUNS = sorted((ROOT / "tests/fixtures/records").glob("*/*.json")) + sorted((ROOT / "tests/fixtures/results").glob("*.json"))
 RUN_FILES = [p for p in RUNS if json.loads(p.read_text()).get("kind") == "gemmprof.run"]
 PROFILE_FILES = [p for p in RUNS if json.loads(p.read_text()).get("kind") == "gemmprof.profile"]
 
@@ -39,7 +39,7 @@ def test_load_returns_the_typed_result_by_kind(path):
 
 def test_load_refuses_other_kinds_naming_the_kind():
     with pytest.raises(InputError, match="gemmprof.nsys-compare"):
-        gemmprof.load(ROOT / "benchmarks/2026-11-22_h100_nsys/nsys_4096.json")
+        gemmprof.load(ROOT / "tests/fixtures/records/2026-11-22_h100_nsys/nsys_4096.json")
 
 
 def test_import_gemmprof_stays_light():

@@ -1,0 +1,166 @@
+"""Every tool under scripts/ runs against the current code: CPU runs where the tool has a CPU path, otherwise its
+--help and the gemmprof names it imports; gpu_batch.sh parses and names only stages, files, commands and options
+that exist."""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import click
+import pytest
+
+import gemmprof
+from gemmprof.cli import cli
+
+ROOT = Path(__file__).resolve().parents[1]
+SCRIPTS = ROOT / "scripts"
+BATCH = SCRIPTS / "gpu_batch.sh"
+RECORDS = ROOT / "tests" / "fixtures" / "records"
+ENV = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+
+
+def run_script(*args, timeout=120, env=None):
+    return subprocess.run([sys.executable, *map(str, args)], capture_output=True, text=True, cwd=ROOT,
+                          env=env or ENV, timeout=timeout)
+
+
+def test_every_script_is_covered_here():
+    """A new script needs a test in this file; a removed one leaves its test behind as a failure."""
+    covered = {"gpu_batch.sh", "compiler_check.py", "ncu_vs_events.py", "record.py", "tune_speedup.py",
+               "tune_multigpu.py"}
+    assert {p.name for p in SCRIPTS.iterdir() if p.is_file()} == covered
+
+
+# -- the gemmprof names each Python script imports exist (also those imported inside functions) ----------------
+@pytest.mark.parametrize("script", sorted(p.name for p in SCRIPTS.glob("*.py")))
+def test_script_imports_resolve(script):
+    tree = ast.parse((SCRIPTS / script).read_text())
+    imported = [(n.module, a.name) for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)
+                and (n.module or "").startswith("gemmprof") for a in n.names]
+    for module, name in imported:
+        mod = importlib.import_module(module)
+        assert hasattr(mod, name) or importlib.util.find_spec(f"{module}.{name}"), f"{script}: {module}.{name}"
+
+
+@pytest.mark.parametrize("script", sorted(p.name for p in SCRIPTS.glob("*.py")))
+def test_script_help_needs_no_gpu(script):
+    code = ("import runpy, sys; sys.modules['cupy'] = None; sys.argv = [sys.argv[1], '--help']\n"
+            "try:\n    runpy.run_path(sys.argv[0], run_name='__main__')\nexcept SystemExit as e:\n"
+            "    sys.exit(e.code)")
+    res = run_script("-c", code, SCRIPTS / script)
+    assert res.returncode == 0, res.stderr
+    assert "scripts/" in res.stdout + res.stderr or "usage" in (res.stdout + res.stderr).lower()
+
+
+# -- ncu_vs_events.py and record.py on real records ---------------------------------------------------------------
+def test_ncu_vs_events_on_a_real_run_and_profile():
+    run_path = RECORDS / "2026-11-22_h100_run" / "ladder_4096.json"
+    prof_path = RECORDS / "2026-11-22_h100_profile" / "profile_4096.json"
+    res = run_script(SCRIPTS / "ncu_vs_events.py", run_path, prof_path)
+    assert res.returncode == 0, res.stderr
+    rows = [ln.split(" | ") for ln in res.stdout.splitlines() if ln.startswith("| ") and "---" not in ln][1:]
+    run, prof = gemmprof.load(run_path), gemmprof.load(prof_path)
+    medians = {v.name: v.timing.median_ms for v in run.variants if v.timing and v.passed}
+    expected = {la.variant: (la.duration_ns / 1e6 - medians[la.variant]) / medians[la.variant]
+                for la in prof.launches if la.variant in medians and la.duration_ns}
+    assert {r[0].strip("| ") for r in rows} == set(expected)
+    worst = max(abs(d) for d in expected.values())
+    assert f"largest difference: {100 * worst:.2f}%" in res.stdout
+
+
+def test_ncu_vs_events_without_arguments_says_how_to_call_it():
+    res = run_script(SCRIPTS / "ncu_vs_events.py")
+    assert res.returncode == 2 and "RUN_RESULTS.json PROFILE_RESULTS.json" in res.stderr
+
+
+def test_record_writes_the_command_device_and_table():
+    path = RECORDS / "2026-11-24_h100_fp32top_interleave" / "fp32_8192.json"
+    res = run_script(SCRIPTS / "record.py", "A title", path)
+    assert res.returncode == 0, res.stderr
+    run = gemmprof.load(path)
+    assert res.stdout.startswith("# A title")
+    assert f"## `{run.command}`" in res.stdout and run.device["name"] in res.stdout
+    assert f"GPU spec {run.gpu_spec}" in res.stdout
+    assert all(v.name in res.stdout for v in run.variants)
+
+
+# -- tune_speedup.py and tune_multigpu.py through gemmprof tune's stand-in compiler and GPU ------------------------
+def test_tune_speedup_on_stand_ins(tmp_path):
+    out = tmp_path / "speedup.json"
+    res = run_script(SCRIPTS / "tune_speedup.py", "--rung", "10", "--size", "1024", "--stand-in", "-o", out,
+                     timeout=300)
+    assert res.returncode == 0, res.stdout + res.stderr
+    rec = json.loads(out.read_text())
+    assert rec["kind"] == "gemmprof.tune-speedup" and rec["stand_in"] is True
+    assert rec["same_configurations_and_statuses"] is True
+    assert rec["configurations"] == len(rec["runs"]["serial"]["result"]["configs"]) > 0
+    assert rec["speedup"] == round(rec["serial_s"] / rec["pipelined_s"], 2)
+    assert f"{rec['speedup']:.2f}x over {rec['configurations']} configurations" in res.stdout
+
+
+def test_tune_multigpu_on_two_stand_in_gpus(tmp_path):
+    env = {**ENV, "CUDA_VISIBLE_DEVICES": "0,1"}
+    res = run_script(SCRIPTS / "tune_multigpu.py", "--rung", "10", "--size", "1024", "--out", tmp_path,
+                     "--stand-in", "--skip", "ray,ray_kill", timeout=300, env=env)
+    assert res.returncode == 0, res.stdout + res.stderr
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    assert summary["gpus_visible"] == 2 and summary["stand_in"] is True
+    assert set(summary["runs"]) == {"cold_1", "warm_1", "warm_2", "kill", "sigint"}
+    for name, checks in summary["checks_against_single_gpu"].items():
+        assert all(checks.values()), (name, checks)
+    kill, sigint = summary["runs"]["kill"], summary["runs"]["sigint"]
+    assert kill["lines_before_kill_kept"] == kill["lines_before_kill"] > 0
+    assert sigint["lines_before_kept"] == sigint["lines_at_interrupt"] and sigint["resumed_measured_only_missing"]
+    assert (tmp_path / "summary.md").read_text().startswith("# tune 10 --size 1024 on 2 GPU(s) (stand-in)")
+
+
+# -- gpu_batch.sh ---------------------------------------------------------------------------------------------------
+BATCH_TEXT = BATCH.read_text()
+
+
+def test_gpu_batch_parses():
+    res = subprocess.run(["bash", "-n", str(BATCH)], capture_output=True, text=True)
+    assert res.returncode == 0, res.stderr
+
+
+def test_gpu_batch_has_a_case_branch_for_every_stage_its_usage_names():
+    usage = re.search(r"^# Stages: ([^.]+)\.", BATCH_TEXT, re.M)[1].split()
+    branches = re.findall(r"^    ([a-z0-9_]+)\)", BATCH_TEXT, re.M)
+    assert usage and set(usage) <= set(branches), set(usage) - set(branches)
+
+
+def test_gpu_batch_without_a_stage_prints_its_usage(tmp_path):
+    res = subprocess.run(["bash", str(BATCH)], capture_output=True, text=True, env={**ENV, "OUT": str(tmp_path)})
+    assert res.returncode == 2 and "bash scripts/gpu_batch.sh STAGE [STAGE ...]" in res.stdout
+    assert not any(tmp_path.iterdir())  # nothing made, nothing tarred
+
+
+def test_gpu_batch_names_files_that_exist():
+    named = set(re.findall(r"\b((?:scripts|benchmarks|tests)/[\w./-]+\.(?:py|json|sh))", BATCH_TEXT))
+    assert named
+    assert [p for p in sorted(named) if not (ROOT / p).is_file()] == []
+
+
+def _gemmprof_calls():
+    """(command, [options]) of every `"${GP[@]}" COMMAND ...` in the script (to the end of its shell command)."""
+    for m in re.finditer(r'(?:"\$\{GP\[@\]\}"|\$\{GP\[\*\]\}) ([a-z][a-z-]*)([^;\n]*)', BATCH_TEXT):
+        words = [w.strip("\"'") for w in m[2].split()]  # inside `bash -c "..."` too: quotes are not options
+        yield m[1], [w.split("=")[0] for w in words if re.fullmatch(r"--?[a-zA-Z][\w-]*(=.*)?", w)]
+
+
+def test_gpu_batch_uses_only_gemmprof_commands_and_options_that_exist():
+    calls = list(_gemmprof_calls())
+    assert len(calls) >= 20
+    ctx = click.Context(cli)
+    for name, options in calls:
+        command = cli.get_command(ctx, name)
+        assert command is not None, f"gpu_batch.sh runs `gemmprof {name}`, which does not exist"
+        known = {o for p in command.params for o in (*p.opts, *p.secondary_opts)}
+        assert [o for o in options if o not in known] == [], f"gemmprof {name}"
