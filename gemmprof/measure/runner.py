@@ -6,13 +6,14 @@ import datetime as _dt
 import secrets
 from dataclasses import dataclass
 
-from gemmprof import __version__
-from gemmprof.catalog.baselines import Baseline, for_dtypes, make_launcher
+from gemmprof._version import __version__
+from gemmprof.catalog.baselines import Baseline, for_dtypes
+from gemmprof.catalog.binding import BoundKernel
 from gemmprof.catalog.gpu_specs import GpuSpec
-from gemmprof.catalog.spec import BoundKernel
 from gemmprof.errors import GemmprofError, SpecError
 from gemmprof.measure import nvtx, tma_launch
 from gemmprof.measure.build import CompileError, compile_for_launch
+from gemmprof.measure.cublas import make_launcher
 from gemmprof.measure.device import device_name
 from gemmprof.measure.problem import TOLERANCE, Problem, kernel_args, make_problem, verify
 from gemmprof.measure.timing import L2Flusher, TimingConfig, time_kernel
@@ -134,7 +135,7 @@ class Runner:
         if self._clocks is None:
             import cupy
 
-            from gemmprof.adapters.nvml import open_reader
+            from gemmprof.measure.nvml import open_reader
 
             try:
                 bus = cupy.cuda.Device().pci_bus_id

@@ -7,8 +7,9 @@ from dataclasses import dataclass, field
 
 from gemmprof.adapters.kernel_names import short_kernel_name
 from gemmprof.errors import GemmprofError, InputError, ProfileError
+from gemmprof.measure.nvtx import is_gemmprof_range, parse_range
 from gemmprof.model.traffic import GemmShape, gemm_flops, get_dtype, tflops
-from gemmprof.results.nsys import KernelStats, NsysReport, is_gemmprof_range, parse_range
+from gemmprof.results.nsys import KernelStats, NsysReport
 
 _CUBLAS_KERNEL = re.compile(r"cublas|cutlass|xmma|(^|\s)(sm\d+|ampere|volta|turing|maxwell|kepler|hopper|ada|blackwell)_",
                             re.IGNORECASE)
