@@ -221,15 +221,3 @@ def gpu_for_device_name(device_name: str) -> GpuSpec | None:
         if device_name in prof.cuda_names:
             return prof
     return None
-
-
-def current_device_gpu() -> GpuSpec | None:
-    """The profile of CUDA device 0, when CuPy and a device are present."""
-    try:
-        import cupy
-        props = cupy.cuda.runtime.getDeviceProperties(0)
-    except Exception:  # no CuPy, no driver, no device: the caller falls back
-        return None
-    from gemmprof.measure.device import device_name
-
-    return gpu_for_device_name(device_name(props))

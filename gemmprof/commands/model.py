@@ -144,6 +144,7 @@ def _ceilings(prof, dt, peak_tflops, bandwidth, ceiling):
 
 def _traffic_rows(shape, dt, beta, peak, bw, rungs, ladder, tiles, dtype, sms=None):
     from gemmprof.catalog import spec as specmod
+    from gemmprof.catalog.binding import bind
     from gemmprof.model import traffic as mdl
 
     entries = []
@@ -156,7 +157,7 @@ def _traffic_rows(shape, dt, beta, peak, bw, rungs, ladder, tiles, dtype, sms=No
     if rungs or ladder:
         chosen = specmod.select(rungs, all_=ladder, dtype=None if rungs else ("fp16" if dtype == "fp16" else "fp32"))
         for s in chosen:
-            kernel = specmod.bind(s)
+            kernel = bind(s)
             entries.append((s.id, s.name, kernel.tiles(), kernel))
     rows, access_rows = [], []
     flops = mdl.gemm_flops(shape)

@@ -217,7 +217,7 @@ def min_intensity(shape: GemmShape, dtype: str, beta: float = 0.0) -> float:
 def model_intensity(spec, shape: GemmShape, beta: float = 0.0, dtype: str | None = None) -> float:
     """A ladder spec's traffic-model intensity at `shape` (SpecError when its constraints reject the shape), for
     `dtype` when the spec's source also builds for it (h4-h6 for bf16)."""
-    from gemmprof.catalog.spec import bind
+    from gemmprof.catalog.binding import bind
 
     kernel = bind(spec, dtype=dtype if dtype in spec.dtypes else None)
     kernel.check_shape(shape)
