@@ -81,12 +81,12 @@ def command(variants, all_, dtype, spec_files, size, m, n, k, params, alpha, bet
     device = None if spec_defaults else _device_name()
     if device:  # the device's tuned defaults (`gemmprof tune --keep`) are kept per device model
         kernels = choose(variants, all_=all_, dtype=dtype, spec_files=spec_files, params=params, tuned_for=device)
-    profile = resolve_gpu(gpu, gpu_file, prefer_current_device=True)
+    gpu_spec = resolve_gpu(gpu, gpu_file, prefer_current_device=True)
     options = RunOptions(shape=shape, alpha=alpha, beta=beta, seed=seed, baselines=not no_cublas,
                          launch_once=launch_once, compiler=compilers[0] if len(compilers) == 1 else None,
                          timing=TimingConfig(budget_s=budget, max_reps=max_reps, flush_l2=not no_flush))
-    runner = Runner(profile, options)
-    result = new_result(profile, options, runner, "gemmprof " + shlex.join(sys.argv[1:]))
+    runner = Runner(gpu_spec, options)
+    result = new_result(gpu_spec, options, runner, "gemmprof " + shlex.join(sys.argv[1:]))
     jobs = [("baseline", b) for b in baselines_for(kernels, options.baselines)] + [("kernel", (kk, c)) for kk in kernels for c in compilers]
     # Nothing lost: the results file is written before the first variant (an unwritable path fails now, not after
     # the GPU work) and rewritten atomically after each one, so Ctrl-C or a late error keeps every finished variant.
@@ -96,7 +96,7 @@ def command(variants, all_, dtype, spec_files, size, m, n, k, params, alpha, bet
         choose_format(fmt, output)  # an unknown extension is an error before the run, not after it
     save()
     try:
-        context_lost = _run_jobs(runner, result, jobs, options, profile, params, save)
+        context_lost = _run_jobs(runner, result, jobs, options, gpu_spec, params, save)
     except (KeyboardInterrupt, Exception):
         if save_to:
             click.echo(f"\nstopped: the {len(result.variants)} finished variants are saved in {save_to}", err=True)
@@ -152,7 +152,7 @@ def _finish(context_lost: bool, code: int):
         sys.exit(code)
 
 
-def _run_jobs(runner, result, jobs, options, profile, params, save):
+def _run_jobs(runner, result, jobs, options, gpu_spec, params, save):
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
     from gemmprof.measure.runner import ContextLost
@@ -168,7 +168,7 @@ def _run_jobs(runner, result, jobs, options, profile, params, save):
             except ContextLost as exc:
                 result.variants.append(_lost_row(item, kind, str(exc)))
                 save()
-                result.variants.extend(_continue_in_child(jobs[i + 1:], options, profile, runner.seed, params))
+                result.variants.extend(_continue_in_child(jobs[i + 1:], options, gpu_spec, runner.seed, params))
                 save()
                 return True
             result.variants.append(row)
@@ -189,7 +189,7 @@ def _lost_row(item, kind, message):
                          params=dict(item.params))
 
 
-def _continue_in_child(rest, options, profile, seed, params):
+def _continue_in_child(rest, options, gpu_spec, seed, params):
     """A faulting kernel kills the CUDA context: finish the remaining variants in a fresh process (same inputs)."""
     from gemmprof.measure.child import ChildRun, run_child
 
@@ -204,7 +204,7 @@ def _continue_in_child(rest, options, profile, seed, params):
         selectors += [k.spec.name] if k.spec.is_ladder_rung else ["--spec", str(k.spec.path)]
     with tempfile.TemporaryDirectory() as tmp:
         child = ChildRun(tuple(selectors), options.shape, alpha=options.alpha, beta=options.beta, seed=seed,
-                         budget_s=options.timing.budget_s, max_reps=options.timing.max_reps, gpu_file=profile.path,
+                         budget_s=options.timing.budget_s, max_reps=options.timing.max_reps, gpu_file=gpu_spec.path,
                          params=tuple(p for p in params if p.split("=")[0].strip() in names), no_cublas=True,
                          launch_once=options.launch_once, compiler=compiler, no_flush=not options.timing.flush_l2,
                          dtype="bf16" if any(k.run_dtype == "bf16" for k in kernels) else None,

@@ -108,8 +108,8 @@ def model_figures(dtype: str, shape: GemmShape, beta: float, gpu: GpuSpec, kerne
 
 
 class Runner:
-    def __init__(self, profile: GpuSpec, options: RunOptions):
-        self.profile, self.opt = profile, options
+    def __init__(self, gpu_spec: GpuSpec, options: RunOptions):
+        self.gpu_spec, self.opt = gpu_spec, options
         self.seed = options.seed if options.seed is not None else secrets.randbits(31)
         self._problems: dict[str, Problem] = {}
         self._flush = None
@@ -155,7 +155,7 @@ class Runner:
         row = _rung_row(kernel)
         shape, dtype = self.opt.shape, kernel.run_dtype
         row.nvtx_range = nvtx.range_name(kernel.variant_name, shape)
-        row.model = model_figures(dtype, shape, self.opt.beta, self.profile, kernel, get_dtype(dtype).peak_kind)
+        row.model = model_figures(dtype, shape, self.opt.beta, self.gpu_spec, kernel, get_dtype(dtype).peak_kind)
         try:
             kernel.check_shape(shape)
         except SpecError as exc:
@@ -175,7 +175,7 @@ class Runner:
         res = row.resources = compiled.resources
         row.build = compiled.build
         try:
-            occ = occupancy(self.profile, block[0] * block[1] * block[2], res.registers, res.static_smem, smem)
+            occ = occupancy(self.gpu_spec, block[0] * block[1] * block[2], res.registers, res.static_smem, smem)
             row.occupancy = occ.to_dict()
         except GemmprofError as exc:
             row.message = f"occupancy: {exc}"
@@ -211,7 +211,7 @@ class Runner:
         row = VariantResult(id="cuBLAS", name=baseline.name, title=baseline.title, dtype=baseline.dtype,
                             kind="baseline")
         row.nvtx_range = nvtx.range_name(baseline.name, self.opt.shape)
-        row.model = model_figures(row.dtype, self.opt.shape, self.opt.beta, self.profile, None, baseline.peak_kind)
+        row.model = model_figures(row.dtype, self.opt.shape, self.opt.beta, self.gpu_spec, None, baseline.peak_kind)
         problem = self.problem(baseline.storage)
         return self._verify_and_time(row, problem, lambda out: make_launcher(baseline, problem, out),
                                      TOLERANCE[baseline.tolerance_key])
@@ -260,13 +260,13 @@ class Runner:
         return row
 
 
-def new_result(profile: GpuSpec, options: RunOptions, runner: Runner, command: str) -> RunResult:
+def new_result(gpu_spec: GpuSpec, options: RunOptions, runner: Runner, command: str) -> RunResult:
     device = device_info()
     if not options.launch_once:
         runner.clock_reader()
         device["clocks_source"] = runner.clock_status  # per-variant SM clock and temperature, or why not
     return RunResult(shape=options.shape, alpha=options.alpha, beta=options.beta, device=device,
-                     gpu_spec=profile.key, seed=runner.seed, timing_method=options.timing.to_dict(),
+                     gpu_spec=gpu_spec.key, seed=runner.seed, timing_method=options.timing.to_dict(),
                      created=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
                      gemmprof_version=__version__, command=command)
 
