@@ -174,3 +174,17 @@ def test_interleaved_run_on_the_gpu(tmp_path):
     saved = RunResult.from_dict(json.loads(out.read_text()))
     assert saved.variants and all(v.passed and v.timing and v.timing.median_ms > 0 for v in saved.variants)
     assert len({repr(v.clocks) for v in saved.variants}) == 1
+
+
+def test_ctrl_c_during_the_interleaved_timing_leaves_no_row_that_reads_as_timed(stand_in, monkeypatch, tmp_path):
+    def interrupted(self, prepared):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(_StandInRunner, "time_together", interrupted)
+    out = tmp_path / "results.json"
+    with pytest.raises(SystemExit) as exit_:
+        main(["run", "1", "2", "--no-cublas", "--size", "256", "--interleave", "-o", str(out)])
+    assert exit_.value.code == 130
+    saved = RunResult.from_dict(json.loads(out.read_text()))
+    assert [v.status for v in saved.variants] == ["error", "error"]
+    assert all("interrupted during the interleaved timing" in v.message for v in saved.variants)

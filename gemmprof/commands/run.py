@@ -198,6 +198,11 @@ def _run_jobs(runner, result, jobs, options, gpu_spec, params, save):
             except ContextLost:  # the rows say so; nothing is left to run
                 save()
                 return True
+            except KeyboardInterrupt:  # verified rows without a time must not read as finished
+                _untimed([(r, la) for r, la in prepared if r.timing is None], "not timed: interrupted during the "
+                                                                               "interleaved timing")
+                save()
+                raise
             save()
             bar.advance(task)
     return False
