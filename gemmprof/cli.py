@@ -7,7 +7,7 @@ import sys
 
 import click
 
-from gemmprof import __version__
+from gemmprof._version import __version__
 from gemmprof.errors import GemmprofError
 
 # name -> (module, one-line help). Modules are imported only when their command runs.

@@ -13,8 +13,8 @@ class InputError(GemmprofError):
     exit_code = 2
 
 
-class ProfileError(InputError):
-    """A GPU profile is unknown or malformed."""
+class GpuSpecError(InputError):
+    """A GPU spec (profiles/*.yaml, --gpu NAME, --gpu-file FILE) is unknown or malformed."""
 
 
 class SpecError(InputError):

@@ -64,7 +64,9 @@ def main(argv=None) -> int:
     a = ap.parse_args(argv)
 
     from gemmprof.catalog import spec as specmod
-    from gemmprof.catalog.gpu_specs import all_gpus, current_device_gpu
+    from gemmprof.catalog.binding import bind
+    from gemmprof.catalog.gpu_specs import all_gpus
+    from gemmprof.measure.device import current_device_gpu
     from gemmprof.measure.runner import Runner, RunOptions
     from gemmprof.measure.timing import TimingConfig
     from gemmprof.model.traffic import GemmShape
@@ -77,7 +79,7 @@ def main(argv=None) -> int:
     records = []
     print(f"{'rung':<32}{'nvcc ms':>9}{'nvrtc ms':>10}{'nvrtc/nvcc':>11}{'plain ms':>10}{'gp/plain':>10}  status")
     for s in specs:
-        kernel = specmod.bind(s)
+        kernel = bind(s)
         rows = {c: runner.run_kernel(kernel, c) for c in ("nvcc", "nvrtc")}
         med = {c: r.timing.median_ms if r.timing and r.passed else None for c, r in rows.items()}
         rec = {"id": s.id, "name": s.name, "nvcc": rows["nvcc"].to_dict(), "nvrtc": rows["nvrtc"].to_dict()}

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One device call, many GPU checks: run from the repo root on the GPU machine.
 #   bash scripts/gpu_batch.sh STAGE [STAGE ...]
-# Stages: env hopper hopperfin fp32top fp32topprof ladder odd beta fp16 tune ncu nsys pytest compilers report rawprof paths. Logs and results go to $OUT/batch/ and are tarred into
+# Stages: env hopper hopperfin fp32top fp32topprof ladder odd beta fp16 tune ncu nsys pytest compilers report rawprof paths interleave. Logs and results go to $OUT/batch/ and are tarred into
 # $OUT/batch.tar.gz (the device tool brings back at most 8 files); a short summary is printed last.
 set -u
 if [ $# -eq 0 ]; then  # no stage: print the usage above and stop
@@ -107,6 +107,15 @@ for stage in "$@"; do
       step diff "${GP[@]}" diff benchmarks/2026-11-22_h100_run/ladder_4096.json "$B/ladder_$SIZE.json" --force ;;
     pytest)
       step pytest python3 -m pytest -q -m gpu tests ;;
+    interleave)  # issue 28: `run --interleave` against one-after-another on close variants; h4-h6 built from hopper.cuh
+      step interleave_tests python3 -m pytest -q -m gpu tests/test_interleave.py tests/test_hopper_rungs.py
+      for i in 1 2; do
+        step "sequential_$i" "${GP[@]}" run 13 14 15 --size "$SIZE" --budget 2 -o "$B/sequential_${SIZE}_$i.json"
+        step "interleaved_$i" "${GP[@]}" run 13 14 15 --size "$SIZE" --budget 2 --interleave -o "$B/interleaved_${SIZE}_$i.json"
+      done
+      for d in fp16 bf16; do
+        step "hopper_header_$d" "${GP[@]}" run h4-h6 --dtype "$d" --size "$SIZE" --interleave -o "$B/hopper_header_${d}_$SIZE.json"
+      done ;;
     *)
       echo "unknown stage $stage" ;;
   esac

@@ -10,6 +10,7 @@ import pytest
 from gemmprof.adapters.ncu.report import read_csv_file
 from gemmprof.catalog import spec as S
 from gemmprof.catalog.accesses import parse_accesses
+from gemmprof.catalog.binding import bind
 from gemmprof.errors import SpecError
 from gemmprof.model.access import global_request, shared_request
 from gemmprof.model.access_explain import analyse_kernel, bound_like, compare, explain
@@ -97,13 +98,13 @@ def test_every_rung_has_a_description_that_parses_and_analyses():
     # through wgmma descriptors, which the warp-request model does not describe
     assert {s.id for s in described} == {s.id for s in S.ladder() if not s.tma_args}
     for s in described:
-        la = analyse_kernel(S.bind(s), GemmShape(256, 256, 256))
+        la = analyse_kernel(bind(s), GemmShape(256, 256, 256))
         assert la.sectors() > 0
 
 
 def test_naive_and_coalesced_rungs_differ_as_they_should():
-    naive = analyse_kernel(S.bind(S.select(["1"])[0]), SHAPE)
-    coalesced = analyse_kernel(S.bind(S.select(["2"])[0]), SHAPE)
+    naive = analyse_kernel(bind(S.select(["1"])[0]), SHAPE)
+    coalesced = analyse_kernel(bind(S.select(["2"])[0]), SHAPE)
     # per k, a warp of the naive kernel reads 32 sectors of A (one per row) and 1 of B; the coalesced one 1 + 4
     assert naive.sectors("load") / coalesced.sectors("load") == pytest.approx(33 / 5)
 
@@ -121,7 +122,7 @@ def _ncu_launches():
 
 
 def _bound_like(spec, kernel_name):
-    return bound_like(spec, kernel_name, S.bind)
+    return bound_like(spec, kernel_name, bind)
 
 
 def test_model_against_ncu_on_the_h100():
@@ -151,13 +152,13 @@ def test_model_against_ncu_on_the_h100():
 
 def test_seed_claims_kernel_8_padding_and_16_banks():
     k8 = S.select(["8"])[0]
-    padded = analyse_kernel(S.bind(k8), SHAPE)
-    unpadded = analyse_kernel(S.bind(k8, {"PAD": 0}), SHAPE)
+    padded = analyse_kernel(bind(k8), SHAPE)
+    unpadded = analyse_kernel(bind(k8, {"PAD": 0}), SHAPE)
     assert padded.per_request("conflicts", "store") == unpadded.per_request("conflicts", "store") == 2.0
-    k6 = analyse_kernel(S.bind(S.select(["6"])[0]), SHAPE)
+    k6 = analyse_kernel(bind(S.select(["6"])[0]), SHAPE)
     assert padded.per_request("conflicts", "load") == pytest.approx(2.42, abs=0.01)
     assert k6.per_request("conflicts", "load") == 2.0
-    text = explain(S.bind(k8), SHAPE).text
+    text = explain(bind(k8), SHAPE).text
     assert "4.00-way" in text and "16 banks" in text and "PAD = 0" in text
 
 

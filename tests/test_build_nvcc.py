@@ -3,6 +3,7 @@
 import pytest
 
 from gemmprof.catalog import spec as specmod
+from gemmprof.catalog.binding import bind
 from gemmprof.measure.build import nvcc_build_all, parse_ptxas
 
 PTXAS_LOG = """ptxas info    : 0 bytes gmem
@@ -22,7 +23,7 @@ def test_parse_ptxas_reads_registers_smem_and_spills():
 
 @pytest.mark.parametrize("arch", ["sm_80", "sm_90"])
 def test_every_kernel_compiles(nvcc, arch):
-    kernels = [specmod.bind(s) for s in specmod.ladder()]
+    kernels = [bind(s) for s in specmod.ladder()]
     results = nvcc_build_all(kernels, [arch], jobs=2)
     failed = {r.name: r.log[-2000:] for r in results if not r.ok}
     assert not failed, failed
@@ -34,7 +35,7 @@ def test_every_kernel_compiles(nvcc, arch):
 
 
 def test_hopper_rungs_build_for_bf16_too(nvcc):
-    kernels = [specmod.bind(s, dtype="bf16") for s in specmod.ladder() if "bf16" in s.dtypes]
+    kernels = [bind(s, dtype="bf16") for s in specmod.ladder() if "bf16" in s.dtypes]
     assert [k.variant_name for k in kernels] == ["wgmma_tma_bf16", "warp_specialized_bf16", "persistent_bf16"]
     results = nvcc_build_all(kernels, ["sm_90"], jobs=2)
     assert all(r.ok and r.arch == "sm_90a" and "-DELEM_BF16=1" in r.build.flags for r in results), results

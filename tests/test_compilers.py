@@ -6,7 +6,8 @@ import json
 import numpy as np
 import pytest
 
-from gemmprof.catalog.spec import bind, load_spec, parse_spec
+from gemmprof.catalog.binding import bind
+from gemmprof.catalog.spec import load_spec, parse_spec
 from gemmprof.errors import SpecError
 from gemmprof.measure import sass
 from gemmprof.measure.verify import SENTINEL, classify

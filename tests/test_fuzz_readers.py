@@ -25,8 +25,9 @@ from gemmprof.adapters.nsys.compare import compare
 from gemmprof.adapters.nsys.report import load_report
 from gemmprof.adapters.nsys.text import parse_stats, parse_text
 from gemmprof.catalog import expr
+from gemmprof.catalog.binding import bind
 from gemmprof.catalog.gpu_specs import get_gpu, parse_gpu_spec
-from gemmprof.catalog.spec import bind, parse_spec
+from gemmprof.catalog.spec import parse_spec
 from gemmprof.model.traffic import GemmShape
 from gemmprof.render.profile_tables import tables as profile_tables
 from gemmprof.render.run_tables import run_table

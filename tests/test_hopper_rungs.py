@@ -7,6 +7,7 @@ from clitools import invoke
 from context import needs_gpu
 
 from gemmprof.catalog import spec as specmod
+from gemmprof.catalog.binding import bind
 from gemmprof.catalog.selection import choose, dtype_of
 from gemmprof.measure import tma_launch
 from gemmprof.measure.problem import from_bf16_bits, to_bf16_bits
@@ -29,17 +30,17 @@ def test_specs_serve_fp16_and_bf16_and_need_sm90a():
 
 
 def test_persistent_grid_uses_the_multiprocessor_count():
-    k = specmod.bind(specmod.select(["h6"])[0])
+    k = bind(specmod.select(["h6"])[0])
     grid, block, smem = k.launch_config(GemmShape(4096, 4096, 4096), sms=132)
     assert grid == (132, 1, 1) and block == (384, 1, 1) and smem > 48 * 1024
     assert k.launch_config(GemmShape(256, 256, 64), sms=132)[0] == (2, 1, 1)  # fewer tiles than SMs
 
 
 def test_skipped_off_hopper_with_a_reason():
-    k = specmod.bind(specmod.select(["h5"])[0])
+    k = bind(specmod.select(["h5"])[0])
     assert tma_launch.skip_reason(k, "9.0") is None
     assert "sm_90a only" in tma_launch.skip_reason(k, "8.0") and "sm_80" in tma_launch.skip_reason(k, "8.0")
-    assert tma_launch.skip_reason(specmod.bind(specmod.select(["10"])[0]), "8.0") is None
+    assert tma_launch.skip_reason(bind(specmod.select(["10"])[0]), "8.0") is None
 
 
 class _Operand:
@@ -173,12 +174,12 @@ def test_runner_appends_tensor_maps_and_opts_into_large_shared_memory(monkeypatc
     r.problem = lambda dtype: _FakeProblem(shape)
     seen = {}
 
-    def fake_verify_and_time(row, problem, launch_into, tolerance, reads_c=False):
+    def fake_verify(row, problem, launch_into, tolerance, reads_c=False):
         launch_into("C")()
         seen["tolerance"] = tolerance
-        return row
+        return row, None  # verified, nothing to time
 
-    r._verify_and_time = fake_verify_and_time
+    r._verify = fake_verify
     k = choose(["h5"], dtype="bf16")[0]
     row = r.run_kernel(k)
     assert row.status == "ok", row.message

@@ -83,7 +83,7 @@ def test_shape_from_options_gives_tflops_and_peak(runner):
     a = doc["rows"][0]
     assert a["shape"] == "2048x2048x2048" and a["flops"] == 2 * 2048**3
     assert a["tflops"] == pytest.approx(2 * 2048**3 / (1_690_721 / 5 * 1e-9) / 1e12)
-    assert doc["inputs"][0]["profile"] == "H100 SXM"  # the report's own GPU
+    assert doc["inputs"][0]["gpu_spec"] == "H100 SXM"  # the report's own GPU
     assert a["pct_of_peak"] == pytest.approx(100 * a["tflops"] / a["peak_tflops"])
 
 

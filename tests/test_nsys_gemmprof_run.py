@@ -53,7 +53,7 @@ def test_cublas_baseline_tflops_and_peak(report):
     assert sgemm.pct_of_peak == pytest.approx(100 * sgemm.tflops / h100.peak_tflops["fp32"])
     assert tf32.pct_of_peak == pytest.approx(100 * tf32.tflops / h100.peak_tflops["tf32_tensor"])
     assert warp.speedup == pytest.approx(sgemm.stats.avg_ns / warp.stats.avg_ns)
-    assert cmp.inputs[0]["baseline"] == "cublas_sgemm" and cmp.inputs[0]["profile"] == h100.name
+    assert cmp.inputs[0]["baseline"] == "cublas_sgemm" and cmp.inputs[0]["gpu_spec"] == h100.name
 
 
 def test_ranged_plus_unranged_launches_are_the_stats_table(report, stats):

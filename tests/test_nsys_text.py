@@ -66,7 +66,7 @@ def test_seed003_4096_table_figures_and_throughput():
     assert (sgemm.name, sgemm.instances, sgemm.avg_ns) == ("ampere_sgemm_128x64_nn", 11, 8_810_508.2)
     assert (naive.grid, naive.block) == ((128, 128, 1), (32, 32, 1))
     a100 = gpu_specs.get_gpu("a100")
-    cmp = compare([rep], shape=GemmShape(4096, 4096, 4096), profile=a100)
+    cmp = compare([rep], shape=GemmShape(4096, 4096, 4096), gpu_spec=a100)
     rows = {r.stats.name: r for r in cmp.rows}
     assert round(rows[NAIVE].tflops, 2) == 0.29  # 2*4096^3 FLOP in 470.7 ms
     assert round(rows["ampere_sgemm_128x64_nn"].tflops, 1) == 15.6  # in 8.81 ms

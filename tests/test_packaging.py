@@ -63,3 +63,20 @@ def test_wheel_carries_kernels_and_gpu_specs(tmp_path):
     profiles = {Path(n).name for n in names if n.startswith("gemmprof/_data/profiles/")}
     assert {p.name for p in (ROOT / "kernels").glob("*/*")} <= kernels
     assert {p.name for p in (ROOT / "profiles").glob("*.yaml")} == profiles
+
+
+def test_sdist_manifest_covers_every_kernel_and_gpu_spec_file():
+    """MANIFEST.in's patterns take every file setup.py copies (a header such as kernels/fp16/hopper.cuh included),
+    so a wheel built from the sdist compiles the same rungs."""
+    import fnmatch
+
+    patterns: dict[str, list[str]] = {}
+    for line in (ROOT / "MANIFEST.in").read_text().splitlines():
+        words = line.split()
+        if words[:1] == ["recursive-include"]:
+            patterns.setdefault(words[1], []).extend(words[2:])
+    for folder in ("kernels", "profiles"):
+        files = [p for p in (ROOT / folder).rglob("*") if p.is_file() and "__pycache__" not in p.parts]
+        missed = [str(p.relative_to(ROOT)) for p in files
+                  if not any(fnmatch.fnmatch(p.name, pat) for pat in patterns.get(folder, []))]
+        assert files and not missed, f"MANIFEST.in leaves out {missed}"

@@ -1,4 +1,4 @@
-"""GPU profiles: every shipped file loads, cites its sources, and bad files are named with key and problem."""
+"""GPU specs (profiles/*.yaml): every shipped file loads, cites its sources, and bad files are named with key and problem."""
 
 from pathlib import Path
 
@@ -6,7 +6,7 @@ import pytest
 
 from gemmprof.catalog import gpu_specs
 from gemmprof.catalog.paths import PROFILES_DIR
-from gemmprof.errors import ProfileError
+from gemmprof.errors import GpuSpecError
 
 REQUIRED_GPUS = ["h100", "h100-pcie", "h200", "a100", "4090", "a6000", "v100", "t4", "l4", "a10"]
 
@@ -60,13 +60,13 @@ def test_a_copy_of_a_shipped_profile_loads(tmp_path):
 
 def test_malformed_yaml_names_file_and_line(tmp_path):
     path = _write(tmp_path, "name: x\npeak_tflops: [1, 2\n")
-    with pytest.raises(ProfileError, match=r"card\.yaml: line \d+: malformed YAML"):
+    with pytest.raises(GpuSpecError, match=r"card\.yaml: line \d+: malformed YAML"):
         gpu_specs.load_gpu_file(path)
 
 
 def test_missing_key_is_named(tmp_path):
     text = _valid_text().replace("dram_bandwidth_gbs:", "dram_bandwidth_gb:", 1)
-    with pytest.raises(ProfileError, match=r"card\.yaml: dram_bandwidth_gbs: missing"):
+    with pytest.raises(GpuSpecError, match=r"card\.yaml: dram_bandwidth_gbs: missing"):
         gpu_specs.load_gpu_file(_write(tmp_path, text))
 
 
@@ -75,7 +75,7 @@ def test_undefined_source_is_named(tmp_path):
 
     doc = yaml.safe_load(_valid_text())
     doc["sm_count"]["source"] = "nowhere"
-    with pytest.raises(ProfileError, match=r"sm_count\.source: 'nowhere' is not defined"):
+    with pytest.raises(GpuSpecError, match=r"sm_count\.source: 'nowhere' is not defined"):
         gpu_specs.load_gpu_file(_write(tmp_path, yaml.safe_dump(doc)))
 
 
@@ -84,7 +84,7 @@ def test_figure_without_source_is_rejected(tmp_path):
 
     doc = yaml.safe_load(_valid_text())
     doc["sm_count"] = 132
-    with pytest.raises(ProfileError, match=r"sm_count: expected a mapping \{value"):
+    with pytest.raises(GpuSpecError, match=r"sm_count: expected a mapping \{value"):
         gpu_specs.load_gpu_file(_write(tmp_path, yaml.safe_dump(doc)))
 
 
@@ -93,12 +93,12 @@ def test_negative_figure_is_rejected(tmp_path):
 
     doc = yaml.safe_load(_valid_text())
     doc["peak_tflops"]["fp32"]["value"] = -1
-    with pytest.raises(ProfileError, match=r"peak_tflops\.fp32\.value: must be positive"):
+    with pytest.raises(GpuSpecError, match=r"peak_tflops\.fp32\.value: must be positive"):
         gpu_specs.load_gpu_file(_write(tmp_path, yaml.safe_dump(doc)))
 
 
 def test_unknown_gpu_lists_known_ones():
-    with pytest.raises(ProfileError, match=r"unknown GPU 'nope'.*h100_sxm"):
+    with pytest.raises(GpuSpecError, match=r"unknown GPU 'nope'.*h100_sxm"):
         gpu_specs.get_gpu("nope")
 
 
@@ -106,5 +106,5 @@ def test_a_required_peak_left_empty_is_named():
     """Found by the fuzz test: `fp32:` with nothing after it was read as a missing figure, then multiplied."""
     text = _valid_text().replace("fp32: {value: 66.9", "fp32_unused: {value: 66.9")
     text = text.replace("peak_tflops:\n", "peak_tflops:\n  fp32:\n", 1)
-    with pytest.raises(ProfileError, match=r"peak_tflops\.fp32: expected a mapping .*got nothing"):
+    with pytest.raises(GpuSpecError, match=r"peak_tflops\.fp32: expected a mapping .*got nothing"):
         gpu_specs.parse_gpu_spec(Path("x.yaml"), text)

@@ -5,6 +5,7 @@ import re
 from pathlib import Path
 
 from gemmprof.catalog import spec as specmod
+from gemmprof.catalog.binding import bind
 from gemmprof.measure.build import nvcc_build
 from gemmprof.model.traffic import GemmShape
 
@@ -32,7 +33,7 @@ def _example(tmp_path) -> Path:
 
 
 def test_readme_minimal_spec_builds_with_non_const_pointers(tmp_path, nvcc):
-    k = specmod.bind(specmod.load_spec(_examples(tmp_path)[0]))
+    k = bind(specmod.load_spec(_examples(tmp_path)[0]))
     assert (k.spec.dtype, k.spec.layout) == ("fp32", {"A": "row", "B": "row", "C": "row"})
     assert k.launch_config(GemmShape(100, 70, 5))[:2] == ((3, 4, 1), (32, 32, 1))
     result = nvcc_build(k, "sm_90", nvcc)
@@ -40,12 +41,12 @@ def test_readme_minimal_spec_builds_with_non_const_pointers(tmp_path, nvcc):
 
 
 def test_readme_example_spec_loads_and_binds(tmp_path):
-    k = specmod.bind(specmod.load_spec(_example(tmp_path)))
+    k = bind(specmod.load_spec(_example(tmp_path)))
     assert k.name_expression == "my_sgemm<16>"
     assert k.launch_config(GemmShape(100, 70, 5)) == ((5, 7, 1), (16, 16, 1), 0)
 
 
 def test_readme_example_compiles(tmp_path, nvcc):
-    k = specmod.bind(specmod.load_spec(_example(tmp_path)))
+    k = bind(specmod.load_spec(_example(tmp_path)))
     result = nvcc_build(k, "sm_80", nvcc)
     assert result.ok, result.log

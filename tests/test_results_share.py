@@ -10,8 +10,8 @@ import pytest
 from clitools import invoke
 
 import gemmprof
-from gemmprof.adapters.nvml import open_reader
 from gemmprof.errors import GemmprofError, InputError
+from gemmprof.measure.nvml import open_reader
 from gemmprof.render.run_tables import run_table
 from gemmprof.results.clocks import ClockRecord
 from gemmprof.results.diff import diff_runs, mismatches, regressions
@@ -50,7 +50,7 @@ def test_import_gemmprof_stays_light():
 
 def test_run_dataframe_has_units_in_names_and_the_saved_figures():
     pd = pytest.importorskip("pandas")
-    df = gemmprof.load(LADDER).to_dataframe()
+    df = gemmprof.to_dataframe(gemmprof.load(LADDER))
     assert isinstance(df, pd.DataFrame)
     assert {"median_ms", "tflops", "spread_pct", "static_smem_bytes", "sm_clock_mhz_before", "clock_fell"} <= set(df)
     naive = df[df.name == "naive"].iloc[0]
@@ -62,7 +62,7 @@ def test_run_dataframe_has_units_in_names_and_the_saved_figures():
 
 def test_profile_dataframe():
     pytest.importorskip("pandas")
-    df = gemmprof.load(PROFILE).to_dataframe()
+    df = gemmprof.to_dataframe(gemmprof.load(PROFILE))
     assert {"variant", "duration_us", "dram_mb", "achieved_occupancy_pct"} <= set(df)
     assert len(df) == len(json.loads(PROFILE.read_text())["launches"])
 
@@ -70,7 +70,12 @@ def test_profile_dataframe():
 def test_to_dataframe_without_pandas_says_how_to_get_it(monkeypatch):
     monkeypatch.setitem(sys.modules, "pandas", None)
     with pytest.raises(GemmprofError, match=r"gemmprof\[pandas\]"):
-        gemmprof.load(LADDER).to_dataframe()
+        gemmprof.to_dataframe(gemmprof.load(LADDER))
+
+
+def test_to_dataframe_refuses_what_load_does_not_return():
+    with pytest.raises(GemmprofError, match="expected a RunResult or ProfileResults"):
+        gemmprof.to_dataframe({"kind": "gemmprof.run"})
 
 
 # -- show -------------------------------------------------------------------------------------------------------

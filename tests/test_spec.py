@@ -3,6 +3,7 @@
 import pytest
 
 from gemmprof.catalog import spec as specmod
+from gemmprof.catalog.binding import bind, parse_param_overrides
 from gemmprof.errors import SpecError
 from gemmprof.model.traffic import GemmShape
 
@@ -49,7 +50,7 @@ def test_ladder_has_every_seed004_rung_in_order():
 
 def test_every_spec_binds_with_its_defaults_and_cites_a_document():
     for s in specmod.ladder():
-        k = specmod.bind(s)
+        k = bind(s)
         assert k.threads_per_block <= 1024, s.name
         doc = s.source.get("document", "")
         # the seeds' rungs cite them; the Hopper rungs go beyond them and say so
@@ -72,7 +73,7 @@ def test_selection_by_id_range_name_and_dtype():
 
 
 def test_user_spec_binds_and_launch_config(my_spec):
-    k = specmod.bind(my_spec)
+    k = bind(my_spec)
     assert k.name_expression == "my_kernel<64, 32>"
     grid, block, smem = k.launch_config(GemmShape(128, 100, 7))
     assert grid == (4, 2, 1) and block == (128, 1, 1) and smem == 256
@@ -81,13 +82,13 @@ def test_user_spec_binds_and_launch_config(my_spec):
 
 def test_parameter_constraint_message(my_spec):
     with pytest.raises(SpecError, match="BM must be a multiple of 16"):
-        specmod.bind(my_spec, {"BM": 40})
+        bind(my_spec, {"BM": 40})
     with pytest.raises(SpecError, match="has no parameter XX"):
-        specmod.bind(my_spec, {"XX": 1})
+        bind(my_spec, {"XX": 1})
 
 
 def test_shape_constraint_names_nearest_valid_sizes(my_spec):
-    k = specmod.bind(my_spec)
+    k = bind(my_spec)
     with pytest.raises(SpecError, match=r"M must be a multiple of BM.*nearest valid M: 4032 or 4096"):
         k.check_shape(GemmShape(4095, 4097, 1023))
     k.check_shape(GemmShape(4096, 4097, 1023))
@@ -110,9 +111,9 @@ def test_malformed_specs_name_file_and_key(tmp_path, edit, match):
 
 
 def test_param_overrides_parse():
-    assert specmod.parse_param_overrides(["BK=16", "TM = 4"]) == {"BK": 16, "TM": 4}
+    assert parse_param_overrides(["BK=16", "TM = 4"]) == {"BK": 16, "TM": 4}
     with pytest.raises(SpecError):
-        specmod.parse_param_overrides(["BK"])
+        parse_param_overrides(["BK"])
 
 
 def _rung(rid):
@@ -129,35 +130,35 @@ def _rung(rid):
 ])
 @pytest.mark.parametrize("rung", ["14", "15"])
 def test_rungs_14_15_grid_picks_the_orientation_that_fills_the_last_wave(shape, params, blocks, rung):
-    k = specmod.bind(_rung(rung), params)
+    k = bind(_rung(rung), params)
     grid, block, _ = k.launch_config(shape, sms=132)
     assert grid == (blocks, 1, 1) and block == (k.env["THREADS"], 1, 1)
 
 
 def test_rung15_shared_memory_is_dynamic_and_sized_by_its_stages():
-    k = specmod.bind(_rung("15"))
+    k = bind(_rung("15"))
     _, _, smem = k.launch_config(GemmShape(4096, 4096, 4096), sms=132)
     assert smem == 3 * 8 * (128 + 256 + 4) * 4  # 37,248 bytes: under 48 KiB, no opt-in
-    _, _, smem = specmod.bind(_rung("15"), {"STAGES": 5}).launch_config(GemmShape(64, 64, 64), sms=132)
+    _, _, smem = bind(_rung("15"), {"STAGES": 5}).launch_config(GemmShape(64, 64, 64), sms=132)
     assert smem == 5 * 8 * 388 * 4 > 48 * 1024  # above 48 KiB: the runner opts in
 
 
 def test_rung15_refuses_shapes_whose_tile_offsets_overflow_32_bits():
-    k = specmod.bind(_rung("15"))
+    k = bind(_rung("15"))
     k.check_shape(GemmShape(4095, 4097, 1023))
     with pytest.raises(SpecError, match=r"K must be below 2\^30 .*nearest valid K: 4194303"):
         k.check_shape(GemmShape(64, 64, 2**22))
 
 
 def test_rung14_swaps_only_non_square_tiles():
-    k = specmod.bind(_rung("14"), {"BM": 128, "BN": 256})
+    k = bind(_rung("14"), {"BM": 128, "BN": 256})
     assert k.env["CAN_SWAP"]
-    k = specmod.bind(_rung("14"), {"BM": 128, "BN": 128, "THREADS": 128, "MINBLOCKS": 2})
+    k = bind(_rung("14"), {"BM": 128, "BN": 128, "THREADS": 128, "MINBLOCKS": 2})
     assert not k.env["CAN_SWAP"]  # square tiles: nothing to swap
 
 
 def test_rung14_grid_needs_the_sm_count():
-    k = specmod.bind(_rung("14"))
+    k = bind(_rung("14"))
     with pytest.raises(SpecError, match="unknown name .SMS."):
         k.launch_config(GemmShape(64, 64, 64))
 
@@ -165,7 +166,7 @@ def test_rung14_grid_needs_the_sm_count():
 def test_rung14_access_analysis_takes_the_launch_grid_or_the_default_sm_count():
     from gemmprof.model.access_explain import analyse_kernel
 
-    k = specmod.bind(_rung("14"))
+    k = bind(_rung("14"))
     shape = GemmShape(4095, 4097, 1023)
     offline = analyse_kernel(k, shape)  # no --gpu, no launch: the H100 SXM's 132 SMs pick 256 x 128 (528 blocks)
     profiled = analyse_kernel(k, shape, grid=(544, 1, 1))  # the grid ncu reported wins

@@ -5,7 +5,7 @@ import json
 from clitools import invoke
 from tune_helpers import write_spec
 
-from gemmprof.tune.keep import load_tuned_defaults
+from gemmprof.catalog.tuned_defaults import load_tuned_defaults
 
 
 def test_help_lists_the_options(runner):

@@ -7,9 +7,10 @@ import pytest
 from tune_helpers import FLOPS, SHAPE, sweep, toy_spec
 
 from gemmprof.errors import GemmprofError
+from gemmprof.render.tune_table import to_table
 from gemmprof.tune.measure import InlineMeasurer
 from gemmprof.tune.records import COMPILE_ERROR, FAILED_VERIFICATION, INVALID, TIMED
-from gemmprof.tune.result import TuneResult, make_verdict, to_table
+from gemmprof.tune.result import TuneResult, make_verdict
 from gemmprof.tune.space import config_key, enumerate_space
 from gemmprof.tune.standin import StandInCompiler, StandInFactory, standin_tflops
 from gemmprof.tune.strategies import make_strategy

@@ -4,7 +4,7 @@ import json
 
 from gemmprof.catalog import spec as specmod
 from gemmprof.catalog.selection import choose
-from gemmprof.tune.cache import source_hash
+from gemmprof.catalog.sources import source_hash
 
 
 def _keep(tmp_path, monkeypatch, params, digest=None):

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 from gemmprof.catalog import expr
 from gemmprof.errors import SpecError
-from gemmprof.model.traffic import GemmShape, Tiles
+from gemmprof.results.shape import GemmShape, Tiles
 
 if TYPE_CHECKING:
     from gemmprof.catalog.spec import Constraint, KernelSpec

@@ -10,7 +10,7 @@ from typing import Any
 
 from gemmprof.catalog.paths import PROFILES_DIR
 from gemmprof.catalog.yamlfile import parse_mapping
-from gemmprof.errors import ProfileError
+from gemmprof.errors import GpuSpecError
 
 SM_LIMIT_KEYS = (
     "registers", "max_registers_per_thread", "max_registers_per_block", "register_allocation_unit",
@@ -65,7 +65,7 @@ class GpuSpec:
     def peak_flops(self, kind: str) -> float:
         """Datasheet peak in FLOP/s for a kind (fp32, tf32_tensor, fp16_tensor_fp32_acc, ...)."""
         if kind not in self.peak_tflops:
-            raise ProfileError(f"{self.path}: peak_tflops.{kind}: not given for {self.name}")
+            raise GpuSpecError(f"{self.path}: peak_tflops.{kind}: not given for {self.name}")
         return self.peak_tflops[kind] * 1e12
 
     @property
@@ -83,7 +83,7 @@ class GpuSpec:
 
 
 class _Loader:
-    """Walks a profile document, turning {value, source} figures into numbers and recording sources."""
+    """Walks a GPU spec document, turning {value, source} figures into numbers and recording sources."""
 
     def __init__(self, path: Path, doc: dict):
         self.path, self.doc = path, doc
@@ -94,7 +94,7 @@ class _Loader:
         self.references = {str(k): str(v) for k, v in refs.items()}
 
     def fail(self, key: str, problem: str):
-        raise ProfileError(f"{self.path}: {key}: {problem}")
+        raise GpuSpecError(f"{self.path}: {key}: {problem}")
 
     def node(self, key: str, required=True):
         cur: Any = self.doc
@@ -158,7 +158,7 @@ class _Loader:
 
 
 def parse_gpu_spec(path: Path, text: str) -> GpuSpec:
-    doc = parse_mapping(path, text, ProfileError)
+    doc = parse_mapping(path, text, GpuSpecError)
     ld = _Loader(path, doc)
     peaks_node = ld.node("peak_tflops")
     if not isinstance(peaks_node, dict) or "fp32" not in peaks_node:
@@ -195,41 +195,29 @@ def load_gpu_file(path) -> GpuSpec:
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
-        raise ProfileError(f"--gpu-file: cannot read {path}: {'a directory, not a GPU spec file' if path.is_dir() else exc.strerror or exc}") from None
+        raise GpuSpecError(f"--gpu-file: cannot read {path}: {'a directory, not a GPU spec file' if path.is_dir() else exc.strerror or exc}") from None
     except UnicodeDecodeError:
-        raise ProfileError(f"--gpu-file: {path} is not a text file (not UTF-8): give a GPU spec .yaml") from None
+        raise GpuSpecError(f"--gpu-file: {path} is not a text file (not UTF-8): give a GPU spec .yaml") from None
     return parse_gpu_spec(path, text)
 
 
 @lru_cache(maxsize=1)
 def all_gpus() -> tuple[GpuSpec, ...]:
     if not PROFILES_DIR.is_dir():
-        raise ProfileError(f"no profiles directory at {PROFILES_DIR} (set GEMMPROF_HOME to the gemmprof checkout)")
+        raise GpuSpecError(f"no profiles directory at {PROFILES_DIR} (set GEMMPROF_HOME to the gemmprof checkout)")
     return tuple(load_gpu_file(p) for p in sorted(PROFILES_DIR.glob("*.yaml")))
 
 
 def get_gpu(name: str) -> GpuSpec:
-    for prof in all_gpus():
-        if prof.matches(name):
-            return prof
+    for gpu in all_gpus():
+        if gpu.matches(name):
+            return gpu
     known = ", ".join(p.key for p in all_gpus())
-    raise ProfileError(f"--gpu: unknown GPU {name!r} (known: {known}; or pass --gpu-file FILE.yaml)")
+    raise GpuSpecError(f"--gpu: unknown GPU {name!r} (known: {known}; or pass --gpu-file FILE.yaml)")
 
 
 def gpu_for_device_name(device_name: str) -> GpuSpec | None:
-    for prof in all_gpus():
-        if device_name in prof.cuda_names:
-            return prof
+    for gpu in all_gpus():
+        if device_name in gpu.cuda_names:
+            return gpu
     return None
-
-
-def current_device_gpu() -> GpuSpec | None:
-    """The profile of CUDA device 0, when CuPy and a device are present."""
-    try:
-        import cupy
-        props = cupy.cuda.runtime.getDeviceProperties(0)
-    except Exception:  # no CuPy, no driver, no device: the caller falls back
-        return None
-    from gemmprof.measure.device import device_name
-
-    return gpu_for_device_name(device_name(props))

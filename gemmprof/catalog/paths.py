@@ -25,3 +25,10 @@ def _root() -> Path:
 ROOT = _root()
 KERNELS_DIR = ROOT / "kernels"
 PROFILES_DIR = ROOT / "profiles"
+
+
+def default_cache_dir() -> Path:
+    """$GEMMPROF_CACHE/tune, else ~/.cache/gemmprof/tune: the tune caches and tuned defaults, beside the cubin cache
+    (gemmprof.measure.nvcc)."""
+    root = os.environ.get("GEMMPROF_CACHE") or Path.home() / ".cache" / "gemmprof"
+    return Path(root) / "tune"

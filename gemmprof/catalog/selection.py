@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from gemmprof.catalog import spec as specmod
-from gemmprof.catalog.spec import BoundKernel
+from gemmprof.catalog.binding import BoundKernel, bind, parse_param_overrides
 from gemmprof.errors import InputError
 
 NOTHING_CHOSEN = "no variants selected: name rungs (e.g. 1-6, 10, warptiling), pass --all or --spec FILE"
@@ -18,7 +18,7 @@ def choose(variants=(), *, all_: bool = False, dtype: str | None = None, spec_fi
     With `tuned_for` (a device name), a kernel whose `gemmprof tune --keep` winner was kept for that device and
     whose source has not changed since starts from those parameters instead of the spec's (--param still wins);
     its BoundKernel says so in `params_source`."""
-    overrides = specmod.parse_param_overrides(params)
+    overrides = parse_param_overrides(params)
     if variants or all_:
         chosen = specmod.select(variants, all_=all_, dtype=dtype)
     elif everything_by_default and not spec_files:
@@ -34,15 +34,16 @@ def choose(variants=(), *, all_: bool = False, dtype: str | None = None, spec_fi
     for s in chosen:
         tuned, source = _tuned(s, tuned_for) if tuned_for else ({}, "")
         # --dtype bf16 builds a rung whose source serves several dtypes (h4-h6) for bf16; others run as they are
-        k = specmod.bind(s, {**tuned, **{k: v for k, v in overrides.items() if k in s.params}},
+        k = bind(s, {**tuned, **{k: v for k, v in overrides.items() if k in s.params}},
                          dtype=dtype if dtype in s.dtypes else None)
         out.append(replace(k, params_source=source) if source else k)
     return out
 
 
 def _tuned(spec, device: str) -> tuple[dict[str, int], str]:
-    from gemmprof.tune.cache import default_cache_dir, source_hash
-    from gemmprof.tune.keep import defaults_path, load_tuned_defaults
+    from gemmprof.catalog.paths import default_cache_dir
+    from gemmprof.catalog.sources import source_hash
+    from gemmprof.catalog.tuned_defaults import defaults_path, load_tuned_defaults
 
     entry = load_tuned_defaults(default_cache_dir(), device, spec.name)
     if entry is None or not entry.is_current(source_hash(spec)):

@@ -327,7 +327,3 @@ def _match(sel: str, pool: list[KernelSpec]) -> list[KernelSpec]:
     if sel.isdigit() or re.match(r"^h\d+$", sel):  # a number also selects its lettered side variants
         return [s for s in pool if re.match(rf"^{sel}[a-z]?$", s.id)]
     return []
-
-
-# binding lives in gemmprof.catalog.binding; re-exported here, where every caller has always found it
-from gemmprof.catalog.binding import BoundKernel, bind, parse_param_overrides  # noqa: E402, F401

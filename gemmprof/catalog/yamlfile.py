@@ -1,4 +1,4 @@
-"""Reading the YAML files gemmprof takes (GPU profiles, kernel specs): a mapping, or one line naming file and line."""
+"""Reading the YAML files gemmprof takes (GPU specs, kernel specs): a mapping, or one line naming file and line."""
 
 from __future__ import annotations
 

@@ -145,7 +145,9 @@ def resolve_gpu(gpu, gpu_file, *, prefer_current_device: bool = False):
     if gpu is not None:
         return gpu_specs.get_gpu(gpu)
     if prefer_current_device:
-        found = gpu_specs.current_device_gpu()
+        from gemmprof.measure.device import current_device_gpu
+
+        found = current_device_gpu()
         if found is not None:
             return found
     return gpu_specs.get_gpu("h100")

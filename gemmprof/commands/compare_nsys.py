@@ -44,7 +44,7 @@ def command(inputs, size, m, n, k, dtype, baseline, group_by, no_cublas, save_re
     Kernels are grouped by the NVTX range they were launched in ("gemmprof NAME MxNxK" gives the variant
     and shape) when the report has ranges, else by kernel name. Speedups are against the cuBLAS row unless
     --baseline picks another; TFLOP/s needs the shape (from the range, or -m/-n/-k for other reports).
-    % of peak uses the GPU a SQLite export names when gemmprof has its profile, else --gpu/--gpu-file
+    % of peak uses the GPU a SQLite export names when gemmprof has its GPU spec, else --gpu/--gpu-file
     (default H100 SXM). .nsys-rep files and live runs need nsys on PATH; the other inputs do not.
 
     \b
@@ -85,7 +85,7 @@ def command(inputs, size, m, n, k, dtype, baseline, group_by, no_cublas, save_re
                 failed[path] = (str(exc), exc.exit_code)
     if not reports:
         raise _failure(f"none of the {len(files)} reports could be read", failed)
-    cmp = nsys_compare.compare(reports, baseline=baseline, shape=None if live else shape, dtype=dtype, profile=explicit,
+    cmp = nsys_compare.compare(reports, baseline=baseline, shape=None if live else shape, dtype=dtype, gpu_spec=explicit,
                        group_by=group_by, failed={p: msg for p, (msg, _) in failed.items()})
     _emit(cmp, fmt, output)
     for rep in reports:

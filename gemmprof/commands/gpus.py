@@ -27,8 +27,8 @@ def command(name, gpu_file, gpu_file_old, fmt, output):
 
     gpu_file = gpu_file or gpu_file_old  # --profile: the old name of --gpu-file
     if name or gpu_file:
-        prof = gpu_specs.load_gpu_file(gpu_file) if gpu_file else gpu_specs.get_gpu(name)
-        emit(_detail(prof), fmt, output)
+        gpu_spec = gpu_specs.load_gpu_file(gpu_file) if gpu_file else gpu_specs.get_gpu(name)
+        emit(_detail(gpu_spec), fmt, output)
         return
     rows = [{"key": p.key, "name": p.name, "cc": p.compute_capability, "sms": p.sm_count,
              "fp32": p.peak_tflops.get("fp32"), "tf32": p.peak_tflops.get("tf32_tensor"),
@@ -64,4 +64,4 @@ def _detail(p) -> Table:
     cols = [Column("figure", "figure", fmt="s"), Column("value", "value"), Column("unit", "unit", fmt="s"),
             Column("source", "source", fmt="s")]
     title = f"{p.name} (cc {p.compute_capability}; CUDA names: {', '.join(p.cuda_names)}) from {p.path}"
-    return Table(title, cols, rows, meta={"profile": p.key})
+    return Table(title, cols, rows, meta={"gpu_spec": p.key})

@@ -23,10 +23,10 @@ from gemmprof.render.table import Column, Table, emit_many
 @click.option("--alpha", type=FINITE, default=1.0, show_default=True)
 @click.option("--beta", type=FINITE, default=0.0, show_default=True, help="C is read only when beta != 0.")
 @gpu_options
-@click.option("--peak-tflops", type=POSITIVE, default=None, help="Compute ceiling instead of the profile's.")
-@click.option("--bandwidth", type=POSITIVE, default=None, help="Memory ceiling in GB/s instead of the profile's.")
+@click.option("--peak-tflops", type=POSITIVE, default=None, help="Compute ceiling instead of the GPU spec's.")
+@click.option("--bandwidth", type=POSITIVE, default=None, help="Memory ceiling in GB/s instead of the GPU spec's.")
 @click.option("--ceiling", type=click.Choice(["datasheet", "measured"]), default="datasheet", show_default=True,
-              help="Use the profile's datasheet peaks or its measured ceilings.")
+              help="Use the GPU spec's datasheet peaks or its measured ceilings.")
 @click.option("--flop-convention", type=click.Choice(["2mnk", "seed004", "seed003"]), default="2mnk",
               show_default=True, help="2MNK; seed 004 adds the epilogue's MN; seed 003 counts M(2K-1)N.")
 @click.option("--rung", "rungs", multiple=True, help="Show the traffic model of these rungs (ids, ranges, names).")
@@ -37,7 +37,7 @@ def command(size, m, n, k, dtype, alpha, beta, gpu, gpu_file, peak_tflops, bandw
             rungs, ladder, tiles, fmt, output):
     """FLOPs, minimum bytes, arithmetic intensity and lower-bound times; per-rung memory traffic.
 
-    Without a GPU. Ceilings come from the GPU profile (--gpu/--profile, default H100 SXM) or from
+    Without a GPU. Ceilings come from the GPU spec (--gpu/--gpu-file, default H100 SXM) or from
     --peak-tflops/--bandwidth. The traffic models are the documents' worst case (no cache hits): a BM x BN block
     tile reads M*N*K*(1/BM + 1/BN) elements of A and B; BM = BN = 1 is the naive kernel.
 
@@ -51,8 +51,8 @@ def command(size, m, n, k, dtype, alpha, beta, gpu, gpu_file, peak_tflops, bandw
 
     shape = resolve_shape(size, m, n, k)
     dt = mdl.get_dtype(dtype)
-    prof = resolve_gpu(gpu, gpu_file) if (peak_tflops is None or bandwidth is None) else None
-    peak, bw, peak_src, bw_src = _ceilings(prof, dt, peak_tflops, bandwidth, ceiling)
+    gpu_spec = resolve_gpu(gpu, gpu_file) if (peak_tflops is None or bandwidth is None) else None
+    peak, bw, peak_src, bw_src = _ceilings(gpu_spec, dt, peak_tflops, bandwidth, ceiling)
     flops = {"2mnk": mdl.gemm_flops, "seed004": mdl.gemm_flops_with_epilogue,
              "seed003": mdl.gemm_flops_seed003}[flop_convention](shape)
     nbytes = mdl.min_bytes(shape, dt, beta)
@@ -81,7 +81,7 @@ def command(size, m, n, k, dtype, alpha, beta, gpu, gpu_file, peak_tflops, bandw
     title = f"GEMM {shape.label}, {dt.name} ({dt.description}), alpha={alpha:g} beta={beta:g}"
     tables = [Table(title, cols, rows, meta={"shape": shape.to_dict(), "dtype": dtype, "bound": b.bound})]
     traffic, accesses = _traffic_rows(shape, dt, beta, peak, bw, rungs, ladder, tiles, dtype,
-                                       prof.sm_count if prof else None)
+                                       gpu_spec.sm_count if gpu_spec else None)
     if traffic:
         tcols = [Column("rung", "rung", fmt="s"), Column("name", "name", fmt="s"),
                  Column("tiles", "BMxBN / TMxTN", fmt="s"),
@@ -123,27 +123,28 @@ def _row(q, v, unit, note):
     return {"quantity": q, "value": v, "unit": unit, "note": note}
 
 
-def _ceilings(prof, dt, peak_tflops, bandwidth, ceiling):
+def _ceilings(gpu_spec, dt, peak_tflops, bandwidth, ceiling):
     if peak_tflops is not None:
         peak, peak_src = peak_tflops * 1e12, "--peak-tflops"
     elif ceiling == "measured":
         key = f"{dt.peak_kind}_tflops"
-        if key not in prof.measured:
-            raise InputError(f"--ceiling measured: profile {prof.key} has no measured.{key}")
-        peak, peak_src = prof.measured[key] * 1e12, f"{prof.name} measured.{key}"
+        if key not in gpu_spec.measured:
+            raise InputError(f"--ceiling measured: GPU spec {gpu_spec.key} has no measured.{key}")
+        peak, peak_src = gpu_spec.measured[key] * 1e12, f"{gpu_spec.name} measured.{key}"
     else:
-        peak, peak_src = prof.peak_flops(dt.peak_kind), f"{prof.name} peak_tflops.{dt.peak_kind} (dense)"
+        peak, peak_src = gpu_spec.peak_flops(dt.peak_kind), f"{gpu_spec.name} peak_tflops.{dt.peak_kind} (dense)"
     if bandwidth is not None:
         bw, bw_src = bandwidth * 1e9, "--bandwidth"
-    elif ceiling == "measured" and "dram_bandwidth_gbs" in prof.measured:
-        bw, bw_src = prof.measured["dram_bandwidth_gbs"] * 1e9, f"{prof.name} measured DRAM bandwidth"
+    elif ceiling == "measured" and "dram_bandwidth_gbs" in gpu_spec.measured:
+        bw, bw_src = gpu_spec.measured["dram_bandwidth_gbs"] * 1e9, f"{gpu_spec.name} measured DRAM bandwidth"
     else:
-        bw, bw_src = prof.dram_bandwidth, f"{prof.name} DRAM bandwidth (datasheet)"
+        bw, bw_src = gpu_spec.dram_bandwidth, f"{gpu_spec.name} DRAM bandwidth (datasheet)"
     return peak, bw, peak_src, bw_src
 
 
 def _traffic_rows(shape, dt, beta, peak, bw, rungs, ladder, tiles, dtype, sms=None):
     from gemmprof.catalog import spec as specmod
+    from gemmprof.catalog.binding import bind
     from gemmprof.model import traffic as mdl
 
     entries = []
@@ -156,7 +157,7 @@ def _traffic_rows(shape, dt, beta, peak, bw, rungs, ladder, tiles, dtype, sms=No
     if rungs or ladder:
         chosen = specmod.select(rungs, all_=ladder, dtype=None if rungs else ("fp16" if dtype == "fp16" else "fp32"))
         for s in chosen:
-            kernel = specmod.bind(s)
+            kernel = bind(s)
             entries.append((s.id, s.name, kernel.tiles(), kernel))
     rows, access_rows = [], []
     flops = mdl.gemm_flops(shape)

@@ -29,13 +29,13 @@ def command(threads, registers, static_smem, dynamic_smem, gpu, gpu_file, fmt, o
     """
     from gemmprof.model.occupancy import occupancy
 
-    prof = resolve_gpu(gpu, gpu_file)
-    occ = occupancy(prof, threads, registers, static_smem, dynamic_smem)
+    gpu_spec = resolve_gpu(gpu, gpu_file)
+    occ = occupancy(gpu_spec, threads, registers, static_smem, dynamic_smem)
     rows = [
         {"limit": "warps", "blocks_per_sm": occ.block_limit_warps,
-         "detail": f"{prof.sm_limits.max_warps} warps per SM / {-(-threads // 32)} warps per block"},
+         "detail": f"{gpu_spec.sm_limits.max_warps} warps per SM / {-(-threads // 32)} warps per block"},
         {"limit": "registers", "blocks_per_sm": occ.block_limit_registers,
-         "detail": f"{registers} regs x 32 threads rounded to {prof.sm_limits.register_allocation_unit} per warp"},
+         "detail": f"{registers} regs x 32 threads rounded to {gpu_spec.sm_limits.register_allocation_unit} per warp"},
         {"limit": "shared memory", "blocks_per_sm": occ.block_limit_shared_mem,
          "detail": f"{occ.shared_memory_per_block} B per block (with reservation) in a {occ.carveout_kib:g} KiB "
                    f"carveout; {occ.block_limit_shared_mem_max_carveout} with the largest carveout"},
@@ -46,6 +46,6 @@ def command(threads, registers, static_smem, dynamic_smem, gpu, gpu_file, fmt, o
     cols = [Column("limit", "limit", fmt="s"), Column("blocks_per_sm", "blocks/SM"), Column("limiting", "limiting"),
             Column("detail", "how", fmt="s")]
     notes = [f"active blocks per SM: {occ.active_blocks}, active warps: {occ.active_warps} of {occ.max_warps}, "
-             f"theoretical occupancy {100 * occ.theoretical_occupancy:.1f}% on {prof.name}"]
-    emit(Table(f"Occupancy: {threads} threads, {registers} regs, {static_smem}+{dynamic_smem} B smem on {prof.name}",
-               cols, rows, notes, meta={"occupancy": occ.to_dict(), "gpu": prof.key}), fmt, output)
+             f"theoretical occupancy {100 * occ.theoretical_occupancy:.1f}% on {gpu_spec.name}"]
+    emit(Table(f"Occupancy: {threads} threads, {registers} regs, {static_smem}+{dynamic_smem} B smem on {gpu_spec.name}",
+               cols, rows, notes, meta={"occupancy": occ.to_dict(), "gpu": gpu_spec.key}), fmt, output)

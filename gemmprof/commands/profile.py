@@ -146,9 +146,10 @@ def _known_variants(notes: list[str]) -> dict:
     infos = {b.name: VariantInfo(dtype=b.dtype) for b in BASELINES.values()}
     try:
         from gemmprof.catalog import spec as specmod
+        from gemmprof.catalog.binding import bind
 
         for s in specmod.ladder():
-            infos[s.name] = VariantInfo(dtype=s.dtype, tiles=specmod.bind(s).tiles())
+            infos[s.name] = VariantInfo(dtype=s.dtype, tiles=bind(s).tiles())
     except GemmprofError as exc:
         notes.append(f"ladder specs not read ({exc}): no tiled traffic model")
     return infos

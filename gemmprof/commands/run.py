@@ -22,6 +22,8 @@ from gemmprof.commands._options import (
 from gemmprof.errors import InputError, require_cupy
 from gemmprof.render.table import FORMATS, choose_format, emit
 
+INTERLEAVE_ROUNDS = 10  # batches per variant with --interleave: enough turns to spread drift, few enough to size
+
 
 @click.command("run")
 @click.argument("variants", nargs=-1)
@@ -46,6 +48,9 @@ from gemmprof.render.table import FORMATS, choose_format, emit
 @click.option("--budget", type=FiniteFloat(positive=True, maximum=3600), default=1.0, show_default=True, help="Seconds of timed launches per variant.")
 @click.option("--max-reps", type=click.IntRange(1, 10 ** 6), default=200, show_default=True)
 @click.option("--no-flush", is_flag=True, help="Do not flush L2 between repetitions.")
+@click.option("--interleave", is_flag=True,
+              help=f"Verify every variant first, then time them together: each one's launches in "
+                   f"{INTERLEAVE_ROUNDS} batches taken round-robin, so clock drift reaches all alike.")
 @click.option("--launch-once", is_flag=True, help="Verify, then launch each variant once in its NVTX range (for ncu).")
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default=None, help="Output format for the terminal.")
 @click.option("-o", "--output", type=click.Path(dir_okay=False), default=None,
@@ -53,7 +58,7 @@ from gemmprof.render.table import FORMATS, choose_format, emit
 @click.option("--child-results", type=click.Path(dir_okay=False), hidden=True)
 def command(variants, all_, dtype, spec_files, size, m, n, k, params, alpha, beta, gpu, gpu_file, compiler,
             spec_defaults, no_cublas, seed,
-            budget, max_reps, no_flush, launch_once, fmt, output, child_results):
+            budget, max_reps, no_flush, interleave, launch_once, fmt, output, child_results):
     """Compile, verify against cuBLAS and time rungs of the GEMM ladder on the GPU.
 
     VARIANTS are rung ids (5, 3b, h2), ranges (1-6), or names (warptiling); several may be given.
@@ -64,6 +69,7 @@ def command(variants, all_, dtype, spec_files, size, m, n, k, params, alpha, bet
       gemmprof run --all --size 4096 -o results.json
       gemmprof run 1-6 10 --size 4096
       gemmprof run 10 --param BK=16 --param TM=8 -m 4095 -n 4097 -k 1023
+      gemmprof run 13 14 15 --interleave --budget 3    # close variants, timed in turns
       gemmprof run --spec my_kernel.yaml --size 2048 --format json
       gemmprof run 9-12 --compiler nvcc,nvrtc
     """
@@ -74,6 +80,8 @@ def command(variants, all_, dtype, spec_files, size, m, n, k, params, alpha, bet
     from gemmprof.render.run_tables import run_table
 
     refuse_overwrite({"-o": output, "--child-results": child_results}, [*spec_files, gpu_file])
+    if interleave and launch_once:
+        raise InputError("--interleave and --launch-once: --launch-once times nothing, give one")
     shape = resolve_shape(size, m, n, k)
     kernels = choose(variants, all_=all_, dtype=dtype, spec_files=spec_files, params=params)
     compilers = _compilers(compiler)
@@ -81,12 +89,13 @@ def command(variants, all_, dtype, spec_files, size, m, n, k, params, alpha, bet
     device = None if spec_defaults else _device_name()
     if device:  # the device's tuned defaults (`gemmprof tune --keep`) are kept per device model
         kernels = choose(variants, all_=all_, dtype=dtype, spec_files=spec_files, params=params, tuned_for=device)
-    profile = resolve_gpu(gpu, gpu_file, prefer_current_device=True)
+    gpu_spec = resolve_gpu(gpu, gpu_file, prefer_current_device=True)
     options = RunOptions(shape=shape, alpha=alpha, beta=beta, seed=seed, baselines=not no_cublas,
                          launch_once=launch_once, compiler=compilers[0] if len(compilers) == 1 else None,
-                         timing=TimingConfig(budget_s=budget, max_reps=max_reps, flush_l2=not no_flush))
-    runner = Runner(profile, options)
-    result = new_result(profile, options, runner, "gemmprof " + shlex.join(sys.argv[1:]))
+                         timing=TimingConfig(budget_s=budget, max_reps=max_reps, flush_l2=not no_flush,
+                                             interleave_rounds=INTERLEAVE_ROUNDS if interleave else 0))
+    runner = Runner(gpu_spec, options)
+    result = new_result(gpu_spec, options, runner, "gemmprof " + shlex.join(sys.argv[1:]))
     jobs = [("baseline", b) for b in baselines_for(kernels, options.baselines)] + [("kernel", (kk, c)) for kk in kernels for c in compilers]
     # Nothing lost: the results file is written before the first variant (an unwritable path fails now, not after
     # the GPU work) and rewritten atomically after each one, so Ctrl-C or a late error keeps every finished variant.
@@ -96,7 +105,7 @@ def command(variants, all_, dtype, spec_files, size, m, n, k, params, alpha, bet
         choose_format(fmt, output)  # an unknown extension is an error before the run, not after it
     save()
     try:
-        context_lost = _run_jobs(runner, result, jobs, options, profile, params, save)
+        context_lost = _run_jobs(runner, result, jobs, options, gpu_spec, params, save)
     except (KeyboardInterrupt, Exception):
         if save_to:
             click.echo(f"\nstopped: the {len(result.variants)} finished variants are saved in {save_to}", err=True)
@@ -152,29 +161,57 @@ def _finish(context_lost: bool, code: int):
         sys.exit(code)
 
 
-def _run_jobs(runner, result, jobs, options, profile, params, save):
+def _run_jobs(runner, result, jobs, options, gpu_spec, params, save):
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
     from gemmprof.measure.runner import ContextLost
 
     with Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
                   TimeElapsedColumn(), transient=True, console=_stderr_console()) as bar:
-        task = bar.add_task("running", total=len(jobs))
+        interleave = bool(options.timing.interleave_rounds)
+        task = bar.add_task("running", total=len(jobs) + interleave)
+        prepared = []  # with --interleave: (row, launch) of every variant, timed together after the last
         for i, (kind, item) in enumerate(jobs):
             name = item.name if kind == "baseline" else item[0].spec.name
             bar.update(task, description=f"{name:<28}")
             try:
-                row = runner.run_baseline(item) if kind == "baseline" else runner.run_kernel(*item)
+                if interleave:
+                    row, launch = runner.prepare_baseline(item) if kind == "baseline" else runner.prepare_kernel(*item)
+                    prepared.append((row, launch))
+                else:
+                    row = runner.run_baseline(item) if kind == "baseline" else runner.run_kernel(*item)
             except ContextLost as exc:
+                _untimed(prepared, "not timed: a later variant faulted and lost the CUDA context before the "
+                                   "interleaved timing")
                 result.variants.append(_lost_row(item, kind, str(exc)))
                 save()
-                result.variants.extend(_continue_in_child(jobs[i + 1:], options, profile, runner.seed, params))
+                result.variants.extend(_continue_in_child(jobs[i + 1:], options, gpu_spec, runner.seed, params))
                 save()
                 return True
             result.variants.append(row)
             save()
             bar.advance(task)
+        if interleave:
+            bar.update(task, description=f"{'timing, interleaved':<28}")
+            try:
+                runner.time_together(prepared)
+            except ContextLost:  # the rows say so; nothing is left to run
+                save()
+                return True
+            except KeyboardInterrupt:  # verified rows without a time must not read as finished
+                _untimed([(r, la) for r, la in prepared if r.timing is None], "not timed: interrupted during the "
+                                                                               "interleaved timing")
+                save()
+                raise
+            save()
+            bar.advance(task)
     return False
+
+
+def _untimed(prepared, message):
+    for row, launch in prepared:
+        if launch is not None:
+            row.status, row.message = "error", message
 
 
 def _lost_row(item, kind, message):
@@ -189,7 +226,7 @@ def _lost_row(item, kind, message):
                          params=dict(item.params))
 
 
-def _continue_in_child(rest, options, profile, seed, params):
+def _continue_in_child(rest, options, gpu_spec, seed, params):
     """A faulting kernel kills the CUDA context: finish the remaining variants in a fresh process (same inputs)."""
     from gemmprof.measure.child import ChildRun, run_child
 
@@ -204,7 +241,7 @@ def _continue_in_child(rest, options, profile, seed, params):
         selectors += [k.spec.name] if k.spec.is_ladder_rung else ["--spec", str(k.spec.path)]
     with tempfile.TemporaryDirectory() as tmp:
         child = ChildRun(tuple(selectors), options.shape, alpha=options.alpha, beta=options.beta, seed=seed,
-                         budget_s=options.timing.budget_s, max_reps=options.timing.max_reps, gpu_file=profile.path,
+                         budget_s=options.timing.budget_s, max_reps=options.timing.max_reps, gpu_file=gpu_spec.path,
                          params=tuple(p for p in params if p.split("=")[0].strip() in names), no_cublas=True,
                          launch_once=options.launch_once, compiler=compiler, no_flush=not options.timing.flush_l2,
                          dtype="bf16" if any(k.run_dtype == "bf16" for k in kernels) else None,

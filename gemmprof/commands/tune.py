@@ -63,9 +63,9 @@ def command(rung, spec_file, size, m, n, k, strategy, budget_configs, budget_min
       gemmprof tune 10 --size 4096 --serial      # compile, verify, time one after another (the slow baseline)
     """
     from gemmprof.catalog import spec as specmod
-    from gemmprof.tune.keep import keep_winner
+    from gemmprof.catalog.tuned_defaults import keep_winner
+    from gemmprof.render.tune_table import to_table
     from gemmprof.tune.progress import RichProgress
-    from gemmprof.tune.result import to_table
     from gemmprof.tune.session import TuneRequest, run_tune
 
     if bool(rung) == bool(spec_file):
@@ -102,7 +102,7 @@ def command(rung, spec_file, size, m, n, k, strategy, budget_configs, budget_min
 
         click.echo(f"plot saved to {plot_sweep(result, plot_file)}", err=True)
     if keep and not result.interrupted:
-        from gemmprof.tune.cache import source_hash
+        from gemmprof.catalog.sources import source_hash
 
         entry = keep_winner(req.cache_path, result, source_hash(chosen))
         click.echo(f"kept as {entry.describe()}", err=True)

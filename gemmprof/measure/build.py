@@ -8,7 +8,7 @@ import re
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
-from gemmprof.catalog.spec import BoundKernel
+from gemmprof.catalog.binding import BoundKernel
 from gemmprof.errors import GemmprofError, InputError
 from gemmprof.measure import nvcc as nvccmod
 from gemmprof.measure import sass as sassmod

@@ -19,11 +19,11 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-from gemmprof.catalog.spec import BoundKernel
+from gemmprof.catalog.binding import BoundKernel
+from gemmprof.catalog.sources import source_text
 from gemmprof.errors import ToolNotFoundError
 
 BASE_FLAGS = ("-O3", "-std=c++17")
-_INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"]+)"', re.M)
 
 
 def find_nvcc() -> str | None:
@@ -71,20 +71,6 @@ def flags_for(kernel: BoundKernel, arch: str) -> list[str]:
     compute = arch.replace("sm_", "compute_")
     return [*BASE_FLAGS, "-cubin", f"-gencode=arch={compute},code={arch}", "-Xptxas", "-v",
             *kernel.define_flags, *kernel.spec.compile_options, f"-I{kernel.spec.file.parent}"]
-
-
-def source_text(path: Path, seen: set[Path] | None = None) -> str:
-    """The file and every header it includes by a quoted path (found beside it), recursively."""
-    seen = set() if seen is None else seen
-    path = path.resolve()
-    if path in seen or not path.is_file():
-        return ""
-    seen.add(path)
-    text = path.read_text(encoding="utf-8", errors="replace")
-    parts = [f"// {path.name}\n{text}"]
-    for inc in _INCLUDE.findall(text):
-        parts.append(source_text(path.parent / inc, seen))
-    return "\n".join(parts)
 
 
 def cache_dir() -> Path:

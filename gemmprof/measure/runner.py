@@ -4,15 +4,18 @@ from __future__ import annotations
 
 import datetime as _dt
 import secrets
+from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 
-from gemmprof import __version__
-from gemmprof.catalog.baselines import Baseline, for_dtypes, make_launcher
+from gemmprof._version import __version__
+from gemmprof.catalog.baselines import Baseline, for_dtypes
+from gemmprof.catalog.binding import BoundKernel
 from gemmprof.catalog.gpu_specs import GpuSpec
-from gemmprof.catalog.spec import BoundKernel
 from gemmprof.errors import GemmprofError, SpecError
-from gemmprof.measure import nvtx, tma_launch
+from gemmprof.measure import nvtx, timing, tma_launch
 from gemmprof.measure.build import CompileError, compile_for_launch
+from gemmprof.measure.cublas import make_launcher
 from gemmprof.measure.device import device_name
 from gemmprof.measure.problem import TOLERANCE, Problem, kernel_args, make_problem, verify
 from gemmprof.measure.timing import L2Flusher, TimingConfig, time_kernel
@@ -22,6 +25,7 @@ from gemmprof.results.clocks import ClockRecord
 from gemmprof.results.run import LaunchConfig, ModelFigures, RunResult, VariantResult
 
 OPTIN_THRESHOLD = 48 * 1024
+Launch = Callable[[], None]  # one launch of a verified variant into its output, ready to time
 
 
 @dataclass
@@ -107,8 +111,8 @@ def model_figures(dtype: str, shape: GemmShape, beta: float, gpu: GpuSpec, kerne
 
 
 class Runner:
-    def __init__(self, profile: GpuSpec, options: RunOptions):
-        self.profile, self.opt = profile, options
+    def __init__(self, gpu_spec: GpuSpec, options: RunOptions):
+        self.gpu_spec, self.opt = gpu_spec, options
         self.seed = options.seed if options.seed is not None else secrets.randbits(31)
         self._problems: dict[str, Problem] = {}
         self._flush = None
@@ -134,7 +138,7 @@ class Runner:
         if self._clocks is None:
             import cupy
 
-            from gemmprof.adapters.nvml import open_reader
+            from gemmprof.measure.nvml import open_reader
 
             try:
                 bus = cupy.cuda.Device().pci_bus_id
@@ -151,30 +155,37 @@ class Runner:
 
     # one variant ---------------------------------------------------------------------------------------------
     def run_kernel(self, kernel: BoundKernel, compiler: str | None = None) -> VariantResult:
+        return self._time(*self.prepare_kernel(kernel, compiler))
+
+    def run_baseline(self, baseline: Baseline) -> VariantResult:
+        return self._time(*self.prepare_baseline(baseline))
+
+    def prepare_kernel(self, kernel: BoundKernel, compiler: str | None = None) -> tuple[VariantResult, Launch | None]:
+        """Build and verify: the row, and the launch to time (None when the row already says why not)."""
         row = _rung_row(kernel)
         shape, dtype = self.opt.shape, kernel.run_dtype
         row.nvtx_range = nvtx.range_name(kernel.variant_name, shape)
-        row.model = model_figures(dtype, shape, self.opt.beta, self.profile, kernel, get_dtype(dtype).peak_kind)
+        row.model = model_figures(dtype, shape, self.opt.beta, self.gpu_spec, kernel, get_dtype(dtype).peak_kind)
         try:
             kernel.check_shape(shape)
         except SpecError as exc:
             row.status, row.message = "rejected", str(exc)
-            return row
+            return row, None
         why_not = tma_launch.skip_reason(kernel, self.device["compute_capability"])
         if why_not:
             row.status, row.message = "skipped", why_not
-            return row
+            return row, None
         grid, block, smem = kernel.launch_config(shape, sms=self.device["sm_count"])
         row.launch = LaunchConfig(grid, block, smem)
         try:
             compiled = compile_for_launch(kernel, compiler or self.opt.compiler)
         except CompileError as exc:
             row.status, row.message = "error", str(exc)
-            return row
+            return row, None
         res = row.resources = compiled.resources
         row.build = compiled.build
         try:
-            occ = occupancy(self.profile, block[0] * block[1] * block[2], res.registers, res.static_smem, smem)
+            occ = occupancy(self.gpu_spec, block[0] * block[1] * block[2], res.registers, res.static_smem, smem)
             row.occupancy = occ.to_dict()
         except GemmprofError as exc:
             row.message = f"occupancy: {exc}"
@@ -188,12 +199,12 @@ class Runner:
             maps = tma_launch.tensor_maps(kernel, shape, {w: problem.operand(w, layout[w]) for w in "AB"})
         except GemmprofError as exc:
             row.status, row.message = "error", f"tensor maps: {exc}"
-            return row
+            return row, None
 
         def launch_into(out):
             return lambda: launch(kernel_args(problem, layout, out) + maps)
 
-        return self._verify_and_time(row, problem, launch_into, TOLERANCE[dtype], kernel.spec.reads_c)
+        return self._verify(row, problem, launch_into, TOLERANCE[dtype], kernel.spec.reads_c)
 
     @property
     def device(self) -> dict:
@@ -206,16 +217,18 @@ class Runner:
                             "sm_count": props["multiProcessorCount"]}
         return self._device
 
-    def run_baseline(self, baseline: Baseline) -> VariantResult:
+    def prepare_baseline(self, baseline: Baseline) -> tuple[VariantResult, Launch | None]:
         row = VariantResult(id="cuBLAS", name=baseline.name, title=baseline.title, dtype=baseline.dtype,
                             kind="baseline")
         row.nvtx_range = nvtx.range_name(baseline.name, self.opt.shape)
-        row.model = model_figures(row.dtype, self.opt.shape, self.opt.beta, self.profile, None, baseline.peak_kind)
+        row.model = model_figures(row.dtype, self.opt.shape, self.opt.beta, self.gpu_spec, None, baseline.peak_kind)
         problem = self.problem(baseline.storage)
-        return self._verify_and_time(row, problem, lambda out: make_launcher(baseline, problem, out),
-                                     TOLERANCE[baseline.tolerance_key])
+        return self._verify(row, problem, lambda out: make_launcher(baseline, problem, out),
+                            TOLERANCE[baseline.tolerance_key])
 
-    def _verify_and_time(self, row, problem, launch_into, tolerance, reads_c_declared=False) -> VariantResult:
+    def _verify(self, row, problem, launch_into, tolerance, reads_c_declared=False) -> tuple[VariantResult,
+                                                                                             Launch | None]:
+        """Check the output against the reference; with --launch-once, launch once more in the NVTX range."""
         import cupy
 
         try:
@@ -230,7 +243,7 @@ class Runner:
             out = second if second is not None else poisoned
             if not check.passed:
                 row.status, row.message = "FAIL", check.describe()
-                return row
+                return row, None
             if check.findings:
                 row.message = check.describe()
             if self.opt.launch_once:
@@ -239,33 +252,76 @@ class Runner:
                 launch_into(out)()
                 nvtx.pop()
                 cupy.cuda.Device().synchronize()
-                return row
-            reader, seen = self.clock_reader(), {}
-            hooks = {}
-            if reader is not None:
-                hooks = {"on_start": lambda: seen.__setitem__("before", reader.read()),
-                         "on_end": lambda: seen.__setitem__("after", reader.read())}
-            nvtx.push(row.nvtx_range)
-            try:
-                row.timing = time_kernel(launch_into(out), self.opt.timing, self.flush(), **hooks)
-            finally:
-                nvtx.pop()
-            if seen.get("before") and seen.get("after"):
-                row.clocks = ClockRecord.from_samples(seen["before"], seen["after"], reader.max_sm_clock_mhz)
+                return row, None
+            return row, launch_into(out)
         except _cuda_errors() as exc:
-            row.status, row.message = "error", f"CUDA error: {exc}"
-            if not _context_alive():
-                raise ContextLost(row.message) from None
+            _cuda_error(row, exc)
+        return row, None
+
+    def _time(self, row: VariantResult, launch: Launch | None) -> VariantResult:
+        if launch is None:
+            return row
+        reader, hooks, seen = self.clock_hooks()
+        nvtx.push(row.nvtx_range)
+        try:
+            row.timing = time_kernel(launch, self.opt.timing, self.flush(), **hooks)
+        except _cuda_errors() as exc:
+            _cuda_error(row, exc)
+        finally:
+            nvtx.pop()
+        row.clocks = _clock_record(reader, hooks, seen)
         return row
 
+    def time_together(self, prepared: list[tuple[VariantResult, Launch | None]]) -> None:
+        """Time the verified variants interleaved (TimingConfig.interleave_rounds): their batches of launches
+        taken round-robin, each batch inside its variant's NVTX range; one clock record spans the whole loop."""
+        ready = [(row, launch) for row, launch in prepared if launch is not None]
+        if not ready:
+            return
+        flush, reader_hooks = self.flush(), self.clock_hooks()
+        try:
+            measured = timing.time_interleaved([timing.event_timer(la, flush, row.nvtx_range) for row, la in ready],
+                                               [partial(timing.warm_up, la, self.opt.timing) for _, la in ready],
+                                               self.opt.timing, **reader_hooks[1])
+        except _cuda_errors() as exc:
+            for row, _ in ready:  # which variant failed is unknown: none of them has a trustworthy time
+                row.status, row.message = "error", f"CUDA error in the interleaved timing: {exc}"
+            if not _context_alive():
+                raise ContextLost(f"CUDA error in the interleaved timing: {exc}") from None
+            return
+        clocks = _clock_record(*reader_hooks)
+        for (row, _), m in zip(ready, measured, strict=True):
+            row.timing, row.clocks = m, clocks
 
-def new_result(profile: GpuSpec, options: RunOptions, runner: Runner, command: str) -> RunResult:
+    def clock_hooks(self):
+        """NVML readings just before and after a timing loop: (reader, hooks for it, where they land)."""
+        reader, seen = self.clock_reader(), {}
+        hooks = {}
+        if reader is not None:
+            hooks = {"on_start": lambda: seen.__setitem__("before", reader.read()),
+                     "on_end": lambda: seen.__setitem__("after", reader.read())}
+        return reader, hooks, seen
+
+
+def _clock_record(reader, hooks, seen) -> ClockRecord | None:
+    if seen.get("before") and seen.get("after"):
+        return ClockRecord.from_samples(seen["before"], seen["after"], reader.max_sm_clock_mhz)
+    return None
+
+
+def _cuda_error(row: VariantResult, exc: Exception) -> None:
+    row.status, row.message = "error", f"CUDA error: {exc}"
+    if not _context_alive():
+        raise ContextLost(row.message) from None
+
+
+def new_result(gpu_spec: GpuSpec, options: RunOptions, runner: Runner, command: str) -> RunResult:
     device = device_info()
     if not options.launch_once:
         runner.clock_reader()
         device["clocks_source"] = runner.clock_status  # per-variant SM clock and temperature, or why not
     return RunResult(shape=options.shape, alpha=options.alpha, beta=options.beta, device=device,
-                     gpu_spec=profile.key, seed=runner.seed, timing_method=options.timing.to_dict(),
+                     gpu_spec=gpu_spec.key, seed=runner.seed, timing_method=options.timing.to_dict(),
                      created=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
                      gemmprof_version=__version__, command=command)
 

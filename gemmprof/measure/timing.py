@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from gemmprof.measure import nvtx
 from gemmprof.results.run import Measurement
 
 
@@ -15,12 +16,20 @@ class TimingConfig:
     max_reps: int = 200
     budget_s: float = 1.0  # kernel time to spend per variant, about
     flush_l2: bool = True
+    # > 0: the variants of a run are timed together, each one's repetitions in this many batches taken in turn
+    # (round-robin), so a clock that drifts during the run reaches every variant alike; 0: one after another
+    interleave_rounds: int = 0
 
     def to_dict(self):
-        return {"method": "CUDA events around each launch; L2 flushed by a memset of 2x its size before each "
-                          "repetition" if self.flush_l2 else "CUDA events around each launch",
-                "warmup": self.warmup, "min_reps": self.min_reps, "max_reps": self.max_reps,
-                "budget_s": self.budget_s, "statistic": "median; spread = IQR / median"}
+        method = ("CUDA events around each launch; L2 flushed by a memset of 2x its size before each repetition"
+                  if self.flush_l2 else "CUDA events around each launch")
+        d = {"method": method, "warmup": self.warmup, "min_reps": self.min_reps, "max_reps": self.max_reps,
+             "budget_s": self.budget_s, "statistic": "median; spread = IQR / median"}
+        if self.interleave_rounds:
+            d["method"] += (f"; variants interleaved: each one's repetitions in {self.interleave_rounds} batches "
+                            "taken round-robin")
+            d["interleave_rounds"] = self.interleave_rounds
+        return d
 
 
 class L2Flusher:
@@ -33,13 +42,22 @@ class L2Flusher:
         self.buf.fill(0)
 
 
-def time_kernel(launch: Callable[[], None], config: TimingConfig, flush: Callable[[], None] | None,
-                on_start: Callable[[], None] | None = None, on_end: Callable[[], None] | None = None) -> Measurement:
-    """`on_start` runs after warm-up, right before the timed repetitions; `on_end` right after the last one
-    finished (the clock readings around the loop)."""
+def event_timer(launch: Callable[[], None], flush: Callable[[], None] | None,
+                nvtx_range: str | None = None) -> Callable[[int], list[float]]:
+    """A function timing n launches with CUDA events (L2 flushed before each when `flush`): ms per launch.
+    With `nvtx_range`, each batch of n runs inside that range (interleaved timing opens it per batch)."""
     import cupy
 
     def timed(n: int) -> list[float]:
+        if nvtx_range:
+            nvtx.push(nvtx_range)
+            try:
+                return _timed(n)
+            finally:
+                nvtx.pop()
+        return _timed(n)
+
+    def _timed(n: int) -> list[float]:
         pairs = []
         for _ in range(n):
             if flush:
@@ -52,15 +70,62 @@ def time_kernel(launch: Callable[[], None], config: TimingConfig, flush: Callabl
         pairs[-1][1].synchronize()
         return [cupy.cuda.get_elapsed_time(s, e) for s, e in pairs]
 
+    return timed
+
+
+def warm_up(launch: Callable[[], None], config: TimingConfig) -> None:
+    import cupy
+
     for _ in range(config.warmup):
         launch()
     cupy.cuda.Device().synchronize()
+
+
+def repetitions(probe_ms: list[float], config: TimingConfig) -> int:
+    """How many launches fill the time budget, judged by the middle of three probe launches."""
+    per = max(sorted(probe_ms)[1], 1e-4) * 1e-3
+    return int(min(config.max_reps, max(config.min_reps, config.budget_s / per)))
+
+
+def time_kernel(launch: Callable[[], None], config: TimingConfig, flush: Callable[[], None] | None,
+                on_start: Callable[[], None] | None = None, on_end: Callable[[], None] | None = None) -> Measurement:
+    """`on_start` runs after warm-up, right before the timed repetitions; `on_end` right after the last one
+    finished (the clock readings around the loop)."""
+    timed = event_timer(launch, flush)
+    warm_up(launch, config)
     if on_start:
         on_start()
     probe = timed(3)
-    per = max(sorted(probe)[1], 1e-4) * 1e-3
-    reps = int(min(config.max_reps, max(config.min_reps, config.budget_s / per)))
-    samples = probe + timed(max(reps - len(probe), 0))
+    samples = probe + timed(max(repetitions(probe, config) - len(probe), 0))
     if on_end:
         on_end()
     return Measurement(tuple(samples))
+
+
+def round_robin(timers: list[Callable[[int], list[float]]], reps: list[int], rounds: int) -> list[list[float]]:
+    """Variant i's reps[i] launches as `rounds` batches of near-equal size, the variants taking turns: round r
+    times batch r of variant 0, then of variant 1, and so on. timers[i](n) times n launches of variant i."""
+    samples: list[list[float]] = [[] for _ in timers]
+    for r in range(rounds):
+        for i, timed in enumerate(timers):
+            n = reps[i] * (r + 1) // rounds - reps[i] * r // rounds
+            if n:
+                samples[i] += timed(n)
+    return samples
+
+
+def time_interleaved(timers: list[Callable[[int], list[float]]], warm_ups: list[Callable[[], None]],
+                     config: TimingConfig, on_start: Callable[[], None] | None = None,
+                     on_end: Callable[[], None] | None = None) -> list[Measurement]:
+    """Every variant warmed up, probed and sized to the budget as time_kernel does, then timed round-robin in
+    config.interleave_rounds rounds (1: one after another). No CUDA here: the timers and warm-ups bring it."""
+    for warm_up in warm_ups:
+        warm_up()
+    if on_start:
+        on_start()
+    probes = [timed(3) for timed in timers]
+    rest = [max(repetitions(p, config) - len(p), 0) for p in probes]
+    samples = round_robin(timers, rest, max(config.interleave_rounds, 1))
+    if on_end:
+        on_end()
+    return [Measurement(tuple(p + s)) for p, s in zip(probes, samples, strict=True)]

@@ -1,6 +1,6 @@
 """What `list --explain RUNG` and `profile` say about a rung's accesses: findings as data, then plain text.
 
-`kernel` is a bound kernel (gemmprof.spec.BoundKernel: .spec.accesses, .env, .launch_config(shape)); `ncu` is a
+`kernel` is a bound kernel (gemmprof.catalog.binding.BoundKernel: .spec.accesses, .env, .launch_config(shape)); `ncu` is a
 mapping from ncu metric names to numbers for one launch of that kernel.
 """
 

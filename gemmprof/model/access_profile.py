@@ -34,6 +34,7 @@ def attach(findings, kernels: dict | None = None, notes: list[str] | None = None
     """Set f.accesses on every launch of a known rung. `kernels`: bound kernels by variant name (a live run, with
     its --param overrides); otherwise the ladder's specs bound with the template arguments in ncu's kernel name."""
     from gemmprof.catalog import spec as specmod
+    from gemmprof.catalog.binding import bind
 
     specs = {}
     try:
@@ -45,7 +46,7 @@ def attach(findings, kernels: dict | None = None, notes: list[str] | None = None
         kernel = (kernels or {}).get(f.variant)
         if kernel is None and f.variant in specs:
             try:
-                kernel = bound_like(specs[f.variant], f.kernel_name, specmod.bind)
+                kernel = bound_like(specs[f.variant], f.kernel_name, bind)
             except GemmprofError as exc:
                 if notes is not None:
                     notes.append(f"{f.variant}: access model not computed ({exc})")

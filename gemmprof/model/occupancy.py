@@ -47,11 +47,11 @@ class Occupancy:
         return d
 
 
-def occupancy(profile: GpuSpec, threads_per_block: int, registers_per_thread: int,
+def occupancy(gpu_spec: GpuSpec, threads_per_block: int, registers_per_thread: int,
               static_smem: int = 0, dynamic_smem: int = 0) -> Occupancy:
-    lim = profile.sm_limits
+    lim = gpu_spec.sm_limits
     if not 1 <= threads_per_block <= lim.max_threads_per_block:
-        raise InputError(f"--threads: {threads_per_block} is outside 1..{lim.max_threads_per_block} on {profile.name}")
+        raise InputError(f"--threads: {threads_per_block} is outside 1..{lim.max_threads_per_block} on {gpu_spec.name}")
     if not 0 <= registers_per_thread <= lim.max_registers_per_thread:
         raise InputError(f"--registers: {registers_per_thread} is outside 0..{lim.max_registers_per_thread}")
     if static_smem < 0 or dynamic_smem < 0:
@@ -59,7 +59,7 @@ def occupancy(profile: GpuSpec, threads_per_block: int, registers_per_thread: in
     optin = int(lim.shared_memory_per_block_optin_kib * 1024)
     if static_smem + dynamic_smem > optin:
         raise InputError(f"--static-smem/--dynamic-smem: {static_smem + dynamic_smem} bytes per block exceed "
-                         f"{profile.name}'s opt-in limit of {optin} bytes")
+                         f"{gpu_spec.name}'s opt-in limit of {optin} bytes")
 
     warps = -(-threads_per_block // WARP_SIZE)
     by_warps = lim.max_warps // warps

@@ -106,7 +106,7 @@ class Rung:
 
 @dataclass
 class RooflineData:
-    profile: GpuSpec
+    gpu_spec: GpuSpec
     shape: GemmShape
     ceilings: list[Ceiling]
     ridges: list[Ridge]
@@ -138,9 +138,9 @@ class RooflineData:
 
     @property
     def gpu(self) -> str:
-        if self.device and self.device not in self.profile.cuda_names and self.device != self.profile.name:
-            return f"{self.profile.name} ceilings, run on {self.device}"
-        return self.profile.name
+        if self.device and self.device not in self.gpu_spec.cuda_names and self.device != self.gpu_spec.name:
+            return f"{self.gpu_spec.name} ceilings, run on {self.device}"
+        return self.gpu_spec.name
 
     @property
     def title(self) -> str:
@@ -148,44 +148,44 @@ class RooflineData:
         return f"Roofline: {self.gpu}, {' + '.join(self.dtypes)}, {self.shape.label} ({what})"
 
 
-def peak_kind_for(dtype: str, given: str | None, profile: GpuSpec) -> str:
+def peak_kind_for(dtype: str, given: str | None, gpu_spec: GpuSpec) -> str:
     """The dense peak a rung of `dtype` is held against (never a *_sparse rate)."""
-    if given and not given.endswith("_sparse") and given in profile.peak_tflops:
+    if given and not given.endswith("_sparse") and given in gpu_spec.peak_tflops:
         return given
     return DTYPES[dtype].peak_kind if dtype in DTYPES else "fp32"
 
 
-def build(profile: GpuSpec, shape: GemmShape, rungs: list[Rung], *, measured: bool = True,
+def build(gpu_spec: GpuSpec, shape: GemmShape, rungs: list[Rung], *, measured: bool = True,
           source: str = "datasheet", estimate: bool = False, device: str = "", excluded=(), notes=()) -> RooflineData:
-    """Ceilings for the compute kinds the rungs use (fp32 SIMT always), the memory levels the profile gives."""
+    """Ceilings for the compute kinds the rungs use (fp32 SIMT always), the memory levels the GPU spec gives."""
     notes, rungs = list(notes), sorted(rungs, key=_order)
     kinds = ["fp32"] + [k for k in dict.fromkeys(r.peak_kind for r in rungs) if k != "fp32"]
     ceilings = []
     for k in kinds:
-        if k in profile.peak_tflops:
-            ceilings.append(Ceiling("compute", k, "datasheet", profile.peak_flops(k)))
+        if k in gpu_spec.peak_tflops:
+            ceilings.append(Ceiling("compute", k, "datasheet", gpu_spec.peak_flops(k)))
         else:
             who = ", ".join(r.short for r in rungs if r.peak_kind == k)
-            notes.append(f"{profile.name} gives no peak_tflops.{k}: {who} have no compute roof")
-        if measured and profile.measured.get(f"{k}_tflops"):
-            ceilings.append(Ceiling("compute", k, "measured", profile.measured[f"{k}_tflops"] * 1e12))
-    levels = {"dram": profile.dram_bandwidth_gbs, "l2": profile.l2_bandwidth_gbs, "smem": profile.smem_bandwidth_gbs}
+            notes.append(f"{gpu_spec.name} gives no peak_tflops.{k}: {who} have no compute roof")
+        if measured and gpu_spec.measured.get(f"{k}_tflops"):
+            ceilings.append(Ceiling("compute", k, "measured", gpu_spec.measured[f"{k}_tflops"] * 1e12))
+    levels = {"dram": gpu_spec.dram_bandwidth_gbs, "l2": gpu_spec.l2_bandwidth_gbs, "smem": gpu_spec.smem_bandwidth_gbs}
     for level, gbs in levels.items():
         if gbs:
             ceilings.append(Ceiling("memory", level, "datasheet", gbs * 1e9))
-        if measured and profile.measured.get(f"{level}_bandwidth_gbs"):
-            ceilings.append(Ceiling("memory", level, "measured", profile.measured[f"{level}_bandwidth_gbs"] * 1e9))
+        if measured and gpu_spec.measured.get(f"{level}_bandwidth_gbs"):
+            ceilings.append(Ceiling("memory", level, "measured", gpu_spec.measured[f"{level}_bandwidth_gbs"] * 1e9))
     ridges = []
     for c in (c for c in ceilings if c.kind == "compute"):
         mems = [m for m in ceilings if m.kind == "memory" and m.source == c.source]
         ridges += [Ridge(c, m) for m in (mems or [m for m in ceilings if m.kind == "memory" and
                                                   m.source == "datasheet"])]
     if source == "measured" and not any(c.source == "measured" for c in ceilings):
-        notes.append(f"--ceiling measured: {profile.name} has no measured ceilings; the table uses the datasheet's")
-    return RooflineData(profile, shape, ceilings, ridges, rungs, list(excluded), notes, estimate, device, source)
+        notes.append(f"--ceiling measured: {gpu_spec.name} has no measured ceilings; the table uses the datasheet's")
+    return RooflineData(gpu_spec, shape, ceilings, ridges, rungs, list(excluded), notes, estimate, device, source)
 
 
-def rungs_from_variants(variants, shape: GemmShape, profile: GpuSpec, *, beta: float = 0.0,
+def rungs_from_variants(variants, shape: GemmShape, gpu_spec: GpuSpec, *, beta: float = 0.0,
                         dtype: str | None = None, baselines: bool = True) -> tuple[list[Rung], list[str]]:
     """One rung per verified, timed row of run results; the rest are named in the second list (not plotted)."""
     rungs, excluded = [], []
@@ -205,7 +205,7 @@ def rungs_from_variants(variants, shape: GemmShape, profile: GpuSpec, *, beta: f
         else:
             point = Point("min", (m.min_arithmetic_intensity if m else None) or min_intensity(shape, v.dtype, beta),
                           v.achieved_flops)
-        rungs.append(Rung(v.id, v.name, v.dtype, v.kind, peak_kind_for(v.dtype, m.peak_kind if m else None, profile),
+        rungs.append(Rung(v.id, v.name, v.dtype, v.kind, peak_kind_for(v.dtype, m.peak_kind if m else None, gpu_spec),
                           [point]))
     return rungs, excluded
 
@@ -217,21 +217,21 @@ def min_intensity(shape: GemmShape, dtype: str, beta: float = 0.0) -> float:
 def model_intensity(spec, shape: GemmShape, beta: float = 0.0, dtype: str | None = None) -> float:
     """A ladder spec's traffic-model intensity at `shape` (SpecError when its constraints reject the shape), for
     `dtype` when the spec's source also builds for it (h4-h6 for bf16)."""
-    from gemmprof.catalog.spec import bind
+    from gemmprof.catalog.binding import bind
 
     kernel = bind(spec, dtype=dtype if dtype in spec.dtypes else None)
     kernel.check_shape(shape)
     return tiled_traffic(shape, get_dtype(kernel.run_dtype), kernel.tiles(), beta).arithmetic_intensity
 
 
-def rungs_from_model(specs, shape: GemmShape, profile: GpuSpec, *, beta: float = 0.0, source: str = "datasheet",
+def rungs_from_model(specs, shape: GemmShape, gpu_spec: GpuSpec, *, beta: float = 0.0, source: str = "datasheet",
                      dtype: str | None = None) -> tuple[list[Rung], list[str]]:
     """Each rung at the attainable roof of its model intensity (an estimate); rejected shapes are named. A rung
     whose source also builds for `dtype` (h4-h6 for bf16) is placed as that build, named as its run names it."""
     from gemmprof.errors import SpecError
 
     rungs, excluded = [], []
-    dram = (profile.measured.get("dram_bandwidth_gbs") if source == "measured" else None) or profile.dram_bandwidth_gbs
+    dram = (gpu_spec.measured.get("dram_bandwidth_gbs") if source == "measured" else None) or gpu_spec.dram_bandwidth_gbs
     for s in specs:
         run = dtype if dtype in s.dtypes else s.dtype
         name = s.name if run == s.dtype else f"{s.name}_{run}"  # binding.BoundKernel.variant_name
@@ -240,16 +240,16 @@ def rungs_from_model(specs, shape: GemmShape, profile: GpuSpec, *, beta: float =
         except SpecError as exc:
             excluded.append(f"{s.id} {name} (rejected: {str(exc).split(': ', 2)[-1].split(' (')[0]})")
             continue
-        kind = peak_kind_for(run, None, profile)
-        if kind not in profile.peak_tflops:
-            excluded.append(f"{s.id} {name} ({profile.name} gives no peak_tflops.{kind})")
+        kind = peak_kind_for(run, None, gpu_spec)
+        if kind not in gpu_spec.peak_tflops:
+            excluded.append(f"{s.id} {name} ({gpu_spec.name} gives no peak_tflops.{kind})")
             continue
-        peak = (profile.measured.get(f"{kind}_tflops") if source == "measured" else None) or profile.peak_tflops[kind]
+        peak = (gpu_spec.measured.get(f"{kind}_tflops") if source == "measured" else None) or gpu_spec.peak_tflops[kind]
         rungs.append(Rung(s.id, name, run, "ladder", kind, [Point("model", ai, min(peak * 1e12, ai * dram * 1e9))]))
     return rungs, excluded
 
 
-def attach_profile(rungs: list[Rung], launches: list[LaunchFindings], shape: GemmShape, profile: GpuSpec, *,
+def attach_profile(rungs: list[Rung], launches: list[LaunchFindings], shape: GemmShape, gpu_spec: GpuSpec, *,
                    beta: float = 0.0, dtype: str | None = None, baselines: bool = True, origin: str = "") -> list[str]:
     """Add ncu's DRAM and L2 intensities (2*M*N*K over the bytes it counted) to the rungs, matched by variant name.
 
@@ -274,7 +274,7 @@ def attach_profile(rungs: list[Rung], launches: list[LaunchFindings], shape: Gem
         if not ach or not points:
             notes.append(f"{origin}: {name} has no duration or no DRAM/L2 bytes: not plotted")
             continue
-        rung = by_name.get(name) or _rung_for_launch(name, launch.dtype, shape, profile, beta, ach)
+        rung = by_name.get(name) or _rung_for_launch(name, launch.dtype, shape, gpu_spec, beta, ach)
         if rung is None or (rung.kind == "baseline" and not baselines):
             continue
         if name not in by_name:
@@ -293,7 +293,7 @@ def attach_profile(rungs: list[Rung], launches: list[LaunchFindings], shape: Gem
     return notes
 
 
-def _rung_for_launch(name, launch_dtype, shape, profile, beta, ach) -> Rung | None:
+def _rung_for_launch(name, launch_dtype, shape, gpu_spec, beta, ach) -> Rung | None:
     from gemmprof.catalog.spec import ladder
     from gemmprof.errors import SpecError
 
@@ -303,7 +303,7 @@ def _rung_for_launch(name, launch_dtype, shape, profile, beta, ach) -> Rung | No
     if dtype not in DTYPES:
         return None
     kind = "baseline" if name.startswith("cublas_") else ("ladder" if spec else "user")
-    rung = Rung(spec.id if spec else "-", name, dtype, kind, peak_kind_for(dtype, None, profile))
+    rung = Rung(spec.id if spec else "-", name, dtype, kind, peak_kind_for(dtype, None, gpu_spec))
     if kind == "baseline":
         rung.points.append(Point("min", min_intensity(shape, dtype, beta), ach))
     elif spec:

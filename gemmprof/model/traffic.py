@@ -7,32 +7,10 @@ and write C once.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
 from gemmprof.errors import InputError
-
-MAX_DIMENSION = 2 ** 31 - 1  # CUDA grids and int32 indexing: larger GEMMs are typing mistakes
-
-
-@dataclass(frozen=True)
-class GemmShape:
-    M: int
-    N: int
-    K: int
-
-    def __post_init__(self):
-        for name in ("M", "N", "K"):
-            v = getattr(self, name)
-            if not isinstance(v, int) or isinstance(v, bool) or not 1 <= v <= MAX_DIMENSION:
-                raise InputError(f"{name}: {str(v)[:40]!r} is not a valid dimension (must be an integer from 1 "
-                                 f"to {MAX_DIMENSION})")
-
-    @property
-    def label(self) -> str:
-        return f"{self.M}x{self.N}x{self.K}"
-
-    def to_dict(self):
-        return asdict(self)
+from gemmprof.results.shape import GemmShape, Tiles
 
 
 @dataclass(frozen=True)
@@ -40,7 +18,7 @@ class DType:
     name: str
     input_bytes: int  # bytes per element of A and B
     output_bytes: int  # bytes per element of C
-    peak_kind: str  # which profile peak bounds it
+    peak_kind: str  # which GPU spec peak bounds it
     description: str
 
 
@@ -125,22 +103,6 @@ def lower_bounds(flops: int, nbytes: Bytes, peak_flops: float, bandwidth: float)
         raise InputError("--peak-tflops/--bandwidth: ceilings must be positive")
     return Bounds(flops=flops, bytes=nbytes, arithmetic_intensity=flops / nbytes.total, peak_flops=peak_flops,
                   bandwidth=bandwidth, compute_time_s=flops / peak_flops, memory_time_s=nbytes.total / bandwidth)
-
-
-@dataclass(frozen=True)
-class Tiles:
-    """The tile sizes of a rung's traffic model (from its spec's `traffic:` block)."""
-
-    BM: int = 1  # block tile rows (1: no reuse through shared memory)
-    BN: int = 1
-    TM: int = 1  # results per thread along M (register tile)
-    TN: int = 1
-    smem: bool = False
-
-    def __post_init__(self):
-        for name in ("BM", "BN", "TM", "TN"):
-            if getattr(self, name) < 1:
-                raise InputError(f"--{name.lower()}: tile sizes must be >= 1")
 
 
 @dataclass(frozen=True)

@@ -64,3 +64,13 @@ def profile_dataframe(results: ProfileResults):
     from gemmprof.render.profile_tables import flat_row
 
     return _pandas().DataFrame([flat_row(f) for f in results.launches])
+
+
+def to_dataframe(result: RunResult | ProfileResults):
+    """`gemmprof.to_dataframe`: the DataFrame of either result type."""
+    if isinstance(result, RunResult):
+        return run_dataframe(result)
+    if isinstance(result, ProfileResults):
+        return profile_dataframe(result)
+    raise GemmprofError(f"to_dataframe: expected a RunResult or ProfileResults (from gemmprof.load), "
+                     f"not {type(result).__name__}")

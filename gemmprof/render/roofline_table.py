@@ -52,7 +52,7 @@ def _notes(data, above: list[str]) -> list[str]:
     src = "measured" if data.source == "measured" else "datasheet"
     kinds = ", ".join(f"{d} -> {ROOF_NAMES[k]}" for d, k in dict.fromkeys((r.dtype, r.peak_kind) for r in data.rungs))
     notes = [f"roof: the ceiling at the rung's AI, min(peak of its dtype ({kinds}), AI x DRAM bandwidth), {src} "
-             f"ceilings of {data.profile.name} (dense rates); bound: memory below the ridge point, compute above it."]
+             f"ceilings of {data.gpu_spec.name} (dense rates); bound: memory below the ridge point, compute above it."]
     if data.estimate:
         notes.append("model only: each rung sits on the roof at its traffic model's intensity (A and B re-read per "
                      "block tile, no cache hits); the heights are estimates, not measurements.")
@@ -69,7 +69,7 @@ def _notes(data, above: list[str]) -> list[str]:
 
 
 def _meta(data) -> dict:
-    return {"gpu": data.gpu, "gpu_spec": data.profile.key, "shape": data.shape.to_dict(), "estimate": data.estimate,
+    return {"gpu": data.gpu, "gpu_spec": data.gpu_spec.key, "shape": data.shape.to_dict(), "estimate": data.estimate,
             "ceilings": [c.to_dict() for c in data.ceilings], "ridges": [r.to_dict() for r in data.ridges],
             "points": [{"id": r.id, "name": r.name, "level": p.level, "intensity": p.intensity,
                         "flops_per_s": p.flops_per_s} for r in data.rungs for p in r.points]}

@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 
 from gemmprof.errors import InputError
-from gemmprof.model.traffic import GemmShape
+from gemmprof.results.shape import GemmShape
 
 MAX_COUNT = 2 ** 62  # integers beyond this are damage, not registers, bytes or FLOPs
 

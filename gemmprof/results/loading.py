@@ -15,7 +15,7 @@ def load(path) -> RunResult | ProfileResults:
 
     >>> import gemmprof
     >>> run = gemmprof.load("results.json")
-    >>> run.to_dataframe()[["name", "median_ms", "tflops"]]
+    >>> gemmprof.to_dataframe(run)[["name", "median_ms", "tflops"]]
     """
     doc = load_json(path)
     kind = doc.get("kind") if isinstance(doc, dict) else None

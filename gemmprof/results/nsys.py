@@ -8,9 +8,6 @@ from __future__ import annotations
 import statistics
 from dataclasses import dataclass, field
 
-from gemmprof.errors import InputError
-from gemmprof.measure import nvtx
-
 
 @dataclass(frozen=True)
 class Launch:
@@ -89,19 +86,6 @@ class NsysReport:
         if self.launches is None:
             return list(self.summary or [])
         return aggregate(self.launches, by_range)
-
-
-def is_gemmprof_range(text: str) -> bool:
-    return parse_range(text) is not None
-
-
-def parse_range(text: str | None):
-    if not text:
-        return None
-    try:
-        return nvtx.parse_range_name(text)
-    except InputError:  # "gemmprof x 0x4x4": not a shape
-        return None
 
 
 def _same(values):

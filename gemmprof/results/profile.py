@@ -56,12 +56,12 @@ import datetime as _dt
 import json
 from dataclasses import dataclass, field
 
-from gemmprof import __version__
+from gemmprof._version import __version__
 from gemmprof.errors import InputError
-from gemmprof.model.traffic import GemmShape
 from gemmprof.results.access_check import AccessCheck
 from gemmprof.results.fields import FieldReader
 from gemmprof.results.files import json_safe, load_json, write_atomic
+from gemmprof.results.shape import GemmShape
 
 PROFILE_KIND = "gemmprof.profile"
 SCHEMA_VERSION = 1
@@ -316,12 +316,6 @@ class ProfileResults:
         return cls([launch_from_dict(x, f"{source}: launches[{i}]") for i, x in enumerate(doc["launches"])],
                    gpu=r.str("gpu"), gpu_spec=r.str("gpu_spec") or r.str("gpu_profile"), shape=r.shape("shape"), source=dict(src),
                    notes=r.strs("notes"), command=r.str("command", "") or "", created=r.str("created", "") or "")
-
-    def to_dataframe(self):
-        """One row per ncu launch, units in the column names (duration_us, dram_mb, ...); needs pandas."""
-        from gemmprof.render.dataframe import profile_dataframe
-
-        return profile_dataframe(self)
 
     @classmethod
     def load(cls, path) -> ProfileResults:

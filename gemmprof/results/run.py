@@ -11,11 +11,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gemmprof.errors import InputError
-from gemmprof.model.traffic import GemmShape
 from gemmprof.results import clocks as _clocks
 from gemmprof.results.clocks import ClockRecord
 from gemmprof.results.fields import MAX_COUNT, Fields
 from gemmprof.results.files import load_json, save_json
+from gemmprof.results.shape import GemmShape
 from gemmprof.results.stages import (  # noqa: F401 - the per-stage records, imported from here by callers
     STABLE_SPREAD,
     BuildInfo,
@@ -206,12 +206,6 @@ class RunResult:
 
     def save(self, path) -> None:
         save_json(path, self.to_dict())
-
-    def to_dataframe(self):
-        """One row per variant, units in the column names (median_ms, tflops, ...); needs pandas."""
-        from gemmprof.render.dataframe import run_dataframe
-
-        return run_dataframe(self)
 
     @classmethod
     def from_dict(cls, doc: dict, source: str = "results") -> RunResult:

@@ -22,20 +22,6 @@ CACHE_KIND = "gemmprof.tune-cache"
 CACHE_VERSION = 1
 
 
-def default_cache_dir() -> Path:
-    """$GEMMPROF_CACHE/tune, else ~/.cache/gemmprof/tune: beside the cubin cache (gemmprof.measure.nvcc)."""
-    root = os.environ.get("GEMMPROF_CACHE") or Path.home() / ".cache" / "gemmprof"
-    return Path(root) / "tune"
-
-
-def source_hash(spec) -> str:
-    """The kernel's source, compile options and ABI-relevant spec fields: a change in any makes a new cache."""
-    h = hashlib.sha256()
-    h.update(Path(spec.file).read_bytes())
-    h.update(repr((spec.entry, spec.backend, spec.template, spec.defines, spec.compile_options)).encode())
-    return h.hexdigest()[:16]
-
-
 @dataclass(frozen=True)
 class CacheKey:
     device: str

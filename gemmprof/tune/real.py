@@ -47,7 +47,7 @@ def ignore_sigint() -> None:
 
 def compile_candidate(spec_path: str, arch: str | None, compiler: str | None, params: dict[str, int]
                       ) -> CompileOutcome:
-    from gemmprof.catalog.spec import bind
+    from gemmprof.catalog.binding import bind
     from gemmprof.measure.build import CompileError, choose_compiler, cupy_compile, device_arch, nvcc_build
 
     t0 = time.perf_counter()
@@ -69,7 +69,7 @@ def compile_candidate(spec_path: str, arch: str | None, compiler: str | None, pa
 
 def compiler_name(spec_path: str, compiler: str | None = None) -> str:
     """The compiler a sweep measures, with its version (it keys the tune cache)."""
-    from gemmprof.catalog.spec import bind
+    from gemmprof.catalog.binding import bind
     from gemmprof.measure import nvcc as nvccmod
     from gemmprof.measure.build import choose_compiler
 
@@ -117,8 +117,9 @@ class CupyFactory:
 class CupyMeasure(Measure):
     def __init__(self, cfg: CupyFactory, device_index: int):
 
-        from gemmprof.catalog.gpu_specs import current_device_gpu, get_gpu
+        from gemmprof.catalog.gpu_specs import get_gpu
         from gemmprof.errors import require_cupy
+        from gemmprof.measure.device import current_device_gpu
         from gemmprof.measure.runner import Runner, RunOptions
         from gemmprof.measure.timing import TimingConfig
         from gemmprof.model.traffic import GemmShape
@@ -137,7 +138,7 @@ class CupyMeasure(Measure):
         self._launchers: dict[str, object] = {}
 
     def measure(self, params, compiled) -> Outcome:
-        from gemmprof.catalog.spec import bind
+        from gemmprof.catalog.binding import bind
         from gemmprof.measure.runner import ContextLost
 
         try:
@@ -164,7 +165,7 @@ class CupyMeasure(Measure):
     def _launcher(self, params):
         import cupy
 
-        from gemmprof.catalog.spec import bind
+        from gemmprof.catalog.binding import bind
         from gemmprof.measure import tma_launch
         from gemmprof.measure.build import compile_for_launch
         from gemmprof.measure.problem import TOLERANCE, kernel_args, verify

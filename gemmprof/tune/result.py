@@ -1,11 +1,10 @@
-"""The typed result of a sweep, and its renderings (table, JSON, CSV through gemmprof's renderers)."""
+"""The typed result of a sweep (gemmprof.render.tune_table renders it)."""
 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from gemmprof.render.table import Column, Table
 from gemmprof.tune.records import TIMED, Record, median, quartiles, spread
 
 TUNE_KIND = "gemmprof.tune"
@@ -74,11 +73,11 @@ class Verdict:
 
     def sentence(self, axes) -> str:
         w = self.winner
-        text = f"winner {_short(w.params, axes)}: {w.tflops:.2f} TFLOP/s (spread {w.spread * 100:.1f}%)"
+        text = f"winner {short_params(w.params, axes)}: {w.tflops:.2f} TFLOP/s (spread {w.spread * 100:.1f}%)"
         r = self.runner_up
         if r is None:
             return text
-        text += (f", {self.margin * 100:.1f}% ahead of {_short(r.params, axes)} at {r.tflops:.2f} TFLOP/s "
+        text += (f", {self.margin * 100:.1f}% ahead of {short_params(r.params, axes)} at {r.tflops:.2f} TFLOP/s "
                  f"(spread {r.spread * 100:.1f}%)")
         return text + (": within noise (their interquartile ranges overlap)" if self.within_noise else "")
 
@@ -173,33 +172,12 @@ class TuneResult:
             lines.append(f"re-timed the top {len(self.verdict.contenders)} interleaved over {self.verdict.rounds} "
                          f"rounds; {self.verdict.sentence(self.axes)}")
         elif self.best is not None:
-            lines.append(f"best so far {_short(self.best.params, self.axes)}: {self.best.tflops:.2f} TFLOP/s")
+            lines.append(f"best so far {short_params(self.best.params, self.axes)}: {self.best.tflops:.2f} TFLOP/s")
         if self.cache_file:
             lines.append(f"cache: {self.cache_file}")
         return lines
 
 
-def _short(params, axes) -> str:
+def short_params(params, axes) -> str:
+    """A configuration's parameters along the sweep's axes, as "BM=128 BN=64"."""
     return " ".join(f"{k}={params[k]}" for k in axes if k in params)
-
-
-def to_table(result: TuneResult, top: int | None = 10, all_configs: bool = False) -> Table:
-    rows_src = list(result.configs) if all_configs else result.timed[:top] if top else result.timed
-    retimed = {}
-    if result.verdict is not None:
-        retimed = {_short(c.params, result.axes): c for c in result.verdict.contenders}
-    cols = [Column("rank", "#", fmt="d"), Column("tflops", "TFLOP/s", fmt=".2f"),
-            Column("median_ms", "median", "ms", ".4f"), Column("spread", "spread", "%", ".1f"),
-            Column("retimed_tflops", "re-timed", "TFLOP/s", ".2f"), Column("registers", "regs"),
-            Column("status", "status", fmt="s"), *[Column(k, k) for k in result.axes],
-            Column("message", "note", fmt="s")]
-    rows = []
-    for i, c in enumerate(rows_src, start=1):
-        again = retimed.get(_short(c.params, result.axes))
-        rows.append({"rank": i, "tflops": c.tflops, "median_ms": c.median_ms,
-                     "spread": None if c.spread is None else c.spread * 100,
-                     "retimed_tflops": again.tflops if again else None, "registers": c.info.get("registers"),
-                     "status": c.status, **{k: c.params.get(k) for k in result.axes}, "message": c.message})
-    title = f"gemmprof tune: {result.kernel} ({result.strategy})"
-    return Table(title, cols, rows, notes=result.summary_lines(), meta={"tune": {
-        k: v for k, v in result.to_dict().items() if k not in ("configs",)}})

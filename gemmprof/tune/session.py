@@ -10,8 +10,10 @@ from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 
+from gemmprof.catalog.paths import default_cache_dir
+from gemmprof.catalog.sources import source_hash
 from gemmprof.errors import GemmprofError
-from gemmprof.tune.cache import CacheKey, TuneCache, default_cache_dir, source_hash
+from gemmprof.tune.cache import CacheKey, TuneCache
 from gemmprof.tune.engine import ProgressEvent, SweepOptions, run_sweep
 from gemmprof.tune.measure import InlineMeasurer, visible_gpus
 from gemmprof.tune.result import TuneResult

@@ -1,6 +1,6 @@
 """What Nsight Compute says about each launch, set beside gemmprof's model and occupancy calculator.
 
-Pure functions: an `NcuReport` (gemmprof.adapters.ncu.report) plus a GPU profile and, where known, the GEMM shape and the
+Pure functions: an `NcuReport` (gemmprof.adapters.ncu.report) plus a GPU spec and, where known, the GEMM shape and the
 variants' dtypes and tile sizes in; one `LaunchFindings` per profiled launch out. Every figure is None when the
 CSV does not hold the metrics it needs, so a partial CSV (only some sections) still gives what it can.
 The results file `gemmprof profile --save` writes is described in gemmprof.results.profile.
@@ -126,7 +126,7 @@ def summarise_rule(rule: Rule, width: int = 160) -> RuleAdvice:
     return RuleAdvice(rule.section, rule.name, rule.type, pick, rule.speedup, rule.speedup_type, rule.description)
 
 
-def analyse_launch(launch: Launch, profile: GpuSpec | None, shape: GemmShape | None = None,
+def analyse_launch(launch: Launch, gpu_spec: GpuSpec | None, shape: GemmShape | None = None,
                    variants: dict[str, VariantInfo] | None = None, default_dtype: str | None = None
                    ) -> LaunchFindings:
     found = gemmprof_range(launch)
@@ -141,7 +141,7 @@ def analyse_launch(launch: Launch, profile: GpuSpec | None, shape: GemmShape | N
     f.duration_ns = lookup(launch, DURATION)
     f.sol_compute_pct, f.sol_memory_pct, f.sol_dram_pct = (lookup(launch, s) for s in (SOL_COMPUTE, SOL_MEMORY,
                                                                                       SOL_DRAM))
-    f.occupancy = check_occupancy(launch, profile)
+    f.occupancy = check_occupancy(launch, gpu_spec)
     f.stalls = stall_shares(launch)
     f.stalls_sampled = stall_shares(launch, PCSAMP_PREFIX, "")
     f.warp_cycles_per_issue = lookup(launch, CYCLES_PER_ISSUE)
@@ -173,8 +173,8 @@ def analyse_launch(launch: Launch, profile: GpuSpec | None, shape: GemmShape | N
 
 def choose_gpu(report: NcuReport, explicit: GpuSpec | None, all_gpus, prefer: str = "h100"
                    ) -> tuple[GpuSpec | None, str]:
-    """The GPU profile for the occupancy calculation: given, else by device name, else by compute capability
-    (`prefer` first among profiles of the same compute capability: their SM limits are the same)."""
+    """The GPU spec for the occupancy calculation: given, else by device name, else by compute capability
+    (`prefer` first among GPU specs of the same compute capability: their SM limits are the same)."""
     if explicit is not None:
         return explicit, ""
     gpu = report.gpu
@@ -191,7 +191,7 @@ def choose_gpu(report: NcuReport, explicit: GpuSpec | None, all_gpus, prefer: st
     return None, "the CSV does not say which GPU: pass --gpu or --gpu-file to compute occupancy"
 
 
-def analyse(report: NcuReport, profile: GpuSpec | None, shape: GemmShape | None = None,
+def analyse(report: NcuReport, gpu_spec: GpuSpec | None, shape: GemmShape | None = None,
             variants: dict[str, VariantInfo] | None = None, default_dtype: str | None = None
             ) -> list[LaunchFindings]:
-    return [analyse_launch(launch, profile, shape, variants, default_dtype) for launch in report.launches]
+    return [analyse_launch(launch, gpu_spec, shape, variants, default_dtype) for launch in report.launches]

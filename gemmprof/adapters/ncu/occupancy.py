@@ -41,7 +41,7 @@ def lookup(launch: Launch, spec: tuple[str, str, str]) -> float | int | None:
     return v if v is not None else launch.number(label, section=section)
 
 
-def check_occupancy(launch: Launch, profile: GpuSpec | None) -> OccupancyCheck:
+def check_occupancy(launch: Launch, gpu_spec: GpuSpec | None) -> OccupancyCheck:
     oc = OccupancyCheck()
     threads = lookup(launch, BLOCK_SIZE)
     if threads is None and launch.block:
@@ -58,8 +58,8 @@ def check_occupancy(launch: Launch, profile: GpuSpec | None) -> OccupancyCheck:
     if oc.limits_ncu:
         low = min(oc.limits_ncu.values())
         oc.limiters_ncu = tuple(k for k, v in oc.limits_ncu.items() if v == low)
-    if profile is None or oc.threads is None or oc.registers is None:
-        if profile is not None:
+    if gpu_spec is None or oc.threads is None or oc.registers is None:
+        if gpu_spec is not None:
             oc.notes.append("no launch configuration in the CSV (add --section LaunchStats): occupancy not computed")
         return oc
     for spec in (STATIC_SMEM, DYNAMIC_SMEM):
@@ -67,7 +67,7 @@ def check_occupancy(launch: Launch, profile: GpuSpec | None) -> OccupancyCheck:
         if m is not None and not m.exact:
             oc.notes.append(f"{spec[1]} was printed as {m.text} {m.unit}, rounded: rerun ncu with --print-units base")
     try:
-        occ = occupancy(profile, oc.threads, oc.registers, oc.static_smem or 0, oc.dynamic_smem or 0)
+        occ = occupancy(gpu_spec, oc.threads, oc.registers, oc.static_smem or 0, oc.dynamic_smem or 0)
     except InputError as exc:
         oc.notes.append(f"gemmprof's occupancy calculation failed: {exc}")
         return oc

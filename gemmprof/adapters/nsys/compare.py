@@ -6,9 +6,10 @@ import re
 from dataclasses import dataclass, field
 
 from gemmprof.adapters.kernel_names import short_kernel_name
-from gemmprof.errors import GemmprofError, InputError, ProfileError
+from gemmprof.errors import GemmprofError, GpuSpecError, InputError
+from gemmprof.measure.nvtx import is_gemmprof_range, parse_range
 from gemmprof.model.traffic import GemmShape, gemm_flops, get_dtype, tflops
-from gemmprof.results.nsys import KernelStats, NsysReport, is_gemmprof_range, parse_range
+from gemmprof.results.nsys import KernelStats, NsysReport
 
 _CUBLAS_KERNEL = re.compile(r"cublas|cutlass|xmma|(^|\s)(sm\d+|ampere|volta|turing|maxwell|kepler|hopper|ada|blackwell)_",
                             re.IGNORECASE)
@@ -78,14 +79,14 @@ def _variant_dtype(variant: str) -> str:
         return "fp32"
 
 
-def _profile_for(report: NsysReport, explicit):
-    """The profile of the GPU the report names; else --gpu/--profile; else H100 SXM as elsewhere; else None."""
+def _gpu_spec_for(report: NsysReport, explicit):
+    """The spec of the GPU the report names; else --gpu/--gpu-file; else H100 SXM as elsewhere; else None."""
     from gemmprof.catalog import gpu_specs
 
     try:
         own = gpu_specs.gpu_for_device_name(report.gpu_name) if report.gpu_name else None
         return own or explicit or (None if report.gpu_name else gpu_specs.get_gpu("h100"))
-    except ProfileError:
+    except GpuSpecError:
         return explicit
 
 
@@ -124,12 +125,12 @@ class _Part:
     report: NsysReport
     rows: list[CompareRow]
     bases: dict[str | None, CompareRow]
-    profile: object
+    gpu_spec: object
     by_range: bool
 
 
 def compare(reports: list[NsysReport], *, baseline: str | None = None, shape: GemmShape | None = None,
-            dtype: str | None = None, profile=None, group_by: str = "auto",
+            dtype: str | None = None, gpu_spec=None, group_by: str = "auto",
             failed: dict[str, str] | None = None) -> Comparison:
     """Rows per NVTX range (or kernel) per report, with speedup against a baseline and TFLOP/s where the shape is known.
 
@@ -142,14 +143,14 @@ def compare(reports: list[NsysReport], *, baseline: str | None = None, shape: Ge
         by_range = group_by != "kernel" and rep.has_ranges
         if group_by == "range" and not rep.has_ranges:
             notes.append(f"{rep.path}: no kernel was launched inside an NVTX range; grouped by kernel name")
-        prof = _profile_for(rep, profile)
-        if profile is not None and prof is not profile:
-            notes.append(f"{rep.path}: peaks of its own GPU ({prof.name}), not of --gpu/--profile")
-        rows = _rows(rep, by_range, shape, dtype, prof, notes)
-        if prof is None and any(r.shape for r in rows):
-            notes.append(f"{rep.path}: no GPU profile for {rep.gpu_name or 'its GPU'}: no % of peak "
+        own = _gpu_spec_for(rep, gpu_spec)
+        if gpu_spec is not None and own is not gpu_spec:
+            notes.append(f"{rep.path}: peaks of its own GPU ({own.name}), not of --gpu/--gpu-file")
+        rows = _rows(rep, by_range, shape, dtype, own, notes)
+        if own is None and any(r.shape for r in rows):
+            notes.append(f"{rep.path}: no GPU spec for {rep.gpu_name or 'its GPU'}: no % of peak "
                          "(pass --gpu or --gpu-file)")
-        parts.append(_Part(rep, rows, _baselines(rows, baseline), prof, by_range))
+        parts.append(_Part(rep, rows, _baselines(rows, baseline), own, by_range))
     fallback = next((p.bases[None] for p in parts if p.bases.get(None)), None)
     if baseline and fallback is None:
         labels = sorted({r.label for p in parts for r in p.rows})
@@ -170,7 +171,7 @@ def compare(reports: list[NsysReport], *, baseline: str | None = None, shape: Ge
                 base.baseline = True
         rep = p.report
         inputs.append({"input": rep.path, "format": rep.format, "gpu": rep.gpu_name, "nsys_version": rep.nsys_version,
-                       "profile": p.profile.name if p.profile else None,
+                       "gpu_spec": p.gpu_spec.name if p.gpu_spec else None,
                        "grouped_by": "range" if p.by_range else "kernel",
                        "baseline": next((r.label for r in p.rows if r.baseline), None), "error": rep.problem})
         notes.extend(rep.notes)
@@ -178,7 +179,7 @@ def compare(reports: list[NsysReport], *, baseline: str | None = None, shape: Ge
     return Comparison(_interleave(parts), inputs, _activity(reports), notes)
 
 
-def _rows(rep: NsysReport, by_range: bool, shape, dtype, prof, notes: list[str]) -> list[CompareRow]:
+def _rows(rep: NsysReport, by_range: bool, shape, dtype, gpu_spec, notes: list[str]) -> list[CompareRow]:
     stats = rep.kernels(by_range)
     total = sum(s.total_ns for s in stats)
     if by_range:
@@ -210,8 +211,8 @@ def _rows(rep: NsysReport, by_range: bool, shape, dtype, prof, notes: list[str])
             row.flops = gemm_flops(row.shape)
             row.tflops = tflops(row.flops, s.avg_ns * 1e-9)
             try:
-                row.peak_tflops = prof.peak_flops(get_dtype(row.dtype).peak_kind) / 1e12 if prof else None
-            except ProfileError:  # the profile gives no peak for this dtype
+                row.peak_tflops = gpu_spec.peak_flops(get_dtype(row.dtype).peak_kind) / 1e12 if gpu_spec else None
+            except GpuSpecError:  # the GPU spec gives no peak for this dtype
                 row.peak_tflops = None
             if row.peak_tflops:
                 row.pct_of_peak = 100 * row.tflops / row.peak_tflops

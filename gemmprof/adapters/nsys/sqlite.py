@@ -14,7 +14,8 @@ from contextlib import closing
 from pathlib import Path
 
 from gemmprof.adapters.nsys.errors import ReportError
-from gemmprof.results.nsys import ApiCall, Launch, MemOp, NsysReport, is_gemmprof_range
+from gemmprof.measure.nvtx import is_gemmprof_range
+from gemmprof.results.nsys import ApiCall, Launch, MemOp, NsysReport
 
 KERNEL, RUNTIME, NVTX, STRINGS = "CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_RUNTIME", "NVTX_EVENTS", "StringIds"
 MEMCPY, MEMSET = "CUPTI_ACTIVITY_KIND_MEMCPY", "CUPTI_ACTIVITY_KIND_MEMSET"

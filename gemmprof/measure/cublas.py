@@ -1,0 +1,35 @@
+"""cuBLAS baselines launched through cublasGemmEx, like any rung (CuPy imported only when a launcher is made)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from gemmprof.catalog.baselines import Baseline
+from gemmprof.measure.problem import Problem
+
+CUDA_R_32F, CUDA_R_16F, CUDA_R_16BF = 0, 2, 14
+CUBLAS_COMPUTE_32F, CUBLAS_COMPUTE_32F_FAST_TF32 = 68, 77
+CUBLAS_OP_N, CUBLAS_OP_T = 0, 1
+CUBLAS_GEMM_DEFAULT = -1
+
+
+def make_launcher(baseline: Baseline, problem: Problem, out):
+    """A no-argument callable running C = alpha*A@B + beta*C (row-major) with cuBLAS into `out`."""
+    from cupy.cuda import cublas, device
+
+    s = problem.shape
+    handle = device.get_cublas_handle()
+    # row-major C = A @ B is column-major C^T = B^T @ A^T: swap the operands, keep no transposes
+    A = problem.operand("A", "row")
+    B = problem.operand("B", "row")
+    dtype = {"fp16": CUDA_R_16F, "bf16": CUDA_R_16BF}.get(baseline.storage, CUDA_R_32F)
+    compute = CUBLAS_COMPUTE_32F_FAST_TF32 if baseline.name == "cublas_tf32" else CUBLAS_COMPUTE_32F
+    alpha = np.array(problem.alpha, dtype=np.float32)
+    beta = np.array(problem.beta, dtype=np.float32)
+
+    def launch():
+        cublas.gemmEx(handle, CUBLAS_OP_N, CUBLAS_OP_N, s.N, s.M, s.K, alpha.ctypes.data, B.data.ptr, dtype, s.N,
+                      A.data.ptr, dtype, s.K, beta.ctypes.data, out.data.ptr, CUDA_R_32F, s.N, compute,
+                      CUBLAS_GEMM_DEFAULT)
+
+    return launch

@@ -1,0 +1,190 @@
+"""`gemmprof run --interleave`: variants verified one by one, then timed together in round-robin batches.
+
+No GPU: the timers are stand-ins on a simulated GPU whose clock falls as it runs, and the command runs with a
+stand-in Runner, as tests/test_reliability.py does.
+"""
+
+import json
+import statistics
+
+import pytest
+
+from gemmprof.cli import main
+from gemmprof.measure import runner as runner_mod
+from gemmprof.measure.timing import TimingConfig, round_robin, time_interleaved
+from gemmprof.results.run import RunResult, VariantResult
+
+
+def test_round_robin_takes_turns_and_times_every_repetition():
+    calls = []
+
+    def timer(name):
+        def timed(n):
+            calls.append((name, n))
+            return [1.0] * n
+        return timed
+
+    samples = round_robin([timer("a"), timer("b")], [5, 3], 3)
+    assert calls == [("a", 1), ("b", 1), ("a", 2), ("b", 1), ("a", 2), ("b", 1)]
+    assert [len(s) for s in samples] == [5, 3]
+
+
+class _DriftingGpu:
+    """Every launch takes `base_ms` stretched by a clock that falls 0.05% per launch, as a warming GPU's does."""
+
+    def __init__(self):
+        self.launches = 0
+
+    def timer(self, base_ms):
+        def timed(n):
+            out = []
+            for _ in range(n):
+                self.launches += 1
+                out.append(base_ms * (1 + 0.0005 * self.launches))
+            return out
+        return timed
+
+
+def _medians(rounds):
+    gpu = _DriftingGpu()
+    config = TimingConfig(min_reps=200, max_reps=200, budget_s=0.0, interleave_rounds=rounds)
+    measured = time_interleaved([gpu.timer(1.0), gpu.timer(1.0)], [lambda: None, lambda: None], config)
+    assert [len(m.samples_ms) for m in measured] == [200, 200]
+    return [statistics.median(m.samples_ms) for m in measured]
+
+
+def test_interleaving_spreads_drift_over_identical_variants():
+    first, second = _medians(rounds=1)  # one round: one variant after the other
+    assert second / first > 1.08  # the kernel timed second pays for the clock's fall
+    first, second = _medians(rounds=10)
+    assert abs(second / first - 1) < 0.01
+
+
+def test_time_interleaved_warms_up_then_reads_clocks_around_the_timed_loop():
+    events = []
+    config = TimingConfig(min_reps=4, max_reps=4, interleave_rounds=2)
+    time_interleaved([lambda n: events.append(("a", n)) or [1.0] * n], [lambda: events.append("warm")], config,
+                     on_start=lambda: events.append("start"), on_end=lambda: events.append("end"))
+    # three probes, then the one repetition left of the four: in the second round (the first one's share is 0)
+    assert events == ["warm", "start", ("a", 3), ("a", 1), "end"]
+
+
+def test_timing_method_says_interleaved_only_when_it_was():
+    assert "interleave_rounds" not in TimingConfig().to_dict()
+    d = TimingConfig(interleave_rounds=10).to_dict()
+    assert d["interleave_rounds"] == 10 and "round-robin" in d["method"]
+
+
+# -- the runner: only verified variants are timed, each batch in its own NVTX range ---------------------------
+def _row(name):
+    return VariantResult(id=name, name=name, title=name, dtype="fp32", nvtx_range=f"gemmprof {name} 64x64x64")
+
+
+def test_runner_times_the_verified_variants_together(monkeypatch):
+    opened, timed = [], []
+
+    def event_timer(launch, flush, nvtx_range=None):
+        def batch(n):
+            opened.append(nvtx_range)
+            timed.append(launch)
+            return [2.0 if launch == "slow" else 1.0] * n
+        return batch
+
+    monkeypatch.setattr(runner_mod.timing, "event_timer", event_timer)
+    monkeypatch.setattr(runner_mod.timing, "warm_up", lambda launch, config: None)
+    monkeypatch.setattr(runner_mod.Runner, "clock_reader", lambda self: None)
+    from gemmprof.catalog.gpu_specs import get_gpu
+    from gemmprof.results.shape import GemmShape
+
+    opts = runner_mod.RunOptions(shape=GemmShape(64, 64, 64), seed=1,
+                                 timing=TimingConfig(min_reps=6, max_reps=6, flush_l2=False, interleave_rounds=3))
+    r = runner_mod.Runner(get_gpu("h100"), opts)
+    fast, slow, failed = _row("fast"), _row("slow"), _row("failed")
+    failed.status = "FAIL"
+    r.time_together([(fast, "fast"), (failed, None), (slow, "slow")])
+    assert failed.timing is None and failed.status == "FAIL"
+    assert fast.timing.samples_ms == (1.0,) * 6 and slow.timing.samples_ms == (2.0,) * 6
+    assert opened[:2] == ["gemmprof fast 64x64x64", "gemmprof slow 64x64x64"]  # the probes, then turns
+    assert timed[2:] == ["fast", "slow"] * 3
+
+
+# -- the command ------------------------------------------------------------------------------------------------
+class _StandInRunner:
+    """Verifies nothing and times nothing; records the order of the calls."""
+
+    calls: list = []
+    clock_status = "stand-in: no clocks"
+
+    def __init__(self, gpu_spec, options):
+        self.seed, self.options = 1, options
+
+    def clock_reader(self):
+        return None
+
+    def prepare_kernel(self, kernel, compiler=None):
+        type(self).calls.append(("prepare", kernel.spec.name))
+        s = kernel.spec
+        return VariantResult(id=s.id, name=s.name, title=s.title, dtype=s.dtype), s.name
+
+    def run_kernel(self, kernel, compiler=None):
+        raise AssertionError("--interleave must not time variants one by one")
+
+    def time_together(self, prepared):
+        from gemmprof.results.run import Measurement
+
+        type(self).calls.append(("time", [launch for _, launch in prepared]))
+        for row, _ in prepared:
+            row.timing = Measurement((1.0, 1.1, 1.2))
+
+
+@pytest.fixture
+def stand_in(monkeypatch):
+    import gemmprof.commands.run as run_cmd
+
+    _StandInRunner.calls = []
+    monkeypatch.setattr(run_cmd, "require_cupy", lambda: None)
+    monkeypatch.setattr(run_cmd, "_device_name", lambda: None)
+    monkeypatch.setattr(runner_mod, "Runner", _StandInRunner)
+    monkeypatch.setattr(runner_mod, "device_info", lambda: {"name": "stand-in"})
+    return _StandInRunner
+
+
+def test_run_interleave_verifies_all_then_times_them_together(stand_in, tmp_path):
+    out = tmp_path / "results.json"
+    main(["run", "1", "2", "3", "--no-cublas", "--size", "256", "--interleave", "-o", str(out)])
+    assert stand_in.calls == [("prepare", "naive"), ("prepare", "gmem_coalescing"), ("prepare", "smem_caching"),
+                              ("time", ["naive", "gmem_coalescing", "smem_caching"])]
+    saved = RunResult.from_dict(json.loads(out.read_text()))
+    assert all(v.timing for v in saved.variants)
+    assert saved.timing_method["interleave_rounds"] == 10 and "round-robin" in saved.timing_method["method"]
+
+
+def test_interleave_with_launch_once_is_refused(stand_in, capsys):
+    with pytest.raises(SystemExit) as exit_:
+        main(["run", "1", "--no-cublas", "--interleave", "--launch-once"])
+    assert exit_.value.code == 2 and stand_in.calls == []
+    assert "--interleave and --launch-once" in capsys.readouterr().err
+
+
+@pytest.mark.gpu
+def test_interleaved_run_on_the_gpu(tmp_path):
+    """On the GPU: two rungs and cuBLAS verified, then timed in turns; every row timed, one clock record shared."""
+    out = tmp_path / "r.json"
+    main(["run", "1", "2", "--size", "512", "--budget", "0.05", "--interleave", "-o", str(out)])  # exits only on failure
+    saved = RunResult.from_dict(json.loads(out.read_text()))
+    assert saved.variants and all(v.passed and v.timing and v.timing.median_ms > 0 for v in saved.variants)
+    assert len({repr(v.clocks) for v in saved.variants}) == 1
+
+
+def test_ctrl_c_during_the_interleaved_timing_leaves_no_row_that_reads_as_timed(stand_in, monkeypatch, tmp_path):
+    def interrupted(self, prepared):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(_StandInRunner, "time_together", interrupted)
+    out = tmp_path / "results.json"
+    with pytest.raises(SystemExit) as exit_:
+        main(["run", "1", "2", "--no-cublas", "--size", "256", "--interleave", "-o", str(out)])
+    assert exit_.value.code == 130
+    saved = RunResult.from_dict(json.loads(out.read_text()))
+    assert [v.status for v in saved.variants] == ["error", "error"]
+    assert all("interrupted during the interleaved timing" in v.message for v in saved.variants)
