@@ -5,7 +5,8 @@
 // fragments, FFMA order and epilogues, included from its file) and splits the K loop over gridDim.z = S slices:
 //  1. The spec picks S at each shape (its `decomposition`): as many slices as one wave has room for, SMS * MINBLOCKS
 //     blocks over the tiles, each slice at least SPLIT_MIN_KTILES k-tiles deep; S = 1 when the tiles fill a wave
-//     (4096, 8192: then the launch is rung 15's). The run's note shows TILES and SPLIT_K.
+//     (4096, 8192: then the launch runs rung 15's block, its code as compiled there). The run's note shows TILES
+//     and SPLIT_K.
 //  2. Slice s computes k-tiles [s * KT / S, (s + 1) * KT / S) of KT = cdiv(K, BK): sizes differ by at most one.
 //     The partial k-tile is the first one of slice 0 (zero-filled before k = 0, as in rung 15).
 //  3. A deterministic, serial reduction in C (CUTLASS's serial split-K): slice 0 stores alpha * acc + beta * C
@@ -35,7 +36,8 @@ __device__ __forceinline__ void storeRelease(unsigned* p, unsigned v) {
   asm volatile("st.release.gpu.global.u32 [%0], %1;\n" ::"l"(p), "r"(v) : "memory");
 }
 
-// Rung 15's block (il15::gemm) over the k-tiles of this block's slice, then its share of the serial reduction.
+// Rung 15's block (il15::gemm) over the k-tiles of this block's slice, then its share of the serial reduction
+// (split launches only: gridDim.z > 1).
 template <bool VECB, unsigned BM, unsigned BN, unsigned BK, unsigned MI, unsigned NI, unsigned WTY,
           unsigned THREADS, unsigned STAGES, unsigned GROUP_M>
 __device__ __forceinline__ void gemm(int M, int N, int K, float alpha, const float* __restrict__ A,
@@ -169,12 +171,10 @@ __device__ __forceinline__ void gemm(int M, int N, int K, float alpha, const flo
                                  n0 + int(colBase - (lane % WTX) * 4), alpha, b,
                                  smem + warp * (WTY * (NI * 4 * WTX + (WTX == 4 ? 16 : 0))), lane);
   }
-  if (slices > 1) {
-    __syncthreads();  // every thread's stores of C are issued; thread 0's release then covers them (cumulativity)
-    if (tid == 0) {
-      __threadfence();
-      storeRelease(flag, slice + 1 == slices ? 0u : slice + 1);
-    }
+  __syncthreads();  // every thread's stores of C are issued; thread 0's release then covers them (cumulativity)
+  if (tid == 0) {
+    __threadfence();
+    storeRelease(flag, slice + 1 == slices ? 0u : slice + 1);
   }
 }
 
@@ -200,19 +200,32 @@ __device__ __forceinline__ void blockTile(int M, int N, int K, float alpha, cons
 }
 }  // namespace sk16
 
-// Orientation as rung 15 (BN x BM tiles when gridDim.x is not the BM x BN count); slices along gridDim.z.
+// Orientation as rung 15 (BN x BM tiles when gridDim.x is not the BM x BN count); slices along gridDim.z. An
+// unsplit launch runs rung 15's block itself (il15::blockTile), so that at 2048 and up rung 16 is rung 15: the slice
+// bookkeeping of sk16::gemm changed ptxas's register allocation and instruction order in the main loop.
 template <unsigned BM, unsigned BN, unsigned BK, unsigned MI, unsigned NI, unsigned WTY, unsigned THREADS,
           unsigned STAGES, unsigned GROUP_M, unsigned MINBLOCKS>
 __global__ void __launch_bounds__(THREADS, MINBLOCKS)
 sgemm_split_k_small_problems(int M, int N, int K, float alpha, const float* __restrict__ A,
                              const float* __restrict__ B, float beta, float* __restrict__ C) {
   extern __shared__ __align__(16) float smem[];  // STAGES * BK * (BM + BN + 4) floats, either orientation
-  if (gridDim.z > 1 && gridDim.x > sk16::SPLIT_FLAGS) __trap();  // more tiles than flags: refuse, never race
   constexpr unsigned WTX = 32 / WTY;
   constexpr bool CAN_SWAP = BM != BN && BN % 32 == 0 && BN % (MI * 4 * WTY) == 0 && BM % (NI * 4 * WTX) == 0 &&
                             (BN * BK) % THREADS == 0 && (BK * BM / 4) % THREADS == 0;
+  const bool tall = CAN_SWAP && gridDim.x != unsigned((M + BM - 1) / BM) * unsigned((N + BN - 1) / BN);
+  if (gridDim.z == 1) {
+    if constexpr (CAN_SWAP) {
+      if (tall) {
+        il15::blockTile<BN, BM, BK, MI, NI, WTY, THREADS, STAGES, GROUP_M>(M, N, K, alpha, A, B, beta, C, smem);
+        return;
+      }
+    }
+    il15::blockTile<BM, BN, BK, MI, NI, WTY, THREADS, STAGES, GROUP_M>(M, N, K, alpha, A, B, beta, C, smem);
+    return;
+  }
+  if (gridDim.x > sk16::SPLIT_FLAGS) __trap();  // more tiles than flags: refuse, never race
   if constexpr (CAN_SWAP) {
-    if (gridDim.x != unsigned((M + BM - 1) / BM) * unsigned((N + BN - 1) / BN)) {
+    if (tall) {
       sk16::blockTile<BN, BM, BK, MI, NI, WTY, THREADS, STAGES, GROUP_M>(M, N, K, alpha, A, B, beta, C, smem);
       return;
     }
