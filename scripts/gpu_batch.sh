@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One device call, many GPU checks: run from the repo root on the GPU machine.
 #   bash scripts/gpu_batch.sh STAGE [STAGE ...]
-# Stages: env hopper hopperfin fp32top fp32topprof ladder odd beta fp16 tune ncu nsys pytest compilers report rawprof paths interleave. Logs and results go to $OUT/batch/ and are tarred into
+# Stages: env hopper hopperfin fp32top fp32topprof ladder odd beta fp16 tune ncu nsys pytest compilers report rawprof paths interleave splitk sweep. Logs and results go to $OUT/batch/ and are tarred into
 # $OUT/batch.tar.gz (the device tool brings back at most 8 files); a short summary is printed last.
 set -u
 if [ $# -eq 0 ]; then  # no stage: print the usage above and stop
@@ -116,6 +116,19 @@ for stage in "$@"; do
       for d in fp16 bf16; do
         step "hopper_header_$d" "${GP[@]}" run h4-h6 --dtype "$d" --size "$SIZE" --interleave -o "$B/hopper_header_${d}_$SIZE.json"
       done ;;
+    splitk)  # issue 26: rung 16 (split-K) beside 13-15 and cuBLAS SGEMM; the run's note says TILES and SPLIT_K
+      step splitk_tests python3 -m pytest -q -m gpu tests/test_gpu.py -k "top_fp32 or rung16"
+      for s in 1000 2048 4096 8192; do
+        step "splitk_$s" "${GP[@]}" run 13-16 --size "$s" --budget 0.5 -o "$B/splitk_$s.json"
+      done
+      step splitk_odd "${GP[@]}" run 13-16 -m 4095 -n 4097 -k 1023 --budget 0.5 -o "$B/splitk_odd.json"
+      step splitk_beta "${GP[@]}" run 15 16 --size 1000 --beta 1 --budget 0.5 -o "$B/splitk_1000_beta1.json"
+      step splitk_tune "${GP[@]}" tune 16 --size 1000 --strategy random --budget-configs "${TUNE_CONFIGS:-24}" --cache-dir "$B/tune_cache" -o "$B/splitk_tune_1000.json" ;;
+    sweep)  # issue 26's shape sweep, modest list: per rung and shape % of cuBLAS, geometric mean and minimum
+      shapes="1024 4096 8192 16x4096x4096 128x4096x4096 1024x11008x4096 4096x4096x14336 16384x4096x4096 4096x4096x16384 4095x4097x1024 1000x1000x1000"
+      mkdir -p "$B/sweep_fp32" "$B/sweep_fp16"
+      step sweep_fp32 python3 scripts/shape_sweep.py 13-16 --dtype fp32 --shapes "$shapes" --budget "${SWEEP_BUDGET:-0.1}" --out-dir "$B/sweep_fp32"
+      step sweep_fp16 python3 scripts/shape_sweep.py h4-h6 --dtype fp16 --shapes "$shapes" --budget "${SWEEP_BUDGET:-0.1}" --out-dir "$B/sweep_fp16" ;;
     *)
       echo "unknown stage $stage" ;;
   esac

@@ -96,13 +96,29 @@ def test_every_timed_variant_records_its_clocks(runner, tmp_path):
 
 
 @pytest.mark.parametrize("shape", [("1000", "1027", "999"), ("257", "263", "33"), ("33", "2", "19"), ("130", "4", "9"),
-                                   ("2000", "4100", "64")])
+                                   ("2000", "4100", "64"), ("300", "301", "77")])
 def test_top_fp32_rungs_verify_at_odd_shapes(runner, tmp_path, shape):
-    """Rungs 13-15 take any M, N, K >= 1: N % 4 in 0..3 (16- and 4-byte copies of B, float4 or staged stores of C),
-    K shorter than the pipeline, N < 4, and a shape whose grid swaps the tile orientation (2000 x 4100)."""
+    """Rungs 13-16 take any M, N, K >= 1: N % 4 in 0..3 (16- and 4-byte copies of B, float4 or staged stores of C),
+    K shorter than the pipeline, N < 4, a shape whose grid swaps the tile orientation (2000 x 4100), and shapes
+    that rung 16 splits along K (1000 x 1027 x 999 in 3 slices, 300 x 301 x 77 in 2)."""
     m, n, k = shape
-    r, doc = _run(runner, tmp_path, "13-15", "-m", m, "-n", n, "-k", k, "--alpha", "1.5", "--beta", "-0.75",
+    r, doc = _run(runner, tmp_path, "13-16", "-m", m, "-n", n, "-k", k, "--alpha", "1.5", "--beta", "-0.75",
                   "--no-cublas")
     assert doc is not None, r.output
     bad = {v["name"]: v["message"] for v in doc["variants"] if v["status"] != "ok"}
-    assert not bad and len(doc["variants"]) == 3, bad
+    assert not bad and len(doc["variants"]) == 4, bad
+
+
+@pytest.mark.parametrize(("shape", "beta"), [(("33", "2", "19"), "-0.75"), (("257", "263", "33"), "0"),
+                                             (("1000", "1000", "1000"), "0"), (("130", "4", "9"), "2")])
+def test_rung16_verifies_with_slices_one_k_tile_deep(runner, tmp_path, shape, beta):
+    """SPLIT_MIN_KTILES=1 splits K into as many slices as the wave and SPLIT_MAX allow, down to one k-tile each,
+    the partial one alone in slice 0. With beta = 0 the second verified launch (over the sentinel) checks that the
+    first left every flag reset; the timed launches after it would hang otherwise."""
+    m, n, k = shape
+    r, doc = _run(runner, tmp_path, "16", "--param", "SPLIT_MIN_KTILES=1", "-m", m, "-n", n, "-k", k,
+                  "--alpha", "1.5", "--beta", beta, "--no-cublas")
+    assert doc is not None, r.output
+    v = doc["variants"][0]
+    assert v["status"] == "ok" and v["timing"], v["message"]
+    assert v["grid"][2] > 1 and f"SPLIT_K={v['grid'][2]}" in v["message"], (v["grid"], v["message"])

@@ -53,11 +53,32 @@ class BoundKernel:
                       ) -> tuple[tuple[int, int, int], tuple[int, int, int], int]:
         """Grid, block and dynamic shared memory at `shape`; `sms` (the device's multiprocessor count) is the name
         SMS in the expressions of persistent kernels."""
-        env = {**self.env, "M": shape.M, "N": shape.N, "K": shape.K, **({"SMS": sms} if sms else {})}
+        env = {**self._shape_env(shape, sms), **self.decomposition(shape, sms)}
         grid = tuple(int(expr.evaluate(e, env)) for e in self.spec.grid)
         block = tuple(int(expr.evaluate(e, env)) for e in self.spec.block)
         smem = int(expr.evaluate(self.spec.smem_dynamic, env))
         return grid, block, smem
+
+    def _shape_env(self, shape: GemmShape, sms: int | None) -> dict[str, int]:
+        return {**self.env, "M": shape.M, "N": shape.N, "K": shape.K, **({"SMS": sms} if sms else {})}
+
+    def decomposition(self, shape: GemmShape, sms: int | None = None) -> dict[str, int]:
+        """The spec's `decomposition` names at `shape`, evaluated in order (each may use the ones before): how the
+        launch splits the problem, e.g. split-K's slice count. Empty for specs without the key."""
+        env, out = self._shape_env(shape, sms), {}
+        for name, e in self.spec.decomposition.items():
+            try:
+                out[name] = env[name] = int(expr.evaluate(e, env))
+            except SpecError as exc:
+                raise SpecError(f"{self.spec.path}: decomposition.{name}: {exc}") from None
+        return out
+
+    def decomposition_note(self, shape: GemmShape, sms: int | None = None) -> str:
+        """The decomposition names the grid uses, with their values at `shape` ("TILES=32, SPLIT_K=4"): what a
+        run shows of how it split the problem; "" without them."""
+        used = set().union(*(expr.names(e) for e in self.spec.grid))
+        values = self.decomposition(shape, sms)
+        return ", ".join(f"{n}={v}" for n, v in values.items() if n in used)
 
     @property
     def threads_per_block(self) -> int:

@@ -1,5 +1,6 @@
 """Spec fields that change how a kernel is built and launched beyond the eight standard arguments: the dtypes one
-source serves (`dtypes`, `dtype_define`), Hopper's tensor maps (`tma_args`) and thread-block clusters (`cluster`)."""
+source serves (`dtypes`, `dtype_define`), Hopper's tensor maps (`tma_args`), thread-block clusters (`cluster`) and
+how the problem is split over the grid at each shape (`decomposition`)."""
 
 from __future__ import annotations
 
@@ -71,4 +72,12 @@ def launch_fields(path, doc: dict) -> dict:
         if not isinstance(cluster, list) or not 1 <= len(cluster) <= 3:
             _fail(path, "cluster", "expected [x, y, z]")
         cluster = tuple(_expr(path, f"cluster[{i}]", c) for i, c in enumerate(cluster)) + (1,) * (3 - len(cluster))
-    return {"dtypes": tuple(dtypes), "dtype_define": define, "tma_args": tuple(args), "cluster": cluster}
+    decomposition = doc.get("decomposition") or {}
+    if not isinstance(decomposition, dict):
+        _fail(path, "decomposition", "expected a mapping NAME: expression over the parameters, M, N, K and SMS")
+    for k, v in decomposition.items():
+        if not isinstance(k, str) or not k.isidentifier():
+            _fail(path, "decomposition", f"{str(k)[:40]!r} is not a name")
+        _expr(path, f"decomposition.{k}", v)
+    return {"dtypes": tuple(dtypes), "dtype_define": define, "tma_args": tuple(args), "cluster": cluster,
+            "decomposition": dict(decomposition)}

@@ -66,6 +66,7 @@ class KernelSpec:
     dtype_define: str | None = None  # -DNAME=1 builds the source for bf16
     tma_args: tuple[TmaArg, ...] = ()  # CUtensorMaps passed after the eight standard arguments
     cluster: tuple[Any, Any, Any] | None = None  # thread-block cluster shape: launched through cuLaunchKernelEx
+    decomposition: dict[str, Any] = field(default_factory=dict)  # names over M, N, K, SMS (e.g. split-K's slices)
 
     @property
     def targets(self) -> tuple[str, ...]:

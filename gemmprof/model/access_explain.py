@@ -45,9 +45,10 @@ def analyse_kernel(kernel, shape, banks: int = 32, sms: int | None = None,
     block_desc = kernel.spec.accesses
     if block_desc is None:
         return None
-    spec_grid, block, _ = kernel.launch_config(shape, sms=sms or _default_sms())
-    return analyse(block_desc, {**kernel.env, "M": shape.M, "N": shape.N, "K": shape.K}, grid or spec_grid, block,
-                   banks)
+    sms = sms or _default_sms()
+    spec_grid, block, _ = kernel.launch_config(shape, sms=sms)
+    env = {**kernel.env, **kernel.decomposition(shape, sms), "M": shape.M, "N": shape.N, "K": shape.K}
+    return analyse(block_desc, env, grid or spec_grid, block, banks)
 
 
 def bound_like(spec, kernel_name: str, bind):

@@ -1,0 +1,117 @@
+"""Issue 26's shape sweep: rungs against cuBLAS over many shapes, one `gemmprof run` per shape, summarised.
+
+    python3 scripts/shape_sweep.py 13-16 --dtype fp32 --out-dir sweep_fp32 [--shapes "1000 4096 4095x4097x1023"]
+    python3 scripts/shape_sweep.py h4-h6 --dtype fp16 --out-dir sweep_fp16 --shapes-file shapes.txt --budget 0.2
+    python3 scripts/shape_sweep.py --summarize-only --dtype fp32 --out-dir sweep_fp32      # no GPU: the files again
+
+Each shape runs in a process of its own (`gemmprof run RUNGS -m M -n N -k K --dtype D -o OUT/run_MxNxK.json`, with
+cuBLAS of that dtype in the same run), so a fault at one shape costs only that shape. The summary (OUT/summary.json,
+a gemmprof.sweep file; OUT/summary.csv and .txt) has, per rung and shape, % of cuBLAS, per rung the geometric mean
+and the minimum over the shapes it ran, and the same for the best rung of each shape. Without --shapes or
+--shapes-file the built-in list runs (gemmprof.results.sweep.DEFAULT_SHAPES: squares 1024-8192, LLM layers with M
+from 16 to 16384 and N, K of 4096, 11008 and 14336, K = 16384, sizes off the tiles). --resume keeps the shapes whose
+results file exists. Exit status 1 when a shape has no results file (it is left out of the summary).
+"""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from gemmprof.errors import GemmprofError, InputError
+from gemmprof.measure.child import ChildRun
+from gemmprof.results.shape import GemmShape
+from gemmprof.render.sweep_tables import sweep_table
+from gemmprof.render.table import emit
+from gemmprof.results.run import load_run
+from gemmprof.results.sweep import DEFAULT_SHAPES, parse_shapes, summarize
+
+
+def results_file(out_dir: Path, shape: GemmShape) -> Path:
+    return out_dir / f"run_{shape.label}.json"
+
+
+def run_command(rungs: list[str], shape: GemmShape, dtype: str, budget: float, out: Path) -> list[str]:
+    """The child `gemmprof run` of one shape, an argument list (no shell)."""
+    return ChildRun(tuple(rungs), shape, dtype=dtype, budget_s=budget, output=str(out)).argv()
+
+
+def run_shapes(rungs, shapes, dtype, budget, out_dir: Path, resume: bool, execute=subprocess.run) -> list[str]:
+    """Run every shape (logs beside the results); the shapes that left no results file."""
+    failed = []
+    for i, shape in enumerate(shapes, 1):
+        out = results_file(out_dir, shape)
+        if resume and out.is_file():
+            print(f"[{i}/{len(shapes)}] {shape.label}: kept {out.name}", flush=True)
+            continue
+        cmd = run_command(rungs, shape, dtype, budget, out)
+        t0 = time.perf_counter()
+        with open(out_dir / f"run_{shape.label}.log", "w", encoding="utf-8") as log:
+            rc = execute(cmd, stdout=log, stderr=subprocess.STDOUT, check=False).returncode
+        print(f"[{i}/{len(shapes)}] {shape.label}: rc={rc} {time.perf_counter() - t0:.1f} s", flush=True)
+        if not out.is_file():
+            failed.append(shape.label)
+    return failed
+
+
+def summarize_dir(shapes, dtype: str, out_dir: Path):
+    files = [results_file(out_dir, s) for s in shapes]
+    runs = [(f.name, load_run(f)) for f in files if f.is_file()]
+    if not runs:
+        raise InputError(f"--out-dir {out_dir}: no results file of these shapes (run_MxNxK.json)")
+    sweep = summarize(runs, dtype)
+    sweep.save(out_dir / "summary.json")
+    table = sweep_table(sweep)
+    for ext in ("csv", "txt"):
+        emit(table, output=out_dir / f"summary.{ext}")
+    emit(table)
+    return sweep
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("rungs", nargs="*", help="rung ids, ranges or names, as `gemmprof run` takes them")
+    ap.add_argument("--dtype", choices=["fp32", "fp16", "bf16"], required=True)
+    ap.add_argument("--shapes", help="shapes: N or MxNxK, separated by spaces or commas (default: the built-in list)")
+    ap.add_argument("--shapes-file", help="a file of shapes, as --shapes, `#` comments")
+    ap.add_argument("--budget", type=float, default=0.3, help="seconds of timed launches per variant and shape")
+    ap.add_argument("--out-dir", required=True, help="an existing folder for the per-shape results and the summary")
+    ap.add_argument("--resume", action="store_true", help="keep the shapes whose results file exists")
+    ap.add_argument("--summarize-only", action="store_true", help="run nothing: summarise the results files there")
+    args = ap.parse_args(argv)
+    try:
+        if args.shapes and args.shapes_file:
+            raise InputError("--shapes and --shapes-file: give one of them")
+        if args.shapes_file:
+            try:
+                text = Path(args.shapes_file).read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError) as exc:
+                raise InputError(f"--shapes-file {args.shapes_file}: cannot read ({exc})") from None
+            shapes = parse_shapes(text, args.shapes_file)
+        else:
+            shapes = parse_shapes(args.shapes if args.shapes else DEFAULT_SHAPES, "--shapes")
+        out_dir = Path(args.out_dir)
+        if not out_dir.is_dir():
+            raise InputError(f"--out-dir {out_dir}: not an existing folder")
+        if not (0 < args.budget <= 3600):
+            raise InputError(f"--budget {args.budget}: expected seconds above 0, at most 3600")
+        if not args.summarize_only:
+            if not args.rungs:
+                raise InputError("name the rungs to run (e.g. 13-16, h4-h6), or pass --summarize-only")
+            run_shapes(args.rungs, shapes, args.dtype, args.budget, out_dir, args.resume)
+        summarize_dir(shapes, args.dtype, out_dir)
+    except GemmprofError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return exc.exit_code
+    missing = [s.label for s in shapes if not results_file(out_dir, s).is_file()]
+    if missing:  # left out of the summary: say so, and fail
+        print(f"no results file at {', '.join(missing)} (see run_MxNxK.log there)", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
