@@ -204,11 +204,11 @@ class Runner:
         def launch_into(out):
             return lambda: launch(kernel_args(problem, layout, out) + maps)
 
-        row, launch = self._verify(row, problem, launch_into, TOLERANCE[dtype], kernel.spec.reads_c)
+        row, verified = self._verify(row, problem, launch_into, TOLERANCE[dtype], kernel.spec.reads_c)
         split = kernel.decomposition_note(shape, self.device["sm_count"])  # e.g. split-K's slices, in the note
         if split:
             row.message = f"{split}; {row.message}" if row.message else split
-        return row, launch
+        return row, verified
 
     @property
     def device(self) -> dict:
