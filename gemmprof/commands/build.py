@@ -42,7 +42,8 @@ def _sass_columns(kernel, r) -> dict:
               help="Target architecture (repeatable), e.g. --arch sm_80 --arch sm_90.")
 @click.option("--spec", "spec_files", multiple=True, type=click.Path(dir_okay=False), help="Also build these specs.")
 @click.option("--param", "params", multiple=True, metavar="NAME=VALUE", help="Override a parameter.")
-@click.option("-j", "--jobs", type=click.IntRange(1, 256), default=2, show_default=True, help="Parallel nvcc processes.")
+@click.option("-j", "--jobs", type=click.IntRange(1, 256), default=None,
+              help="Parallel nvcc processes (default: CPU cores less two, 1 to 8).")
 @output_options
 def command(variants, archs, spec_files, params, jobs, fmt, output):
     """Compile kernels with nvcc and report registers, shared memory, spills and the SASS instruction mix.
@@ -56,9 +57,13 @@ def command(variants, archs, spec_files, params, jobs, fmt, output):
     """
     from gemmprof.catalog.selection import choose
     from gemmprof.measure.build import nvcc_build_all
+    from gemmprof.measure.compile_pool import default_jobs
 
     kernels = choose(variants, spec_files=spec_files, params=params, everything_by_default=True)
-    results = nvcc_build_all(kernels, list(archs), jobs=jobs)
+    n = len(kernels) * len(archs)
+    workers = max(1, min(jobs or default_jobs(), n))
+    click.echo(f"compiling {n} kernel{'s' * (n != 1)} with nvcc on {workers} worker{'s' * (workers != 1)}...", err=True)
+    results = nvcc_build_all(kernels, list(archs), jobs=workers)
     from gemmprof.measure.sass import find_disassembler
 
     rows = []

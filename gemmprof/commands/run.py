@@ -95,12 +95,15 @@ def command(variants, all_, dtype, spec_files, size, m, n, k, params, alpha, bet
     if output and not save_to:
         choose_format(fmt, output)  # an unknown extension is an error before the run, not after it
     save()
+    runner.ahead = _compile_ahead(jobs, options)
     try:
         context_lost = _run_jobs(runner, result, jobs, options, profile, params, save)
     except (KeyboardInterrupt, Exception):
         if save_to:
             click.echo(f"\nstopped: the {len(result.variants)} finished variants are saved in {save_to}", err=True)
         raise
+    finally:
+        runner.ahead.close()
     if child_results:
         _finish(context_lost, 0)
         return
@@ -119,6 +122,16 @@ def command(variants, all_, dtype, spec_files, size, m, n, k, params, alpha, bet
         if v.status in ("FAIL", "error") and "\n" in v.message.strip():
             click.echo(f"\n{v.name} ({v.status}):\n{v.message}", err=True)
     _finish(context_lost, 1 if any(v.status in ("FAIL", "error") for v in result.variants) else 0)
+
+
+def _compile_ahead(jobs, options):
+    """Every nvcc build of the run starts now, in the pool; the GPU takes each kernel as soon as it is built."""
+    from gemmprof.measure import compile_pool
+
+    ahead = compile_pool.for_run([item for kind, item in jobs if kind == "kernel"], options.shape, options.compiler)
+    if len(ahead):
+        click.echo(compile_pool.announce(ahead), err=True)
+    return ahead
 
 
 def _compilers(text):
@@ -162,7 +175,7 @@ def _run_jobs(runner, result, jobs, options, profile, params, save):
         task = bar.add_task("running", total=len(jobs))
         for i, (kind, item) in enumerate(jobs):
             name = item.name if kind == "baseline" else item[0].spec.name
-            bar.update(task, description=f"{name:<28}")
+            bar.update(task, description=f"verifying/timing {name:<28}")
             try:
                 row = runner.run_baseline(item) if kind == "baseline" else runner.run_kernel(*item)
             except ContextLost as exc:

@@ -114,6 +114,7 @@ class Runner:
         self._flush = None
         self._clocks: tuple | None = None  # (NvmlReader | None, why not)
         self._device: dict | None = None
+        self.ahead = None  # compile_pool.CompileAhead: nvcc builds started before measuring (None: build in line)
 
     def problem(self, storage: str) -> Problem:
         if storage not in self._problems:
@@ -167,7 +168,7 @@ class Runner:
         grid, block, smem = kernel.launch_config(shape, sms=self.device["sm_count"])
         row.launch = LaunchConfig(grid, block, smem)
         try:
-            compiled = compile_for_launch(kernel, compiler or self.opt.compiler)
+            compiled = compile_for_launch(kernel, compiler or self.opt.compiler, self.ahead)
         except CompileError as exc:
             row.status, row.message = "error", str(exc)
             return row
