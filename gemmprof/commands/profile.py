@@ -170,7 +170,9 @@ def _live(variants, all_, spec_files, dtype, params, cublas, shape, sections, pc
     bound = choose(variants, all_=all_, dtype=dtype, spec_files=spec_files, params=params)
     _compile_first(bound, shape)
     chosen = [b.spec for b in bound]
-    infos: dict[str, VariantInfo] = {b.variant_name: VariantInfo(dtype=b.run_dtype, tiles=b.tiles()) for b in bound}
+    infos: dict[str, VariantInfo] = {b.variant_name: VariantInfo(dtype=b.run_dtype,
+                                                                 tiles=b.tiles() if b.spec.traffic else None)
+                                     for b in bound}  # no traffic: block, no model bytes
     if cublas:
         infos.update({b.name: VariantInfo(dtype=b.dtype) for b in for_dtypes({k.run_dtype for k in bound})})
     run_args = tuple(f"--param={p}" for p in params) + (() if cublas else ("--no-cublas",))

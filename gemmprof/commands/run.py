@@ -23,6 +23,15 @@ from gemmprof.errors import InputError, require_cupy
 from gemmprof.render.table import FORMATS, choose_format, emit
 
 
+def view_options(f):
+    """--wide and --columns: which columns the terminal table shows (JSON and CSV always keep every field)."""
+    f = click.option("--columns", default=None, metavar="A,B,...",
+                     help="Table columns to show, by key or header (e.g. rung,name,median_ms,regs,occ,note).")(f)
+    return click.option("--wide", is_flag=True,
+                        help="Show every column (min, spread, % peak, model intensity, registers, shared memory, "
+                             "occupancy, error, clocks); the default fits 120 characters.")(f)
+
+
 @click.command("run")
 @click.argument("variants", nargs=-1)
 @click.option("--all", "all_", is_flag=True, help="Every rung of the ladder (with --dtype, every rung of that dtype).")
@@ -33,7 +42,7 @@ from gemmprof.render.table import FORMATS, choose_format, emit
 @shape_options
 @click.option("--param", "params", multiple=True, metavar="NAME=VALUE",
               help="Override a tunable parameter of the selected rungs (repeatable), e.g. --param BK=16.")
-@click.option("--alpha", type=FINITE, default=1.0, show_default=True)
+@click.option("--alpha", type=FINITE, default=1.0, show_default=True, help="C = alpha * A @ B + beta * C.")
 @click.option("--beta", type=FINITE, default=0.0, show_default=True, help="With beta=0, C is poisoned, never read.")
 @gpu_options
 @click.option("--compiler", "compiler", default=None, metavar="nvcc|nvrtc|nvcc,nvrtc",
@@ -44,16 +53,19 @@ from gemmprof.render.table import FORMATS, choose_format, emit
 @click.option("--no-cublas", is_flag=True, help="Skip the cuBLAS baselines (then no % of cuBLAS).")
 @click.option("--seed", type=click.IntRange(0, 2 ** 32 - 1), default=None, help="Seed for the random inputs (default: fresh every run).")
 @click.option("--budget", type=FiniteFloat(positive=True, maximum=3600), default=1.0, show_default=True, help="Seconds of timed launches per variant.")
-@click.option("--max-reps", type=click.IntRange(1, 10 ** 6), default=200, show_default=True)
+@click.option("--max-reps", type=click.IntRange(1, 10 ** 6), default=200, show_default=True,
+              help="At most this many timed launches per variant (--budget decides how many: at least 10 where "
+                   "this allows).")
 @click.option("--no-flush", is_flag=True, help="Do not flush L2 between repetitions.")
 @click.option("--launch-once", is_flag=True, help="Verify, then launch each variant once in its NVTX range (for ncu).")
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default=None, help="Output format for the terminal.")
+@view_options
 @click.option("-o", "--output", type=click.Path(dir_okay=False), default=None,
               help="Save the full results (JSON: device, versions, clocks, raw samples) or a table (.csv/.txt).")
 @click.option("--child-results", type=click.Path(dir_okay=False), hidden=True)
 def command(variants, all_, dtype, spec_files, size, m, n, k, params, alpha, beta, gpu, gpu_file, compiler,
             spec_defaults, no_cublas, seed,
-            budget, max_reps, no_flush, launch_once, fmt, output, child_results):
+            budget, max_reps, no_flush, launch_once, fmt, wide, columns, output, child_results):
     """Compile, verify against cuBLAS and time rungs of the GEMM ladder on the GPU.
 
     VARIANTS are rung ids (5, 3b, h2), ranges (1-6), or names (warptiling); several may be given.
@@ -66,12 +78,13 @@ def command(variants, all_, dtype, spec_files, size, m, n, k, params, alpha, bet
       gemmprof run 10 --param BK=16 --param TM=8 -m 4095 -n 4097 -k 1023
       gemmprof run --spec my_kernel.yaml --size 2048 --format json
       gemmprof run 9-12 --compiler nvcc,nvrtc
+      gemmprof run --all --wide                    # every column; --columns rung,name,regs,occ,note picks them
     """
     from gemmprof.catalog.selection import choose
     from gemmprof.measure.runner import Runner, RunOptions, baselines_for, new_result
     from gemmprof.measure.timing import TimingConfig
     from gemmprof.render.compiler_tables import compiler_table
-    from gemmprof.render.run_tables import run_table
+    from gemmprof.render.run_tables import run_table, terminal_view
 
     refuse_overwrite({"-o": output, "--child-results": child_results}, [*spec_files, gpu_file])
     shape = resolve_shape(size, m, n, k)
@@ -115,13 +128,19 @@ def command(variants, all_, dtype, spec_files, size, m, n, k, params, alpha, bet
 
         click.echo(json.dumps(result.to_dict(), indent=1, default=str))
     else:
-        emit(run_table(result), fmt, output)
+        full = run_table(result)
+        emit(terminal_view(full, _column_list(columns), wide) if choose_format(fmt, output) == "table" else full,
+             fmt, output)
         if len(compilers) > 1 and not output:
             emit(compiler_table(result, compilers), fmt, None)
     for v in result.variants:  # compiler logs and long messages do not fit the table's note column
         if v.status in ("FAIL", "error") and "\n" in v.message.strip():
             click.echo(f"\n{v.name} ({v.status}):\n{v.message}", err=True)
     _finish(context_lost, 1 if any(v.status in ("FAIL", "error") for v in result.variants) else 0)
+
+
+def _column_list(text):
+    return tuple(c for c in text.split(",") if c.strip()) if text else None
 
 
 def _compile_ahead(jobs, options):

@@ -100,7 +100,9 @@ def _rung_row(kernel: BoundKernel) -> VariantResult:
 def model_figures(dtype: str, shape: GemmShape, beta: float, gpu: GpuSpec, kernel: BoundKernel | None,
                   peak_kind: str) -> ModelFigures:
     dt = get_dtype(dtype)
-    tiled = tiled_traffic(shape, dt, kernel.tiles(), beta).arithmetic_intensity if kernel is not None else None
+    # only a spec with a traffic: block has a model; without one, no figure (never the naive tiles' default)
+    has_model = kernel is not None and bool(kernel.spec.traffic)
+    tiled = tiled_traffic(shape, dt, kernel.tiles(), beta).arithmetic_intensity if has_model else None
     return ModelFigures(flops=gemm_flops(shape), min_arithmetic_intensity=min_arithmetic_intensity(shape, dt, beta),
                         model_arithmetic_intensity=tiled, peak_kind=peak_kind,
                         peak_flops=gpu.peak_tflops.get(peak_kind, 0) * 1e12 or None)
