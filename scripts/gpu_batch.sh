@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One device call, many GPU checks: run from the repo root on the GPU machine.
 #   bash scripts/gpu_batch.sh STAGE [STAGE ...]
-# Stages: env hopper hopperfin fp32top fp32topprof ladder odd beta fp16 tune ncu nsys pytest compilers report rawprof paths. Logs and results go to $OUT/batch/ and are tarred into
+# Stages: env hopper hopperfin fp32top fp32topprof ladder odd beta fp16 tune ncu nsys pytest compilers report rawprof paths startup. Logs and results go to $OUT/batch/ and are tarred into
 # $OUT/batch.tar.gz (the device tool brings back at most 8 files); a short summary is printed last.
 set -u
 OUT=${OUT:-/tmp/gemmprof-out}
@@ -103,6 +103,9 @@ for stage in "$@"; do
       step diff "${GP[@]}" diff benchmarks/2026-11-22_h100_run/ladder_4096.json "$B/ladder_$SIZE.json" --force ;;
     pytest)
       step pytest python3 -m pytest -q -m gpu tests ;;
+    startup)  # issue 30: --help wall time and import profile; the main job cold (empty caches) then warm, one call
+      step startup python3 scripts/startup_times.py --size "$SIZE" --logs "$B/startup" -o "$B/startup.json"
+      cat "$B/startup.json" ;;
     *)
       echo "unknown stage $stage" ;;
   esac
