@@ -170,7 +170,9 @@ class Runner:
         grid, block, smem = kernel.launch_config(shape, sms=self.device["sm_count"])
         row.launch = LaunchConfig(grid, block, smem)
         try:
-            compiled = compile_for_launch(kernel, compiler or self.opt.compiler, self.ahead)
+            which = compiler or self.opt.compiler  # without a pool (a Runner of its own), the two-argument call
+            compiled = compile_for_launch(kernel, which) if self.ahead is None else \
+                compile_for_launch(kernel, which, ahead=self.ahead)
         except CompileError as exc:
             row.status, row.message = "error", str(exc)
             return row
