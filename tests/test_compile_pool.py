@@ -135,3 +135,18 @@ def test_the_launch_uses_the_build_made_ahead(monkeypatch):
 def test_default_jobs_leaves_two_cores(monkeypatch, cores, jobs):
     monkeypatch.setattr(compile_pool.os, "cpu_count", lambda: cores)
     assert compile_pool.default_jobs() == jobs
+
+
+def test_real_builds_run_in_spawned_processes(nvcc, tmp_path, monkeypatch):
+    """nvcc_build itself, in the process pool: each result belongs to its kernel, and the cubins are in the cache
+    the launching process reads (GEMMPROF_CACHE reaches the workers)."""
+    monkeypatch.setenv("GEMMPROF_CACHE", str(tmp_path / "cache"))
+    kernels = _kernels(3)
+    with compile_pool.CompileAhead(kernels, "sm_80", jobs=2) as ahead:
+        assert type(ahead._pool).__name__ == "ProcessPoolExecutor"
+        results = ahead.wait_all()
+    assert [r.name for r in results] == [k.variant_name for k in kernels]
+    assert all(r.ok and r.resources.registers > 0 for r in results), [r.log[-500:] for r in results]
+    assert all(str(r.cubin).startswith(str(tmp_path / "cache")) for r in results)
+    again = buildmod.nvcc_build(kernels[0], "sm_80")  # the launching process finds the pool's cubin
+    assert again.cubin == results[0].cubin

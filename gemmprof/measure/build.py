@@ -81,14 +81,13 @@ def nvcc_build_all(kernels: list[BoundKernel], archs: list[str], jobs: int | Non
     """Every kernel for every arch, in that order, built in the shared compile pool; progress(done, total) as
     each build ends. A build that raises is that kernel's error row, never the others' loss."""
     from concurrent.futures import as_completed
+    from functools import partial
 
-    from gemmprof.measure.compile_pool import default_jobs, thread_pool
+    from gemmprof.measure.compile_pool import default_jobs, process_pool, thread_pool
 
+    pool_of = thread_pool if build is not None else process_pool  # stand-ins in threads, nvcc in processes
     if build is None:
-        nvcc = nvccmod.nvcc_path()  # missing nvcc: one error before any work
-
-        def build(k, a):
-            return nvcc_build(k, a, nvcc)
+        build = partial(nvcc_build, nvcc=nvccmod.nvcc_path())  # missing nvcc: one error before any work
     tasks = [(k, a) for a in archs for k in kernels]
     out: list[BuildResult | None] = [None] * len(tasks)
     for i, (k, a) in enumerate(tasks):
@@ -97,7 +96,7 @@ def nvcc_build_all(kernels: list[BoundKernel], archs: list[str], jobs: int | Non
                                  skipped=True)
     todo = [i for i in range(len(tasks)) if out[i] is None]
     if todo:
-        with thread_pool(max(1, min(jobs or default_jobs(), len(todo)))) as pool:
+        with pool_of(max(1, min(jobs or default_jobs(), len(todo)))) as pool:
             futures = {pool.submit(build, *tasks[i]): i for i in todo}
             for n, fut in enumerate(as_completed(futures), 1):
                 i = futures[fut]

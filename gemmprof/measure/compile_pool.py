@@ -1,7 +1,9 @@
 """Compile ahead: every selected kernel's nvcc build is started at once in a pool, and whoever launches a kernel
 waits only for that kernel's build (`run`, `profile`, `build`; `tune` sizes its process pool the same way).
 
-nvcc is a separate process, so a pool of threads keeps P of them busy without the GIL in the way. Builds are
+Real builds run in a pool of spawned processes, as `tune`'s do: nvcc is a process of its own anyway, and the
+Python around it (the cache, reading ptxas's log and the SASS listing) then never holds the measuring process's
+GIL between two timed launches. Stand-in compilers (tests) run in threads. Builds are
 submitted in the order the kernels will be measured: the GPU starts on the first kernel as soon as it is built
 while the rest still compile, and never waits for a build it could have had earlier. A build that fails, or
 raises, is that kernel's failure alone: `get` answers None and the runner builds it again itself, in line, to
@@ -30,13 +32,20 @@ def thread_pool(jobs: int | None = None) -> ThreadPoolExecutor:
 
 
 def process_pool(jobs: int | None = None, initializer: Callable | None = None):
-    """For builds that hold the GIL (NVRTC through CuPy, as `tune` may use): spawned processes, never forked from
-    a process that may hold a CUDA context."""
+    """Builds kept out of the caller's GIL: spawned processes, never forked from a process that may hold a CUDA
+    context. By default they leave Ctrl-C to the parent."""
     import multiprocessing as mp
     from concurrent.futures import ProcessPoolExecutor
 
     return ProcessPoolExecutor(max_workers=jobs or default_jobs(), mp_context=mp.get_context("spawn"),
-                               initializer=initializer)
+                               initializer=initializer or ignore_sigint)
+
+
+def ignore_sigint() -> None:
+    """In a pool's worker process: Ctrl-C is the parent's to handle (it stops the pool)."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 class CompileAhead:
@@ -47,6 +56,7 @@ class CompileAhead:
 
     def __init__(self, kernels: Iterable[BoundKernel], arch: str, build: Callable | None = None,
                  jobs: int | None = None):
+        processes = build is None  # the real build in processes; a stand-in (not picklable, say) in threads
         if build is None:
             from gemmprof.measure.build import nvcc_build as build
         unique: dict[int, BoundKernel] = {}
@@ -54,7 +64,8 @@ class CompileAhead:
             unique.setdefault(id(k), k)
         self.kernels = list(unique.values())
         self.jobs = max(1, min(jobs or default_jobs(), len(self.kernels) or 1))
-        self._pool = thread_pool(self.jobs) if self.kernels else None
+        pool = process_pool if processes else thread_pool
+        self._pool = pool(self.jobs) if self.kernels else None
         self._futures: dict[int, Future] = {id(k): self._pool.submit(build, k, arch) for k in self.kernels}
 
     def __len__(self) -> int:
