@@ -69,7 +69,9 @@ def command(variants, all_, dtype, spec_files, size, m, n, k, params, alpha, bet
     """Compile, verify against cuBLAS and time rungs of the GEMM ladder on the GPU.
 
     VARIANTS are rung ids (5, 3b, h2), ranges (1-6), or names (warptiling); several may be given.
-    Every launch runs inside an NVTX range "gemmprof NAME MxNxK" so nsys and ncu can find it.
+    Every launch runs inside an NVTX range "gemmprof NAME MxNxK" so nsys and ncu can find it. Every nvcc build
+    starts first, in a pool of processes; each kernel is verified and timed as soon as its own build is done.
+    The table fits 120 columns; --wide or --columns show the rest, JSON and CSV (-o) keep every field.
 
     \b
     Examples:
