@@ -150,3 +150,50 @@ def test_real_builds_run_in_spawned_processes(nvcc, tmp_path, monkeypatch):
     assert all(str(r.cubin).startswith(str(tmp_path / "cache")) for r in results)
     again = buildmod.nvcc_build(kernels[0], "sm_80")  # the launching process finds the pool's cubin
     assert again.cubin == results[0].cubin
+
+
+class _AheadRunner:
+    """A stand-in Runner for the run command: takes each kernel's build from the pool the command started."""
+
+    clock_status = "stand-in: no clocks"
+    got: list = []
+
+    def __init__(self, profile, options, **_):
+        self.seed, self.ahead = 1, None
+
+    def clock_reader(self):
+        return None
+
+    def run_kernel(self, kernel, compiler=None):
+        from gemmprof.results.run import Measurement, VariantResult
+
+        built = self.ahead.get(kernel)
+        type(self).got.append((kernel.variant_name, built.name if built else None, time.perf_counter()))
+        s = kernel.spec
+        return VariantResult(id=s.id, name=s.name, title=s.title, dtype=s.dtype, status="ok",
+                             timing=Measurement((1.0, 1.1, 1.2)))
+
+
+def test_run_starts_every_build_first_and_measures_each_as_it_is_ready(monkeypatch, capsys):
+    import gemmprof.commands.run as run_cmd
+    import gemmprof.measure.runner as runner
+    from gemmprof.cli import main
+
+    kernels = _kernels(4)
+    fake = SleepyCompiler({k.variant_name: 0.3 for k in kernels})
+    real_for_run = compile_pool.for_run
+    monkeypatch.setattr(buildmod.nvccmod, "find_nvcc", lambda: "/usr/local/cuda/bin/nvcc")
+    monkeypatch.setattr(compile_pool, "for_run", lambda pairs, shape, compiler: real_for_run(
+        pairs, shape, compiler, arch="sm_90", build=fake, jobs=4))
+    monkeypatch.setattr(run_cmd, "require_cupy", lambda: None)
+    monkeypatch.setattr(runner, "Runner", _AheadRunner)
+    monkeypatch.setattr(runner, "device_info", lambda: {"name": "stand-in"})
+    _AheadRunner.got = []
+    t0 = time.perf_counter()
+    main(["run", *[k.spec.id for k in kernels], "--no-cublas", "--size", "256", "--spec-defaults"])
+    err = capsys.readouterr().err
+    assert "compiling 4 kernels with nvcc on 4 workers..." in err
+    names = [k.variant_name for k in kernels]
+    assert [(a, b) for a, b, _ in _AheadRunner.got] == [(n, n) for n in names]  # each its own build, in order
+    assert _AheadRunner.got[-1][2] - t0 < 0.3 * 4 * 0.75  # built side by side, not one after another
+    assert fake.most >= 2
