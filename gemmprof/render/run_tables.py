@@ -97,6 +97,7 @@ def _clock_cell(v) -> str | None:
 DEFAULT_COLUMNS = ("id", "name", "status", "median_ms", "tflops", "pct_cublas", "message")
 TERMINAL_WIDTH = 120
 NAME_MAX = 30
+ID_MAX = 8  # "cuBLAS", "5b", "h6"; a user's spec may name itself at any length
 _MIN_NOTE = 16
 
 
@@ -113,9 +114,10 @@ def terminal_view(full: Table, columns: tuple[str, ...] | None = None, wide: boo
     cols = [by_key[k] for k in keys]
     rows = [dict(r) for r in full.rows]
     fit = not columns and not wide
-    if fit and "name" in keys:
+    if fit:  # the whole id and name stay in JSON, CSV and footnotes
         for r in rows:
-            r["name"] = _cut(r.get("name") or "", NAME_MAX)  # the whole name stays in JSON, CSV and footnotes
+            r["name"] = _cut(r.get("name") or "", NAME_MAX)
+            r["id"] = _cut(str(r.get("id") or ""), ID_MAX)
     notes = [legend(keys)] + full.notes[1:]
     if "message" in keys:
         others = sum(_width(c, rows) for c in cols if c.key != "message") + 3 * len(cols) + 1
