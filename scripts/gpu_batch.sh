@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One device call, many GPU checks: run from the repo root on the GPU machine.
 #   bash scripts/gpu_batch.sh STAGE [STAGE ...]
-# Stages: env hopper hopperfin fp32top fp32topprof ladder odd beta fp16 tune ncu nsys pytest compilers report rawprof paths interleave splitk sweep. Logs and results go to $OUT/batch/ and are tarred into
+# Stages: env hopper hopperfin fp32top fp32topprof ladder odd beta fp16 tune ncu nsys pytest compilers report rawprof paths interleave splitk sweep startup. Logs and results go to $OUT/batch/ and are tarred into
 # $OUT/batch.tar.gz (the device tool brings back at most 8 files); a short summary is printed last.
 set -u
 if [ $# -eq 0 ]; then  # no stage: print the usage above and stop
@@ -129,6 +129,9 @@ for stage in "$@"; do
       mkdir -p "$B/sweep_fp32" "$B/sweep_fp16"
       step sweep_fp32 python3 scripts/shape_sweep.py 13-16 --dtype fp32 --shapes "$shapes" --budget "${SWEEP_BUDGET:-0.1}" --out-dir "$B/sweep_fp32"
       step sweep_fp16 python3 scripts/shape_sweep.py h4-h6 --dtype fp16 --shapes "$shapes" --budget "${SWEEP_BUDGET:-0.1}" --out-dir "$B/sweep_fp16" ;;
+    startup)  # issue 30: --help wall time and import profile; the main job cold (empty caches) then warm, one call
+      step startup python3 scripts/startup_times.py --size "$SIZE" --logs "$B/startup" -o "$B/startup.json"
+      cat "$B/startup.json" ;;
     *)
       echo "unknown stage $stage" ;;
   esac

@@ -93,3 +93,49 @@ def test_report_in_a_headless_browser(report, tmp_path):
     rgb = pixels[..., :3]
     saturated = (rgb.max(axis=2) - rgb.min(axis=2)) > 0.4
     assert saturated.sum() > 2000
+
+
+NEW_LADDER = ROOT / "benchmarks/2026-11-23_h100_ladder/ladder_4096.json"  # every variant carries its SASS mix
+
+
+def _section(html: str, title: str) -> str:
+    start = html.index(f"<h2>{title}</h2>")
+    end = html.find("<h2>", start + 1)
+    return html[start:] if end < 0 else html[start:end]
+
+
+def test_build_and_sass_is_one_variant_by_instruction_class_table():
+    doc = json.loads(NEW_LADDER.read_text())
+    run = RunResult.from_dict(doc)
+    sass = _section(page(run, doc, run_table(run)), "Build and SASS")
+    assert sass.count("<table") == 1
+    with_mix = [v for v in doc["variants"] if v.get("sass")]
+    assert len(with_mix) > 15
+    assert len(re.findall(r"<tr><td class=\"s\">", sass)) == len(with_mix)  # one row per variant
+    head = re.findall(r"<th>(.*?)</th>", sass)
+    assert head[:3] == ["variant", "FFMA", "HMMA"]  # the same column order in every row, not sorted per variant
+    unused = [k for k in with_mix[0]["sass"] if all(not v["sass"].get(k) for v in with_mix)]
+    assert unused and not set(unused) & set(head)  # classes no variant uses are named once, not as columns
+    assert "No variant has " + ", ".join(unused) in sass.replace("&#x27;", "'")
+
+
+def test_clocks_come_after_the_results():
+    doc = json.loads(NEW_LADDER.read_text())
+    run = RunResult.from_dict(doc)
+    html = page(run, doc, run_table(run))
+    assert html.index("<h2>Run</h2>") < html.index("<h2>Results</h2>") < html.index("<h2>Clocks</h2>")
+    assert html.index("<h2>Clocks</h2>") < html.index("<h2>Roofline</h2>")
+
+
+def test_ncu_text_said_of_several_launches_is_said_once():
+    from gemmprof.results.profile import ProfileResults
+
+    profile = ProfileResults.load(PROFILE)
+    doc = json.loads(LADDER.read_text())
+    run = RunResult.from_dict(doc)
+    html = page(run, doc, run_table(run), profile=profile)
+    repeated = "The optional metric smsp__pcsamp_sample_count could not be found."
+    with_it = [f.variant for f in profile.launches if any(repeated in r.summary for r in f.rules)]
+    assert len(with_it) > 5  # ncu says it of most launches
+    assert html.count(repeated) == 1
+    assert "Said of several launches" in html and ", ".join(with_it) in html

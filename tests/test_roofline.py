@@ -356,3 +356,59 @@ def test_a_bf16_profile_launch_finds_its_rung_and_model():
     assert (rung.id, rung.dtype, rung.kind, rung.peak_kind) == ("h6", "bf16", "ladder", "bf16_tensor_fp32_acc")
     fp16 = _rung_for_launch("persistent", None, shape, get_gpu("h100"), 0.0, 6e14)
     assert rung.points[0].intensity == pytest.approx(fp16.points[0].intensity) and fp16.dtype == "fp16"  # both 2-byte inputs
+
+
+LADDER_2311 = FIXTURES.parents[1] / "benchmarks/2026-11-23_h100_ladder/ladder_4096.json"
+PROFILE_2211 = FIXTURES.parents[1] / "benchmarks/2026-11-22_h100_profile/profile_4096.json"
+
+
+def _leaders(fig):
+    """(point, label anchor) in display space of every point label drawn with a leader line."""
+    ax = fig.axes[0]
+    out = []
+    for a in by_gid(fig, "label:").values():
+        if a.arrow_patch is None:
+            continue
+        start = ax.transData.transform(a.xy)
+        end = start + [v * fig.dpi / 72 for v in a.get_position()]
+        out.append((a.get_text(), start, end))
+    return out
+
+
+def _cross(p1, p2, q1, q2) -> bool:
+    def side(a, b, c):
+        return (b[0] - a[0]) * (c[1] - a[1]) - (b[1] - a[1]) * (c[0] - a[0])
+
+    return side(p1, p2, q1) * side(p1, p2, q2) < 0 and side(q1, q2, p1) * side(q1, q2, p2) < 0
+
+
+def test_a_crowd_of_rungs_gets_ordered_labels_whose_leaders_never_cross(runner, drawn, tmp_path):
+    """The ladder at 4096 with ncu's points: rungs 5b-13 sit at intensity 31.5, one above another."""
+    fig, _ = plot(runner, drawn, tmp_path, LADDER_2311, "--profile-results", PROFILE_2211)
+    leaders = _leaders(fig)
+    crowd = [(t, s, e) for t, s, e in leaders if abs(s[0] - fig.axes[0].transData.transform((31.5, 1))[0]) < 20]
+    assert len(crowd) >= 3, [t for t, _, _ in leaders]
+    by_point = [t for t, s, _ in sorted(crowd, key=lambda c: -c[1][1])]
+    by_label = [t for t, _, e in sorted(crowd, key=lambda c: -c[2][1])]
+    assert by_point == by_label  # the column keeps the markers' top-to-bottom order
+    for i, (ti, si, ei) in enumerate(leaders):
+        for tj, sj, ej in leaders[:i]:
+            assert not _cross(si, ei, sj, ej), (ti, tj)
+    labelled = {s for t in texts(fig, "label:") for s in t.split(", ")}
+    assert {"5b", "6", "7", "8", "9", "10", "11", "12", "13"} <= labelled
+
+
+def test_baselines_have_their_own_markers_and_the_legend_is_grouped(runner, drawn, tmp_path):
+    fig, _ = plot(runner, drawn, tmp_path, LADDER_2311, "--dtype", "all")
+    points = by_gid(fig, "point:")
+    cublas = {g.split(":")[1]: a for g, a in points.items() if ":cublas_" in g}
+    assert set(cublas) == {"cublas_sgemm", "cublas_tf32", "cublas_hgemm"}
+    assert len({a.get_marker() for a in cublas.values()}) == 3
+    assert len({tuple(a.get_markeredgecolor()) if not isinstance(a.get_markeredgecolor(), str)
+                else a.get_markeredgecolor() for a in cublas.values()}) == 3
+    legend = [t.get_text() for t in fig.legends[0].get_texts()]
+    assert legend.index("fp32 rungs") < legend.index("1  naive") < legend.index("fp16 rungs") < legend.index(
+        "cuBLAS") < legend.index("cuBLAS sgemm")
+    fp32 = [r for r in legend[legend.index("fp32 rungs") + 1: legend.index("fp16 rungs")]]
+    colours = [points[f"point:{name.split()[1]}:model"].get_markeredgecolor() for name in fp32]
+    assert len({tuple(c) for c in colours}) == len(colours)  # twenty rungs, twenty colours

@@ -42,7 +42,8 @@ def _sass_columns(kernel, r) -> dict:
               help="Target architecture (repeatable), e.g. --arch sm_80 --arch sm_90.")
 @click.option("--spec", "spec_files", multiple=True, type=click.Path(dir_okay=False), help="Also build these specs.")
 @click.option("--param", "params", multiple=True, metavar="NAME=VALUE", help="Override a parameter.")
-@click.option("-j", "--jobs", type=click.IntRange(1, 256), default=2, show_default=True, help="Parallel nvcc processes.")
+@click.option("-j", "--jobs", type=click.IntRange(1, 256), default=None,
+              help="Parallel nvcc processes (default: CPU cores less two, 1 to 8).")
 @output_options
 def command(variants, archs, spec_files, params, jobs, fmt, output):
     """Compile kernels with nvcc and report registers, shared memory, spills and the SASS instruction mix.
@@ -56,9 +57,13 @@ def command(variants, archs, spec_files, params, jobs, fmt, output):
     """
     from gemmprof.catalog.selection import choose
     from gemmprof.measure.build import nvcc_build_all
+    from gemmprof.measure.pools import default_jobs
 
     kernels = choose(variants, spec_files=spec_files, params=params, everything_by_default=True)
-    results = nvcc_build_all(kernels, list(archs), jobs=jobs)
+    n = len(kernels) * len(archs)
+    workers = max(1, min(jobs or default_jobs(), n))
+    click.echo(f"compiling {n} kernel{'s' * (n != 1)} with nvcc on {workers} worker{'s' * (workers != 1)}...", err=True)
+    results = nvcc_build_all(kernels, list(archs), jobs=workers)
     from gemmprof.measure.sass import find_disassembler
 
     rows = []
@@ -68,16 +73,20 @@ def command(variants, archs, spec_files, params, jobs, fmt, output):
                      "registers": res.registers if res else None, "static_smem": res.static_smem if res else None,
                      "spill_stores": res.spill_stores if res else None, "spill_loads": res.spill_loads if res else None,
                      "stack_frame": res.stack_frame if res else None})
+    sass = find_disassembler() is not None or any(r.build and r.build.sass for r in results)
     cols = [Column("name", "kernel", fmt="s"), Column("arch", "arch", fmt="s"), Column("status", "status", fmt="s"),
             Column("registers", "regs/thread"), Column("static_smem", "static smem", "B"),
             Column("spill_stores", "spill st", "B"), Column("spill_loads", "spill ld", "B"),
-            Column("stack_frame", "stack", "B"), *SASS_COLUMNS]
+            Column("stack_frame", "stack", "B"), *(SASS_COLUMNS if sass else [])]
     version = next((r.build.label for r in results if r.build), "nvcc")
-    notes = ["SASS counts are static (each instruction in the binary once). loop FLOP/trip: FLOPs one block does "
-             "in one trip of the innermost loop holding FFMA/HMMA/HGMMA (2 per FFMA per thread, the MMA shape per "
-             "warp); 2*BM*BN*BK: what one K-step of the block tile needs (1.00 = the loop is the K-tile loop)."]
-    if find_disassembler() is None:
-        notes.append("no SASS columns: install nvdisasm (CUDA toolkit, or `pip install gemmprof[sass]`)")
+    if sass:
+        notes = ["SASS counts are static (each instruction in the binary once). loop FLOP/trip: FLOPs one block "
+                 "does in one trip of the innermost loop holding FFMA/HMMA/HGMMA (2 per FFMA per thread, the MMA "
+                 "shape per warp); 2*BM*BN*BK: what one K-step of the block tile needs (1.00 = the loop is the "
+                 "K-tile loop)."]
+    else:  # one line instead of 17 columns of '-'
+        notes = ["No SASS instruction mix: no disassembler (nvdisasm or cuobjdump) was found. "
+                 "`pip install 'gemmprof[sass]'` brings both (or install the CUDA toolkit's)."]
     emit(Table(f"{version} build: " + ", ".join(archs), cols, rows, notes), fmt, output)
     failed = [r for r in results if not r.ok]
     for r in failed:

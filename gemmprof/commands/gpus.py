@@ -27,8 +27,11 @@ def command(name, gpu_file, gpu_file_old, fmt, output):
 
     gpu_file = gpu_file or gpu_file_old  # --profile: the old name of --gpu-file
     if name or gpu_file:
+        from gemmprof.render.table import choose_format
+
         gpu_spec = gpu_specs.load_gpu_file(gpu_file) if gpu_file else gpu_specs.get_gpu(name)
-        emit(_detail(gpu_spec), fmt, output)
+        table = _detail(gpu_spec)
+        emit(_cited_once(table) if choose_format(fmt, output) == "table" else table, fmt, output)
         return
     rows = [{"key": p.key, "name": p.name, "cc": p.compute_capability, "sms": p.sm_count,
              "fp32": p.peak_tflops.get("fp32"), "tf32": p.peak_tflops.get("tf32_tensor"),
@@ -65,3 +68,17 @@ def _detail(p) -> Table:
             Column("source", "source", fmt="s")]
     title = f"{p.name} (cc {p.compute_capability}; CUDA names: {', '.join(p.cuda_names)}) from {p.path}"
     return Table(title, cols, rows, meta={"gpu_spec": p.key})
+
+
+def _cited_once(table: Table) -> Table:
+    """For reading: each source's text once, under the table, numbered; the rows name its number. (JSON and CSV
+    keep the whole citation in every row, so any row read alone still says where its figure comes from.)"""
+    numbers: dict[str, int] = {}
+    rows = []
+    for row in table.rows:
+        text = row.get("source") or ""
+        if text:
+            numbers.setdefault(text, len(numbers) + 1)
+        rows.append({**row, "source": f"[{numbers[text]}]" if text else None})
+    notes = [f"[{n}] {text}" for text, n in numbers.items()] + table.notes
+    return Table(table.title, table.columns, rows, notes, table.meta)

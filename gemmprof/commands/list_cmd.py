@@ -21,6 +21,10 @@ from gemmprof.render.table import Column, Table, emit
 def command(dtype, spec_files, explain_rungs, params, size, m, n, k, fmt, output):
     """Show the kernel ladder: rung, name, technique, source document, dtype, parameters.
 
+    The sources "seed 000" to "seed 004" are the study notes the ladder was built from: seed 004 translates
+    Simon Boehm's "How to Optimize a CUDA Matmul Kernel" (rungs 1-12 follow its kernels); a name ending in
+    _seed00N is that document's own kernel beside the rung it resembles.
+
     With --explain RUNG, say for each of the rung's described memory accesses (its spec's `accesses:` block) how
     many 32-byte sectors and 128-byte lines one warp request touches and how much of them it uses, how many
     shared-memory wavefronts it needs and how many of those are bank conflicts; and where a document's claim
@@ -51,7 +55,14 @@ def command(dtype, spec_files, explain_rungs, params, size, m, n, k, fmt, output
     if fmt in ("json", "csv"):
         cols += [Column("dtype", "dtype", fmt="s"), Column("description", "description", fmt="s"),
                  Column("layout", "layout", fmt="s"), Column("backend", "backend", fmt="s"), Column("file", "file", fmt="s")]
-    emit(Table("The GEMM ladder", cols, rows), fmt, output)
+    emit(Table("The GEMM ladder", cols, rows, [SEEDS]), fmt, output)
+
+
+SEEDS = ("Sources: seed 000 to seed 004 are the five study notes the ladder was built from. Seed 004 translates "
+         "Simon Boehm's 'How to Optimize a CUDA Matmul Kernel for cuBLAS-like Performance' (rungs 1-12 follow "
+         "its kernels); seeds 000, 002 and 003 are GEMM notes and seed 001 teaches WMMA and mma.sync. A name ending "
+         "in _seed00N (1b, 3b, 3c, 5b, h1) is that document's own kernel beside the rung it resembles; "
+         "`gemmprof model --flop-convention seed004|seed003` counts FLOPs the way those notes do.")
 
 
 EXPLAIN_COLUMNS = [Column("rung", "rung", fmt="s"), Column("access", "access", fmt="s"),

@@ -19,7 +19,8 @@ from gemmprof.render.table import Column, Table, emit_many
 
 @click.command("model")
 @shape_options
-@click.option("--dtype", type=click.Choice(["fp32", "fp16", "tf32"]), default="fp32", show_default=True)
+@click.option("--dtype", type=click.Choice(["fp32", "fp16", "bf16", "tf32"]), default="fp32", show_default=True,
+              help="Element type: sizes and the peak used (bf16: with --ladder, the rungs built for bf16, h4-h6).")
 @click.option("--alpha", type=FINITE, default=1.0, show_default=True)
 @click.option("--beta", type=FINITE, default=0.0, show_default=True, help="C is read only when beta != 0.")
 @gpu_options
@@ -28,7 +29,8 @@ from gemmprof.render.table import Column, Table, emit_many
 @click.option("--ceiling", type=click.Choice(["datasheet", "measured"]), default="datasheet", show_default=True,
               help="Use the GPU spec's datasheet peaks or its measured ceilings.")
 @click.option("--flop-convention", type=click.Choice(["2mnk", "seed004", "seed003"]), default="2mnk",
-              show_default=True, help="2MNK; seed 004 adds the epilogue's MN; seed 003 counts M(2K-1)N.")
+              show_default=True, help="2MNK; seed 004 adds the epilogue's MN; seed 003 counts M(2K-1)N (the seeds: "
+                   "the study notes `gemmprof list` names as sources; use one to compare with its figures).")
 @click.option("--rung", "rungs", multiple=True, help="Show the traffic model of these rungs (ids, ranges, names).")
 @click.option("--ladder", is_flag=True, help="Show the traffic model of every rung of --dtype.")
 @click.option("--tiles", default=None, metavar="BM,BN,TM,TN", help="Traffic model of a tiling of your own.")
@@ -155,10 +157,11 @@ def _traffic_rows(shape, dt, beta, peak, bw, rungs, ladder, tiles, dtype, sms=No
             raise InputError(f"--tiles {tiles!r}: expected four integers BM,BN,TM,TN") from None
         entries.append(("-", "--tiles", mdl.Tiles(bm, bn, tm, tn, smem=(bm, bn) != (1, 1)), None))
     if rungs or ladder:
-        chosen = specmod.select(rungs, all_=ladder, dtype=None if rungs else ("fp16" if dtype == "fp16" else "fp32"))
+        chosen = specmod.select(rungs, all_=ladder, dtype=None if rungs else (dtype if dtype in ("fp16", "bf16")
+                                                                              else "fp32"))
         for s in chosen:
-            kernel = bind(s)
-            entries.append((s.id, s.name, kernel.tiles(), kernel))
+            kernel = bind(s, dtype=dtype if dtype in s.dtypes else None)  # h4-h6 also build for bf16
+            entries.append((s.id, kernel.variant_name, kernel.tiles(), kernel))
     rows, access_rows = [], []
     flops = mdl.gemm_flops(shape)
     for rid, name, t, kernel in entries:
@@ -166,7 +169,7 @@ def _traffic_rows(shape, dt, beta, peak, bw, rungs, ladder, tiles, dtype, sms=No
         if acc is not None:
             access_rows.append({"rung": rid, "name": name, **{k: 100 * v if k.endswith("efficiency") and v is not None
                                                               else v for k, v in acc.items()}})
-        rdt = mdl.get_dtype(kernel.spec.dtype) if kernel is not None else dt  # a rung's own element sizes
+        rdt = mdl.get_dtype(kernel.run_dtype) if kernel is not None else dt  # a rung's own element sizes
         tr = mdl.tiled_traffic(shape, rdt, t, beta, acc["gmem_sector_bytes"] if acc else None)
         mem_t = tr.gmem_bytes / bw
         rows.append({"rung": rid, "name": name, "tiles": f"{t.BM}x{t.BN} / {t.TM}x{t.TN}",

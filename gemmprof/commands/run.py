@@ -25,6 +25,15 @@ from gemmprof.render.table import FORMATS, choose_format, emit
 INTERLEAVE_ROUNDS = 10  # batches per variant with --interleave: enough turns to spread drift, few enough to size
 
 
+def view_options(f):
+    """--wide and --columns: which columns the terminal table shows (JSON and CSV always keep every field)."""
+    f = click.option("--columns", default=None, metavar="A,B,...",
+                     help="Table columns to show, by key or header (e.g. rung,name,median_ms,regs,occ,note).")(f)
+    return click.option("--wide", is_flag=True,
+                        help="Show every column (min, spread, % peak, model intensity, registers, shared memory, "
+                             "occupancy, error, clocks); the default fits 120 characters.")(f)
+
+
 @click.command("run")
 @click.argument("variants", nargs=-1)
 @click.option("--all", "all_", is_flag=True, help="Every rung of the ladder (with --dtype, every rung of that dtype).")
@@ -35,7 +44,7 @@ INTERLEAVE_ROUNDS = 10  # batches per variant with --interleave: enough turns to
 @shape_options
 @click.option("--param", "params", multiple=True, metavar="NAME=VALUE",
               help="Override a tunable parameter of the selected rungs (repeatable), e.g. --param BK=16.")
-@click.option("--alpha", type=FINITE, default=1.0, show_default=True)
+@click.option("--alpha", type=FINITE, default=1.0, show_default=True, help="C = alpha * A @ B + beta * C.")
 @click.option("--beta", type=FINITE, default=0.0, show_default=True, help="With beta=0, C is poisoned, never read.")
 @gpu_options
 @click.option("--compiler", "compiler", default=None, metavar="nvcc|nvrtc|nvcc,nvrtc",
@@ -46,23 +55,28 @@ INTERLEAVE_ROUNDS = 10  # batches per variant with --interleave: enough turns to
 @click.option("--no-cublas", is_flag=True, help="Skip the cuBLAS baselines (then no % of cuBLAS).")
 @click.option("--seed", type=click.IntRange(0, 2 ** 32 - 1), default=None, help="Seed for the random inputs (default: fresh every run).")
 @click.option("--budget", type=FiniteFloat(positive=True, maximum=3600), default=1.0, show_default=True, help="Seconds of timed launches per variant.")
-@click.option("--max-reps", type=click.IntRange(1, 10 ** 6), default=200, show_default=True)
+@click.option("--max-reps", type=click.IntRange(1, 10 ** 6), default=200, show_default=True,
+              help="At most this many timed launches per variant (--budget decides how many: at least 10 where "
+                   "this allows).")
 @click.option("--no-flush", is_flag=True, help="Do not flush L2 between repetitions.")
 @click.option("--interleave", is_flag=True,
               help=f"Verify every variant first, then time them together: each one's launches in "
                    f"{INTERLEAVE_ROUNDS} batches taken round-robin, so clock drift reaches all alike.")
 @click.option("--launch-once", is_flag=True, help="Verify, then launch each variant once in its NVTX range (for ncu).")
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default=None, help="Output format for the terminal.")
+@view_options
 @click.option("-o", "--output", type=click.Path(dir_okay=False), default=None,
               help="Save the full results (JSON: device, versions, clocks, raw samples) or a table (.csv/.txt).")
 @click.option("--child-results", type=click.Path(dir_okay=False), hidden=True)
 def command(variants, all_, dtype, spec_files, size, m, n, k, params, alpha, beta, gpu, gpu_file, compiler,
             spec_defaults, no_cublas, seed,
-            budget, max_reps, no_flush, interleave, launch_once, fmt, output, child_results):
+            budget, max_reps, no_flush, interleave, launch_once, fmt, wide, columns, output, child_results):
     """Compile, verify against cuBLAS and time rungs of the GEMM ladder on the GPU.
 
     VARIANTS are rung ids (5, 3b, h2), ranges (1-6), or names (warptiling); several may be given.
-    Every launch runs inside an NVTX range "gemmprof NAME MxNxK" so nsys and ncu can find it.
+    Every launch runs inside an NVTX range "gemmprof NAME MxNxK" so nsys and ncu can find it. Every nvcc build
+    starts first, in a pool of processes; each kernel is verified and timed as soon as its own build is done.
+    The table fits 120 columns; --wide or --columns show the rest, JSON and CSV (-o) keep every field.
 
     \b
     Examples:
@@ -72,12 +86,13 @@ def command(variants, all_, dtype, spec_files, size, m, n, k, params, alpha, bet
       gemmprof run 13 14 15 --interleave --budget 3    # close variants, timed in turns
       gemmprof run --spec my_kernel.yaml --size 2048 --format json
       gemmprof run 9-12 --compiler nvcc,nvrtc
+      gemmprof run --all --wide                    # every column; --columns rung,name,regs,occ,note picks them
     """
     from gemmprof.catalog.selection import choose
     from gemmprof.measure.runner import Runner, RunOptions, baselines_for, new_result
     from gemmprof.measure.timing import TimingConfig
     from gemmprof.render.compiler_tables import compiler_table
-    from gemmprof.render.run_tables import run_table
+    from gemmprof.render.run_tables import run_table, terminal_view
 
     refuse_overwrite({"-o": output, "--child-results": child_results}, [*spec_files, gpu_file])
     if interleave and launch_once:
@@ -104,12 +119,15 @@ def command(variants, all_, dtype, spec_files, size, m, n, k, params, alpha, bet
     if output and not save_to:
         choose_format(fmt, output)  # an unknown extension is an error before the run, not after it
     save()
+    runner.ahead = _compile_ahead(jobs, options)
     try:
         context_lost = _run_jobs(runner, result, jobs, options, gpu_spec, params, save)
     except (KeyboardInterrupt, Exception):
         if save_to:
             click.echo(f"\nstopped: the {len(result.variants)} finished variants are saved in {save_to}", err=True)
         raise
+    finally:
+        runner.ahead.close()
     if child_results:
         _finish(context_lost, 0)
         return
@@ -121,13 +139,29 @@ def command(variants, all_, dtype, spec_files, size, m, n, k, params, alpha, bet
 
         click.echo(json.dumps(result.to_dict(), indent=1, default=str))
     else:
-        emit(run_table(result), fmt, output)
+        full = run_table(result)
+        emit(terminal_view(full, _column_list(columns), wide) if choose_format(fmt, output) == "table" else full,
+             fmt, output)
         if len(compilers) > 1 and not output:
             emit(compiler_table(result, compilers), fmt, None)
     for v in result.variants:  # compiler logs and long messages do not fit the table's note column
         if v.status in ("FAIL", "error") and "\n" in v.message.strip():
             click.echo(f"\n{v.name} ({v.status}):\n{v.message}", err=True)
     _finish(context_lost, 1 if any(v.status in ("FAIL", "error") for v in result.variants) else 0)
+
+
+def _column_list(text):
+    return tuple(c for c in text.split(",") if c.strip()) if text else None
+
+
+def _compile_ahead(jobs, options):
+    """Every nvcc build of the run starts now, in the pool; the GPU takes each kernel as soon as it is built."""
+    from gemmprof.measure import compile_pool
+
+    ahead = compile_pool.for_run([item for kind, item in jobs if kind == "kernel"], options.shape, options.compiler)
+    if len(ahead):
+        click.echo(compile_pool.announce(ahead), err=True)
+    return ahead
 
 
 def _compilers(text):
@@ -173,7 +207,7 @@ def _run_jobs(runner, result, jobs, options, gpu_spec, params, save):
         prepared = []  # with --interleave: (row, launch) of every variant, timed together after the last
         for i, (kind, item) in enumerate(jobs):
             name = item.name if kind == "baseline" else item[0].spec.name
-            bar.update(task, description=f"{name:<28}")
+            bar.update(task, description=f"verifying/timing {name:<28}")
             try:
                 if interleave:
                     row, launch = runner.prepare_baseline(item) if kind == "baseline" else runner.prepare_kernel(*item)

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import hashlib
 import re
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from gemmprof.catalog.binding import BoundKernel
@@ -77,20 +76,37 @@ def builds_for(kernel: BoundKernel, arch: str) -> bool:
     return not targets or any(t.rstrip("a") == arch.rstrip("a") for t in targets)
 
 
-def nvcc_build_all(kernels: list[BoundKernel], archs: list[str], jobs: int = 2, progress=None) -> list[BuildResult]:
-    nvcc = nvccmod.nvcc_path()
+def nvcc_build_all(kernels: list[BoundKernel], archs: list[str], jobs: int | None = None, progress=None,
+                   build=None) -> list[BuildResult]:
+    """Every kernel for every arch, in that order, built in the shared compile pool; progress(done, total) as
+    each build ends. A build that raises is that kernel's error row, never the others' loss."""
+    from concurrent.futures import as_completed
+    from functools import partial
+
+    from gemmprof.measure.pools import default_jobs, process_pool, thread_pool
+
+    pool_of = thread_pool if build is not None else process_pool  # stand-ins in threads, nvcc in processes
+    if build is None:
+        build = partial(nvcc_build, nvcc=nvccmod.nvcc_path())  # missing nvcc: one error before any work
     tasks = [(k, a) for a in archs for k in kernels]
     out: list[BuildResult | None] = [None] * len(tasks)
     for i, (k, a) in enumerate(tasks):
         if not builds_for(k, a):
             out[i] = BuildResult(k.variant_name, a, True, None, f"builds only for {', '.join(k.spec.targets)}",
                                  skipped=True)
-    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-        futures = {pool.submit(nvcc_build, k, a, nvcc): i for i, (k, a) in enumerate(tasks) if out[i] is None}
-        for fut, i in futures.items():
-            out[i] = fut.result()
-            if progress:
-                progress()
+    todo = [i for i in range(len(tasks)) if out[i] is None]
+    if todo:
+        with pool_of(max(1, min(jobs or default_jobs(), len(todo)))) as pool:
+            futures = {pool.submit(build, *tasks[i]): i for i in todo}
+            for n, fut in enumerate(as_completed(futures), 1):
+                i = futures[fut]
+                k, a = tasks[i]
+                try:
+                    out[i] = fut.result()
+                except Exception as exc:  # noqa: BLE001 - one kernel's crash is its own error row
+                    out[i] = BuildResult(k.variant_name, a, False, None, f"{type(exc).__name__}: {exc}")
+                if progress:
+                    progress(n, len(todo))
     return [r for r in out if r is not None]
 
 
@@ -123,18 +139,23 @@ def device_arch() -> str:
     return f"sm_{cupy.cuda.Device().compute_capability}"
 
 
-def compile_for_launch(kernel: BoundKernel, compiler: str | None = None) -> CompiledKernel:
+def compile_for_launch(kernel: BoundKernel, compiler: str | None = None, ahead=None) -> CompiledKernel:
+    """`ahead`: a compile_pool.CompileAhead whose nvcc build of this kernel is used when it has one."""
     which, why = choose_compiler(kernel, compiler)
-    compiled = nvcc_load(kernel) if which == "nvcc" else cupy_compile(kernel)
+    if which == "nvcc":
+        compiled = nvcc_load(kernel, ahead.get(kernel) if ahead is not None else None)
+    else:
+        compiled = cupy_compile(kernel)
     compiled.build = BuildInfo(**{**compiled.build.__dict__, "reason": why})
     return compiled
 
 
-def nvcc_load(kernel: BoundKernel) -> CompiledKernel:
-    """Build with nvcc for this device's exact arch (cached) and load the cubin with CuPy."""
+def nvcc_load(kernel: BoundKernel, built: BuildResult | None = None) -> CompiledKernel:
+    """Build with nvcc for this device's exact arch (cached), unless `built` is that build already, and load the
+    cubin with CuPy."""
     import cupy
 
-    result = nvcc_build(kernel, device_arch())
+    result = built if built is not None else nvcc_build(kernel, device_arch())
     if not result.ok or result.build is None:
         raise CompileError(f"{kernel.spec.name}: nvcc failed:\n{result.log}")
     cubin = result.cubin

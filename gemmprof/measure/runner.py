@@ -104,7 +104,9 @@ def _rung_row(kernel: BoundKernel) -> VariantResult:
 def model_figures(dtype: str, shape: GemmShape, beta: float, gpu: GpuSpec, kernel: BoundKernel | None,
                   peak_kind: str) -> ModelFigures:
     dt = get_dtype(dtype)
-    tiled = tiled_traffic(shape, dt, kernel.tiles(), beta).arithmetic_intensity if kernel is not None else None
+    # only a spec with a traffic: block has a model; without one, no figure (never the naive tiles' default)
+    has_model = kernel is not None and bool(kernel.spec.traffic)
+    tiled = tiled_traffic(shape, dt, kernel.tiles(), beta).arithmetic_intensity if has_model else None
     return ModelFigures(flops=gemm_flops(shape), min_arithmetic_intensity=min_arithmetic_intensity(shape, dt, beta),
                         model_arithmetic_intensity=tiled, peak_kind=peak_kind,
                         peak_flops=gpu.peak_tflops.get(peak_kind, 0) * 1e12 or None)
@@ -118,6 +120,7 @@ class Runner:
         self._flush = None
         self._clocks: tuple | None = None  # (NvmlReader | None, why not)
         self._device: dict | None = None
+        self.ahead = None  # compile_pool.CompileAhead: nvcc builds started before measuring (None: build in line)
 
     def problem(self, storage: str) -> Problem:
         if storage not in self._problems:
@@ -178,7 +181,9 @@ class Runner:
         grid, block, smem = kernel.launch_config(shape, sms=self.device["sm_count"])
         row.launch = LaunchConfig(grid, block, smem)
         try:
-            compiled = compile_for_launch(kernel, compiler or self.opt.compiler)
+            which = compiler or self.opt.compiler  # without a pool (a Runner of its own), the two-argument call
+            compiled = compile_for_launch(kernel, which) if self.ahead is None else \
+                compile_for_launch(kernel, which, ahead=self.ahead)
         except CompileError as exc:
             row.status, row.message = "error", str(exc)
             return row, None

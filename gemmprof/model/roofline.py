@@ -218,8 +218,11 @@ def model_intensity(spec, shape: GemmShape, beta: float = 0.0, dtype: str | None
     """A ladder spec's traffic-model intensity at `shape` (SpecError when its constraints reject the shape), for
     `dtype` when the spec's source also builds for it (h4-h6 for bf16)."""
     from gemmprof.catalog.binding import bind
+    from gemmprof.errors import SpecError
 
     kernel = bind(spec, dtype=dtype if dtype in spec.dtypes else None)
+    if not spec.traffic:
+        raise SpecError(f"{spec.name}: no traffic model (its spec has no traffic: block)")
     kernel.check_shape(shape)
     return tiled_traffic(shape, get_dtype(kernel.run_dtype), kernel.tiles(), beta).arithmetic_intensity
 

@@ -1,4 +1,4 @@
-"""One self-contained HTML page for a run: header, results table, roofline (inline SVG), ncu findings, SASS mix.
+"""One self-contained HTML page for a run: header, results, clocks, roofline (inline SVG), ncu findings, SASS mix.
 
 Nothing is fetched when the page opens: the CSS is inline, the roofline is an SVG drawn by matplotlib with its
 text as paths (no fonts), and there is no script. Every piece of text from a results file is escaped.
@@ -7,7 +7,6 @@ text as paths (no fonts), and there is no script. Every piece of text from a res
 from __future__ import annotations
 
 import io
-import re
 from html import escape
 
 from gemmprof.render.table import Table, format_value
@@ -87,7 +86,7 @@ def _pct(x):
     return None if x is None else f"{100 * x:.0f}%"
 
 
-def _launch_card(f: LaunchFindings) -> str:
+def _launch_card(f: LaunchFindings, common: set[str] = frozenset()) -> str:
     oc, sm = f.occupancy, f.smem
     facts = [("time", f"{f.duration_ns / 1e3:.1f} us" if f.duration_ns else None),
              ("speed of light SM / memory", f"{format_value(f.sol_compute_pct, '.1f')}% / "
@@ -104,12 +103,34 @@ def _launch_card(f: LaunchFindings) -> str:
               if sm.per("st", "requests") is not None else None)]
     stalls = "".join(f'<li>{e(reason)} <span class="bar" style="width:{max(1, round(160 * share))}px"></span> '
                      f"{e(_pct(share))}</li>" for reason, share in list(f.stalls.items())[:6])
-    advice = "".join(f"<li>{e(r.type)} {e(r.name)}: {e(r.summary)}</li>" for r in f.rules[:4])
-    notes = "".join(f"<li>{e(n)}</li>" for n in oc.disagreements + oc.notes + f.notes)
+    advice = "".join(f"<li>{e(line)}</li>" for line in [a for a in _advice(f) if a not in common][:4])
+    notes = "".join(f"<li>{e(n)}</li>" for n in _notes(f) if n not in common)
     return (f'<div class="card"><h3>{e(f.variant)}</h3>{kv_html(facts)}'
             + (f"<b>warp stalls (share of stall cycles)</b><ul>{stalls}</ul>" if stalls else "")
             + (f"<b>ncu's advice</b><ul>{advice}</ul>" if advice else "")
             + (f"<b>notes</b><ul>{notes}</ul>" if notes else "") + "</div>")
+
+
+def _launch_cards(launches: list[LaunchFindings]) -> str:
+    """The cards, with what ncu says of several launches alike (its rule texts, shared notes) said once above them
+    with the launches it concerns, and each card keeping what is its own."""
+    said: dict[str, list[str]] = {}
+    for f in launches:
+        for line in dict.fromkeys(_advice(f) + _notes(f)):
+            said.setdefault(line, []).append(f.variant)
+    common = {line: who for line, who in said.items() if len(who) > 1}
+    shared = "".join(f'<li>{e(line)} <span class="muted">({e(", ".join(who))})</span></li>'
+                     for line, who in common.items())
+    head = (f"<b>Said of several launches</b><ul>{shared}</ul>" if shared else "")
+    return head + '<div class="cards">' + "".join(_launch_card(f, set(common)) for f in launches) + "</div>"
+
+
+def _advice(f: LaunchFindings) -> list[str]:
+    return [f"{r.type} {r.name}: {r.summary}" for r in f.rules]
+
+
+def _notes(f: LaunchFindings) -> list[str]:
+    return list(f.occupancy.disagreements + f.occupancy.notes + f.notes)
 
 
 def _clock_rows(run: RunResult):
@@ -133,10 +154,6 @@ def _clock_rows(run: RunResult):
             "FELL: the clock after is below 95% of the clock before, or below 90% of the maximum SM clock.</p>")
 
 
-def _slug(text: str) -> str:
-    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
-
-
 def page(run: RunResult, raw: dict, run_table: Table, *, profile: ProfileResults | None = None,
          svg: str | None = None, roofline_note: str = "", source: str = "") -> str:
     """The whole page. `raw` is the results file as read (for records newer than this renderer's types:
@@ -155,20 +172,20 @@ def page(run: RunResult, raw: dict, run_table: Table, *, profile: ProfileResults
               ("memory clock at start (MHz)", d.get("smi_mem_clock_mhz_at_start")),
               ("temperature at start (C)", d.get("smi_temperature_c_at_start")),
               ("power limit (W)", d.get("smi_power_limit_w")), ("per-variant clocks", d.get("clocks_source"))]
+    # the results first, the clocks they were measured at right after them
     parts = [f"<h1>{e(title)}</h1>", f'<p class="muted">{e(source)}</p>' if source else "",
-             "<h2>Run</h2>", kv_html(header), "<h2>Clocks</h2>", kv_html(clocks), _clock_rows(run),
-             "<h2>Results</h2>", table_html(run_table, lambda r: "warn" if r.get("stable") is False else "")]
+             "<h2>Run</h2>", kv_html(header),
+             "<h2>Results</h2>", table_html(run_table, lambda r: "warn" if r.get("stable") is False else ""),
+             "<h2>Clocks</h2>", kv_html(clocks), _clock_rows(run)]
     parts.append('<h2>Roofline</h2><div class="roofline">' + (svg or "") + "</div>")
     if roofline_note:
         parts.append(f'<p class="muted">{e(roofline_note)}</p>')
     if profile is not None:
         parts.append(f"<h2>Nsight Compute findings per rung ({e(profile.gpu or profile.gpu_spec or '?')})</h2>")
-        parts.append('<div class="cards">' + "".join(_launch_card(f) for f in profile.launches) + "</div>")
-    extras = _per_variant(raw, ("sass", "build"))
-    if extras:
-        parts.append("<h2>Build and SASS</h2>")
-        for name, key, value in extras:
-            parts.append(f'<h3 id="{e(_slug(name + "-" + key))}">{e(name)}: {e(key)}</h3>{value_html(value)}')
+        parts.append(_launch_cards(profile.launches))
+    build_and_sass = build_sass_html(raw)
+    if build_and_sass:
+        parts += ["<h2>Build and SASS</h2>", build_and_sass]
     body = "\n".join(p for p in parts if p)
     return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>{e(title)}</title>'
             f"<style>{CSS}</style></head><body>\n{body}\n</body></html>\n")
@@ -181,11 +198,48 @@ def _compiler(raw: dict):
     return raw.get("compiler")
 
 
-def _per_variant(raw: dict, keys) -> list[tuple[str, str, object]]:
+# SASS instruction classes in reading order (what `gemmprof build` shows); classes a newer record adds follow
+_SASS_ORDER = ("FFMA", "HMMA", "HGMMA", "LDS", "LDS.64", "LDS.128", "LDSM", "LDG", "LDG.64", "LDG.128", "LDGSTS",
+               "STS", "STG", "BAR", "LDL", "STL", "total", "loop_instructions", "loop_FFMA", "loop_HMMA",
+               "loop_HGMMA", "loop_mma_flops")
+
+
+def build_sass_html(raw: dict) -> str:
+    """One variant x instruction-class table of the SASS mix (columns no variant uses left out, and named), one
+    table of per-variant build records, and the run's own build record: for records this renderer's types do not
+    hold, read from the results file as it is."""
     out = []
     if isinstance(raw.get("build"), dict):
-        out.append(("run", "build", raw["build"]))
-    for v in raw.get("variants") or []:
-        if isinstance(v, dict):
-            out += [(str(v.get("name", "?")), k, v[k]) for k in keys if v.get(k) not in (None, {}, [])]
-    return out
+        out.append(f"<h3>run: build</h3>{value_html(raw['build'])}")
+    variants = [v for v in raw.get("variants") or [] if isinstance(v, dict)]
+    sass = [(str(v.get("name", "?")), v["sass"]) for v in variants if isinstance(v.get("sass"), dict) and v["sass"]]
+    if sass:
+        keys = [k for k in _SASS_ORDER if any(k in m for _, m in sass)]
+        keys += sorted({k for _, m in sass for k in m} - set(keys))
+        shown = [k for k in keys if any(m.get(k) not in (None, 0) for _, m in sass)]
+        head = "".join(f"<th>{e(k)}</th>" for k in ["variant", *shown])
+        rows = "".join(f'<tr><td class="s">{e(name)}</td>'
+                       + "".join(f'<td class="n">{e(format_value(m.get(k)))}</td>' for k in shown) + "</tr>"
+                       for name, m in sass)
+        unused = [k for k in keys if k not in shown]
+        out.append('<h3 id="sass">SASS instruction mix (static counts; loop_*: the innermost loop holding the '
+                   f'math)</h3><table><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>'
+                   + (f'<p class="muted">No variant has {e(", ".join(unused))}.</p>' if unused else ""))
+    builds = [(str(v.get("name", "?")), v["build"]) for v in variants if isinstance(v.get("build"), dict)
+              and v["build"]]
+    if builds:
+        keys = list(dict.fromkeys(k for _, b in builds for k in b if k != "sass"))
+        head = "".join(f"<th>{e(k)}</th>" for k in ["variant", *keys])
+        rows = "".join(f'<tr><td class="s">{e(name)}</td>'
+                       + "".join(f'<td class="s">{e(_cell(b.get(k)))}</td>' for k in keys) + "</tr>"
+                       for name, b in builds)
+        out.append(f'<h3 id="build">Builds</h3><table><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>')
+    return "\n".join(out)
+
+
+def _cell(value) -> str:
+    if isinstance(value, (list, tuple)):
+        return " ".join(str(v) for v in value)
+    if isinstance(value, dict):
+        return ", ".join(f"{k}={v}" for k, v in value.items())
+    return format_value(value)

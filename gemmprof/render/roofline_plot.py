@@ -1,8 +1,9 @@
 """Draw a RooflineData with matplotlib: a Figure built directly on the Agg canvas (no pyplot state).
 
 matplotlib is imported inside the functions, so importing this module (for image_format) costs nothing.
-Labels are placed greedily in display space: each tries a list of positions and takes the first that overlaps no
-marker and no label already placed (roof lines count less), else the least bad one.
+Labels are placed greedily in display space (roofline_labels.py): each tries a list of positions and takes the
+first that overlaps no marker, label or leader line already placed (roof lines count less), else the least bad
+one; a crowd of markers gets its labels in one column beside it, in the markers' order.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from pathlib import Path
 
 from gemmprof.errors import InputError
 from gemmprof.model.roofline import RooflineData
+from gemmprof.render.roofline_labels import Placer, crowds, point_candidates, ridge_candidates
 from gemmprof.results.files import write_with
 
 IMAGE_FORMATS = {".png": "png", ".svg": "svg", ".pdf": "pdf"}
@@ -19,6 +21,7 @@ COMPUTE_COLOURS = {"fp32": "#1f5fa8", "tf32_tensor": "#2a8c3a", "fp16_tensor_fp3
                    "fp16_tensor_fp16_acc": "#e67e22", "bf16_tensor_fp32_acc": "#8e44ad", "fp64": "#7f8c8d"}
 MEMORY_COLOURS = {"dram": "#3a3a3a", "l2": "#8c564b", "smem": "#6c5ce7"}
 MARKERS = {"model": "o", "min": "*", "dram": "s", "l2": "^"}
+BASELINE_MARKERS = {"fp32": "*", "tf32": "P", "fp16": "X", "bf16": "h"}  # cuBLAS by dtype
 MARKER_SIZE = 7.0
 KEY = {"model": "traffic-model intensity (no cache hits)", "min": "minimum-traffic intensity (cuBLAS)",
        "dram": "DRAM intensity measured by ncu", "l2": "L2 intensity measured by ncu"}
@@ -61,14 +64,17 @@ def figure(data: RooflineData, dpi: int = 150):
     _style(ax)
     ax.set_title(data.title, fontsize=10.5, loc="left")
     colours = _colours(data)
-    placer = _Placer(fig, ax)
+    placer = Placer(fig, ax)
     roofs = _roofs(ax, data, x0, x1, placer)
     marks = _points(ax, data, colours, placer)
     _legend(ax, data, colours)
     for item in roofs:
         placer.place(*item)
-    for xy, text, colour, size in marks:
-        placer.place(text, _point_candidates(xy, size), colour, 8.0, f"label:{text}", arrow=True)
+    crowded, rest = crowds(ax, marks, 8.0, placer.renderer)
+    for crowd in crowded:
+        placer.place_column(crowd, 8.0)
+    for xy, text, colour, size in rest:
+        placer.place(text, point_candidates(xy, size), colour, 8.0, f"label:{text}", arrow=True)
     return fig
 
 
@@ -134,7 +140,7 @@ def _roofs(ax, data: RooflineData, x0: float, x1: float, placer) -> list:
         if r.memory.key == "dram" and r.compute.source == "datasheet" and r.memory.source == "datasheet":
             (line,) = ax.plot([r.intensity] * 2, [y0, r.compute.value], color=colour, lw=0.6, ls=":", zorder=1)
             placer.add_line(line, 0.3)
-            labels.append((f"ridge {r.intensity:.3g} FLOP/B", _ridge_candidates((r.intensity, y0)), colour,
+            labels.append((f"ridge {r.intensity:.3g} FLOP/B", ridge_candidates((r.intensity, y0)), colour,
                            7.0, f"ridge-label:{r.compute.key}"))
     return labels
 
@@ -161,38 +167,31 @@ def _roof_candidates(ax, c, xs, ylim) -> list:
     return out
 
 
-def _ridge_candidates(xy) -> list:
-    """Up the ridge's dotted line from the bottom of the plot, right of it, else left of it, else higher."""
-    return [(xy, 2 if va == "top" else -2, 4 + up, "left", va, 90) for up in (0, 40, 80, 120)
-            for va in ("top", "bottom")]
-
-
-def _point_candidates(xy, size: float) -> list:
-    """Around the marker, nearest first; the farther rings get a leader line."""
-    out, base = [], size / 2 + 2.5
-    for r in (base, base + 7, base + 18, base + 30):
-        for deg in (0, 30, -30, 180, 150, -150, 90, -90, 60, -60, 120, -120):
-            dx, dy = r * math.cos(math.radians(deg)), r * math.sin(math.radians(deg))
-            ha = "left" if dx > 1 else ("right" if dx < -1 else "center")
-            va = "bottom" if dy > 1 else ("top" if dy < -1 else "center")
-            out.append((xy, dx, dy, ha, va, 0))
-    return out
-
-
 def _colours(data: RooflineData) -> dict:
+    """Rungs: a qualitative palette per dtype, so that neighbours on the ladder (and in a crowd of markers) differ
+    in hue, not by a step along a gradient; tab20's ten dark shades first, then the ten light ones. cuBLAS: the
+    colour of its own compute roof."""
     from matplotlib import colormaps
 
-    maps = {"fp32": (colormaps["viridis"], 0.0, 0.8), "fp16": (colormaps["plasma"], 0.45, 0.78),
-            "tf32": (colormaps["summer"], 0.0, 0.6)}
+    tab20 = colormaps["tab20"]
+    palettes = {"fp32": [tab20(i) for i in (*range(0, 20, 2), *range(1, 20, 2))]}
     out = {}
     for dtype in data.dtypes:
         group = [r for r in data.rungs if r.dtype == dtype and r.kind != "baseline"]
-        cmap, lo, hi = maps.get(dtype, (colormaps["tab10"], 0.0, 1.0))
+        palette = palettes.get(dtype) or [colormaps["Dark2"](i) for i in range(8)] + [colormaps["Set1"](i)
+                                                                                      for i in range(9)]
         for i, r in enumerate(group):
-            out[r.name] = cmap(lo + (hi - lo) * (i / max(len(group) - 1, 1)))
+            out[r.name] = palette[i % len(palette)]
     for r in data.rungs:
+        if r.kind == "baseline":
+            out[r.name] = COMPUTE_COLOURS.get(r.peak_kind, "#111111")
         out.setdefault(r.name, "#111111")
     return out
+
+
+def _marker(rung, level: str) -> str:
+    """cuBLAS routines each have their own marker (a star for SGEMM); rungs, the marker of the point's level."""
+    return BASELINE_MARKERS.get(rung.dtype, "*") if rung.kind == "baseline" else MARKERS[level]
 
 
 def _points(ax, data: RooflineData, colours: dict, placer) -> list:
@@ -206,7 +205,7 @@ def _points(ax, data: RooflineData, colours: dict, placer) -> list:
                     gid=f"join:{r.name}", zorder=3)
         for p in r.points:
             size = MARKER_SIZE * (1.6 if p.level == "min" else 1.0)
-            ax.plot([p.intensity], [p.flops_per_s], marker=MARKERS[p.level], ms=size, ls="none", mec=colour,
+            ax.plot([p.intensity], [p.flops_per_s], marker=_marker(r, p.level), ms=size, ls="none", mec=colour,
                     mfc="white" if data.estimate else colour, mew=1.4, zorder=4, gid=f"point:{r.name}:{p.level}")
             placer.add_marker((p.intensity, p.flops_per_s), size)
         xy = (r.main.intensity, r.main.flops_per_s)
@@ -217,20 +216,38 @@ def _points(ax, data: RooflineData, colours: dict, placer) -> list:
         else:
             g["names"].append(r.short)
             g["size"] = max(g["size"], size)
-    return [(g["xy"], ", ".join(g["names"]), g["colour"] if len(g["names"]) == 1 else "#222222", g["size"])
+    return [(g["xy"], ", ".join(g["names"]), _ink(g["colour"]) if len(g["names"]) == 1 else "#222222", g["size"])
             for g in groups]
+
+
+def _ink(colour):
+    """A label's colour: its marker's, darkened enough to read on white (tab20's light shades are not)."""
+    from matplotlib.colors import to_rgb
+
+    return tuple(0.72 * c for c in to_rgb(colour))
 
 
 def _legend(ax, data: RooflineData, colours: dict):
     from matplotlib.lines import Line2D
 
     fill = (lambda c: "white") if data.estimate else (lambda c: c)
-    rung_handles = [Line2D([], [], marker="*" if r.kind == "baseline" else "o", ls="none", mec=colours[r.name],
-                           mfc=fill(colours[r.name]), ms=8 if r.kind == "baseline" else 6,
-                           label=r.short if r.kind == "baseline" else f"{r.id}  {r.name}") for r in data.rungs]
+    rung_handles = []
+    groups = [(f"{dtype} rungs", [r for r in data.rungs if r.dtype == dtype and r.kind != "baseline"])
+              for dtype in data.dtypes] + [("cuBLAS", [r for r in data.rungs if r.kind == "baseline"])]
+    groups = [(title, rungs) for title, rungs in groups if rungs]
+    for title, rungs in groups:  # a heading per group (a handle with no marker) when there is more than one
+        if len(groups) > 1:
+            rung_handles.append(Line2D([], [], ls="none", label=title))
+        rung_handles += [Line2D([], [], marker=_marker(r, "model"), ls="none", mec=colours[r.name],
+                                mfc=fill(colours[r.name]), ms=8 if r.kind == "baseline" else 6,
+                                label=r.short if r.kind == "baseline" else f"{r.id}  {r.name}") for r in rungs]
     fig, box = ax.figure, ax.get_position()
-    fig.legend(handles=rung_handles, loc="upper left", bbox_to_anchor=(box.x1 + 0.01, box.y1), borderaxespad=0,
-               fontsize=7.5, title="rung", title_fontsize=8, frameon=False, alignment="left")
+    legend = fig.legend(handles=rung_handles, loc="upper left", bbox_to_anchor=(box.x1 + 0.01, box.y1),
+                        borderaxespad=0, fontsize=7.5, title="rung", title_fontsize=8, frameon=False,
+                        alignment="left")
+    for text, handle in zip(legend.get_texts(), rung_handles, strict=True):
+        if handle.get_marker() in (None, "None", "") and len(groups) > 1:
+            text.set_fontweight("bold")
     levels = {p.level for r in data.rungs for p in r.points}
     names = {**KEY, "model": ESTIMATE_KEY} if data.estimate else KEY
     key = [Line2D([], [], marker=MARKERS[lv], ls="none", color="#555555", mfc=fill("#555555"),
@@ -241,74 +258,3 @@ def _legend(ax, data: RooflineData, colours: dict):
     key.append(Line2D([], [], marker="D", ms=5, mfc="white", mec="#555555", ls="none", label="ridge point"))
     fig.legend(handles=key, loc="lower left", bbox_to_anchor=(box.x1 + 0.01, box.y0), borderaxespad=0, fontsize=7.5,
                frameon=False)
-
-
-class _Placer:
-    """Greedy label placement in display space against markers, placed labels (hard) and roof lines (soft)."""
-
-    def __init__(self, fig, ax):
-        self.fig, self.ax = fig, ax
-        self.renderer = fig.canvas.get_renderer()
-        self.hard: list = []  # markers first, then placed labels
-        self.markers = 0
-        self.soft: list = []
-
-    def add_marker(self, xy, size_pt: float):
-        from matplotlib.path import Path as MPath
-
-        x, y = self.ax.transData.transform(xy)
-        self.markers += 1
-        r = size_pt * self.fig.dpi / 72 / 2 + 1
-        self.hard.append(MPath([(x - r, y - r), (x + r, y - r), (x + r, y + r), (x - r, y + r), (x - r, y - r)]))
-
-    def add_line(self, line, weight: float = 2.0):
-        self.soft.append((line.get_transform().transform_path(line.get_path()), weight))
-
-    def _polygon(self, xy, dx, dy, ha, va, rot, w, h):
-        from matplotlib.path import Path as MPath
-
-        ox, oy = self.ax.transData.transform(xy) + [dx * self.fig.dpi / 72, dy * self.fig.dpi / 72]
-        left = {"left": 0, "center": -w / 2, "right": -w}[ha]
-        bottom = {"bottom": 0, "center": -h / 2, "top": -h, "baseline": 0}[va]
-        c, s = math.cos(math.radians(rot)), math.sin(math.radians(rot))
-        corners = [(left, bottom), (left + w, bottom), (left + w, bottom + h), (left, bottom + h), (left, bottom)]
-        return MPath([(ox + c * u - s * v, oy + s * u + c * v) for u, v in corners])
-
-    def _leader_cost(self, cand) -> float:
-        """A leader line that crosses roofs or labels costs, though less than the label itself would."""
-        from matplotlib.path import Path as MPath
-
-        start = self.ax.transData.transform(cand[0])
-        end = start + [cand[1] * self.fig.dpi / 72, cand[2] * self.fig.dpi / 72]
-        leader = MPath([start + (end - start) * 0.25, end])  # from just outside the marker
-        return 0.5 * sum(wt for o, wt in self.soft if leader.intersects_path(o, filled=False)) + 3 * sum(
-            leader.intersects_path(o, filled=False) for o in self.hard[self.markers:])
-
-    def place(self, texts, candidates, colour, size, gid, arrow=False):
-        """Try each text (the full one, then shorter ones) at each candidate in turn; keep the first that collides
-        with nothing (dotted ridge lines aside), else the least bad."""
-        from matplotlib.font_manager import FontProperties
-
-        box, best, font = self.ax.bbox, None, FontProperties(size=size)
-        line_h = self.renderer.get_text_width_height_descent("lp", font, ismath=False)[1]
-        for j, text in enumerate([texts] if isinstance(texts, str) else texts):
-            w, h, _ = self.renderer.get_text_width_height_descent(text, font, ismath=False)
-            for i, cand in enumerate(candidates):
-                poly = self._polygon(*cand, w + 2, max(h, line_h) + 2)
-                inside = all(box.x0 <= x <= box.x1 and box.y0 <= y <= box.y1 for x, y in poly.vertices)
-                cost = (0 if inside else 1000) + 10 * sum(poly.intersects_path(o, filled=True) for o in self.hard) \
-                    + sum(wt for o, wt in self.soft if poly.intersects_path(o, filled=False)) + j * 0.5 \
-                    + (self._leader_cost(cand) if arrow and math.hypot(*cand[1:3]) > 8 else 0)
-                if best is None or (cost, i) < best[0]:
-                    best = ((cost, i), text, cand, poly)
-                if cost - j * 0.5 < 1:
-                    break
-            if best[0][0] - j * 0.5 < 1:
-                break
-        _, text, (xy, dx, dy, ha, va, rot), poly = best
-        far = arrow and math.hypot(dx, dy) > 8
-        self.ax.annotate(text, xy, xytext=(dx, dy), textcoords="offset points", ha=ha, va=va, rotation=rot,
-                         rotation_mode="anchor", fontsize=size, color=colour, gid=gid, zorder=6,
-                         arrowprops={"arrowstyle": "-", "lw": 0.6, "color": "#777777", "shrinkA": 0,
-                                     "shrinkB": 3} if far else None)
-        self.hard.append(poly)

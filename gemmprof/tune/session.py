@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import multiprocessing as mp
 import os
 from collections.abc import Callable
-from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -13,6 +11,7 @@ from pathlib import Path
 from gemmprof.catalog.paths import default_cache_dir
 from gemmprof.catalog.sources import source_hash
 from gemmprof.errors import GemmprofError
+from gemmprof.measure.pools import process_pool, thread_pool
 from gemmprof.tune.cache import CacheKey, TuneCache
 from gemmprof.tune.engine import ProgressEvent, SweepOptions, run_sweep
 from gemmprof.tune.measure import InlineMeasurer, visible_gpus
@@ -45,10 +44,6 @@ class TuneRequest:
         return Path(self.cache_dir) if self.cache_dir else default_cache_dir()
 
 
-def default_jobs() -> int:
-    return max(1, min(8, (os.cpu_count() or 2) - 2))
-
-
 def _callables(req: TuneRequest, flops: int):
     if req.stand_in:
         from gemmprof.tune.standin import StandInCompiler, StandInFactory
@@ -79,12 +74,11 @@ def _measurer(req: TuneRequest, factory):
 def _compile_pool(req: TuneRequest):
     if req.serial:
         return None
-    jobs = req.jobs or default_jobs()
     if req.stand_in:
-        return ThreadPoolExecutor(max_workers=jobs)
+        return thread_pool(req.jobs)
     from gemmprof.tune.real import ignore_sigint
 
-    return ProcessPoolExecutor(max_workers=jobs, mp_context=mp.get_context("spawn"), initializer=ignore_sigint)
+    return process_pool(req.jobs, initializer=ignore_sigint)
 
 
 def run_tune(req: TuneRequest, progress: Callable[[ProgressEvent], None] | None = None,

@@ -1,0 +1,111 @@
+"""Compile ahead: every selected kernel's nvcc build is started at once in a pool, and whoever launches a kernel
+waits only for that kernel's build (`run`, `profile`, `build`; `tune` sizes its process pool the same way).
+
+Real builds run in a pool of spawned processes, as `tune`'s do: nvcc is a process of its own anyway, and the
+Python around it (the cache, reading ptxas's log and the SASS listing) then never holds the measuring process's
+GIL between two timed launches. Stand-in compilers (tests) run in threads. Builds are
+submitted in the order the kernels will be measured: the GPU starts on the first kernel as soon as it is built
+while the rest still compile, and never waits for a build it could have had earlier. A build that fails, or
+raises, is that kernel's failure alone: `get` answers None and the runner builds it again itself, in line, to
+report the error in that kernel's row.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from concurrent.futures import Future
+from typing import TYPE_CHECKING
+
+from gemmprof.measure.pools import default_jobs, process_pool, thread_pool
+
+if TYPE_CHECKING:
+    from gemmprof.catalog.binding import BoundKernel
+
+
+class CompileAhead:
+    """Builds started now, collected later: `get(kernel)` waits for that kernel's build only.
+
+    `build(kernel, arch)` is `measure.build.nvcc_build` (tests pass stand-ins); `arch` is the device's exact arch.
+    """
+
+    def __init__(self, kernels: Iterable[BoundKernel], arch: str, build: Callable | None = None,
+                 jobs: int | None = None):
+        processes = build is None  # the real build in processes; a stand-in (not picklable, say) in threads
+        if build is None:
+            from gemmprof.measure.build import nvcc_build as build
+        unique: dict[int, BoundKernel] = {}
+        for k in kernels:  # a kernel timed with two compilers, or listed twice, is built once
+            unique.setdefault(id(k), k)
+        self.kernels = list(unique.values())
+        self.jobs = max(1, min(jobs or default_jobs(), len(self.kernels) or 1))
+        pool = process_pool if processes else thread_pool
+        self._pool = pool(self.jobs) if self.kernels else None
+        self._futures: dict[int, Future] = {id(k): self._pool.submit(build, k, arch) for k in self.kernels}
+
+    def __len__(self) -> int:
+        return len(self._futures)
+
+    def get(self, kernel: BoundKernel):
+        """The kernel's BuildResult once it is ready; None if it was not built ahead or its build raised."""
+        fut = self._futures.get(id(kernel))
+        if fut is None:
+            return None
+        try:
+            return fut.result()
+        except Exception:  # noqa: BLE001 - the runner builds it again in line and reports the real error
+            return None
+
+    def wait_all(self, progress: Callable[[int, int], None] | None = None) -> list:
+        """Every build, in the kernels' order (None for one that raised); progress(done, total) as each ends."""
+        from concurrent.futures import as_completed
+
+        done = 0
+        for _ in as_completed(self._futures.values()):
+            done += 1
+            if progress:
+                progress(done, len(self._futures))
+        return [self.get(k) for k in self.kernels]
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=False, cancel_futures=True)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+def worth_building(kernel: BoundKernel, arch: str, shape, compiler: str | None) -> bool:
+    """A kernel `run` will build with nvcc for `arch` at `shape`: not one NVRTC builds, not one whose spec targets
+    other archs (it is skipped), not one whose constraints reject the shape (it is never compiled)."""
+    from gemmprof.errors import SpecError
+    from gemmprof.measure.build import builds_for, choose_compiler
+
+    if choose_compiler(kernel, compiler)[0] != "nvcc" or not builds_for(kernel, arch):
+        return False
+    try:
+        kernel.check_shape(shape)
+    except SpecError:
+        return False
+    return True
+
+
+def for_run(pairs: Iterable[tuple[BoundKernel, str | None]], shape, compiler: str | None, arch: str | None = None,
+            build: Callable | None = None, jobs: int | None = None) -> CompileAhead:
+    """Start the nvcc builds of a run's (kernel, compiler) jobs, in the order they will be measured."""
+    if arch is None:
+        from gemmprof.measure.build import device_arch
+
+        try:
+            arch = device_arch()
+        except Exception:  # noqa: BLE001 - no device to read: nothing ahead, the runner builds in line and says why
+            return CompileAhead([], "")
+    return CompileAhead([k for k, c in pairs if worth_building(k, arch, shape, c or compiler)], arch, build, jobs)
+
+
+def announce(ahead: CompileAhead) -> str:
+    """The compile phase's progress line."""
+    n = len(ahead)
+    return f"compiling {n} kernel{'s' * (n != 1)} with nvcc on {ahead.jobs} worker{'s' * (ahead.jobs != 1)}..."
