@@ -1,6 +1,7 @@
 """gemmprof: profile, verify and explain CUDA GEMM kernels.
 
-In a notebook: ``gemmprof.load("results.json").to_dataframe()``.
+In a notebook: ``gemmprof.load("results.json").to_dataframe()``; a Python GEMM of your own:
+``gemmprof.bench(fn, m=4096, n=4096, k=4096, dtype="fp16")``.
 """
 
 __version__ = "0.1.0"
@@ -13,3 +14,12 @@ def load(path):
     from gemmprof.results.loading import load as _load
 
     return _load(path)
+
+
+def bench(fn, **kwargs):
+    """Verify and time fn(A, B, C, alpha, beta), which fills C, beside cuBLAS: a RunResult, as `gemmprof run
+    --callable` makes. Keywords: m, n, k (required), dtype, arrays ("cupy" or "torch"), alpha, beta, name,
+    baselines, seed, budget_s, max_reps, flush_l2, gpu; see gemmprof.api.bench."""
+    from gemmprof.api import bench as _bench
+
+    return _bench(fn, **kwargs)

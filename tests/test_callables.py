@@ -1,0 +1,273 @@
+"""Python callables (`run --callable FILE.py:function`, `gemmprof.bench`): loading, the arity check, the arrays
+adapters, every error path, and whole runs through the real runner on a NumPy stand-in for CuPy (no GPU)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import types
+from pathlib import Path
+
+import numpy as np
+import pytest
+from clitools import invoke
+
+import numpy_cupy
+from gemmprof.errors import InputError
+from gemmprof.measure import arrays as arrays_mod
+from gemmprof.measure import callables, python_jobs
+from gemmprof.results.run import RunResult, VariantResult, load_run
+
+ROOT = Path(__file__).resolve().parents[1]
+
+GOOD = '''
+def gemm(A, B, C, alpha, beta):
+    """NumPy GEMM: the reference's own formula, in float32."""
+    C[...] = alpha * (A.astype("float32") @ B.astype("float32")) + beta * C
+'''
+
+
+def _file(tmp_path, text: str, name: str = "mine.py") -> Path:
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+@pytest.fixture
+def ranges(monkeypatch):
+    """CuPy replaced by NumPy for this test; the NVTX pushes and pops it saw."""
+    seen: list = []
+    monkeypatch.setitem(sys.modules, "cupy", numpy_cupy.make(seen))
+    monkeypatch.delitem(sys.modules, "torch", raising=False)
+    return seen
+
+
+def _run(runner, tmp_path, *args):
+    out = tmp_path / "results.json"
+    res = invoke(runner, ["run", *args, "-m", "64", "-n", "48", "-k", "32", "--no-cublas", "--budget", "0.01",
+                          "-o", str(out)])
+    return res, (load_run(out) if out.exists() else None)
+
+
+# loading and checking -----------------------------------------------------------------------------------------
+@pytest.mark.parametrize("text, said", [
+    ("gemm.py", "give FILE.py:function"), ("gemm.py:", "give FILE.py:function"),
+    ("gemm.py:1x", "'1x' is not a Python function name"),
+])
+def test_bad_callable_text(text, said):
+    with pytest.raises(callables.CallableError, match=said):
+        callables.parse_ref(text)
+
+
+def test_ref_keeps_colons_in_the_path_and_names_the_variant():
+    ref = callables.parse_ref("C:/my dir/tiled-gemm.py:run")
+    assert (ref.path, ref.function, ref.name) == ("C:/my dir/tiled-gemm.py", "run", "tiled-gemm.run")
+
+
+def test_two_callables_with_one_name_are_refused():
+    with pytest.raises(callables.CallableError, match="both be named a.fn"):
+        callables.refs(["x/a.py:fn", "y/a.py:fn"])
+
+
+@pytest.mark.parametrize("body, said", [
+    ("def gemm(A, B, C):\n    pass\n", "takes (A, B, C); gemmprof calls fn(A, B, C, alpha, beta)"),
+    ("def gemm(A, B, C, alpha, beta, extra):\n    pass\n", "takes (A, B, C, alpha, beta, extra)"),
+    ("gemm = 3\n", "a int is not callable"),
+    ("def other(A, B, C, alpha, beta):\n    pass\n", "has no function 'gemm' (it defines: other)"),
+    ("import gemmprof_no_such_module\n", "raised ModuleNotFoundError: No module named 'gemmprof_no_such_module'"),
+    ("def gemm(A, B, C, alpha, beta)\n    pass\n", "line 1: syntax error"),
+    ("raise RuntimeError('no GPU here')\n", "raised RuntimeError: no GPU here"),
+])
+def test_load_errors_name_the_file_and_the_problem(tmp_path, body, said):
+    path = _file(tmp_path, body, f"m{abs(hash(body)) % 10**8}.py")
+    with pytest.raises(callables.CallableError) as exc:
+        callables.load(callables.parse_ref(f"{path}:gemm"))
+    assert said in str(exc.value) and f"--callable {path}:gemm" in str(exc.value)
+
+
+def test_missing_file(tmp_path):
+    with pytest.raises(callables.CallableError, match="does not exist"):
+        callables.load(callables.parse_ref(f"{tmp_path}/none.py:gemm"))
+
+
+@pytest.mark.parametrize("fn", [
+    lambda A, B, C, alpha, beta: None, lambda A, B, C, alpha=1.0, beta=0.0, *, out=None: None,
+    lambda *args: None, lambda A, B, C, *rest: None,
+])
+def test_arity_accepts_what_binds_five_arguments(fn):
+    callables.check_arity(fn, "t")
+
+
+def test_arity_refuses_keyword_only_arguments():
+    with pytest.raises(callables.CallableError, match="five arguments"):
+        callables.check_arity(lambda A, B, C, *, alpha, beta: None, "t")
+
+
+def test_loaded_callable_takes_its_docstring_as_title_and_imports_its_neighbours(tmp_path):
+    _file(tmp_path, "SCALE = 1.0\n", "helper_mod_for_gemm.py")
+    path = _file(tmp_path, "from helper_mod_for_gemm import SCALE\n" + GOOD, "neighbour.py")
+    call = callables.load(callables.parse_ref(f"{path}:gemm"))
+    assert (call.name, call.title, call.kind, call.ref) == ("neighbour.gemm", "NumPy GEMM: the reference's own "
+                                                            "formula, in float32.", "callable", f"{path}:gemm")
+
+
+# arrays ---------------------------------------------------------------------------------------------------------
+def test_arrays_adapters(monkeypatch):
+    assert arrays_mod.adapter("cupy").kind == "cupy"
+    monkeypatch.setitem(sys.modules, "torch", None)  # import torch raises ImportError
+    with pytest.raises(InputError, match="--arrays torch: torch is not installed"):
+        arrays_mod.adapter("torch")
+    with pytest.raises(InputError, match="--arrays 'jax'"):
+        arrays_mod.adapter("jax")
+
+
+class _Tensor:
+    def __init__(self, ptr, dtype="float32"):
+        self.ptr, self.dtype = ptr, dtype
+
+    def data_ptr(self):
+        return self.ptr
+
+    def view(self, dtype):
+        return _Tensor(self.ptr, dtype)
+
+
+def _fake_torch(shares: bool):
+    made = []
+
+    def from_dlpack(array):
+        return _Tensor(array.ctypes.data if shares else 1, str(array.dtype))
+
+    def empty(shape, dtype, device):
+        made.append((shape, dtype, device))
+        return _Tensor(1000 + len(made), dtype)
+
+    return types.SimpleNamespace(from_dlpack=from_dlpack, empty=empty, bfloat16="bfloat16", float32="float32",
+                                 float16="float16"), made
+
+
+@pytest.mark.parametrize("shares", [True, False])
+def test_torch_tensors_share_memory_or_are_copies_that_say_so(monkeypatch, shares):
+    copies = []
+    monkeypatch.setattr(arrays_mod, "_pointer", lambda a: a.ctypes.data)
+    monkeypatch.setattr(arrays_mod, "_device_copy", lambda dst, src, n: copies.append((dst, src, n)))
+    torch, made = _fake_torch(shares)
+    adapter = arrays_mod.TorchArrays(torch)
+    bits = np.zeros((4, 3), dtype=np.uint16)
+    problem = types.SimpleNamespace(dtype="bf16", A=bits, B=bits.T.copy())
+    A, B = adapter.operands(problem)
+    assert A.dtype == "bfloat16" and adapter.operands(problem)[0] is A  # viewed as bf16; made once per problem
+    C, before, after = adapter.output(np.zeros((4, 3), dtype=np.float32))
+    if shares:
+        assert (before, after, adapter.note, made, copies) == (None, None, "", [], [])
+    else:
+        assert [m[1] for m in made] == ["bfloat16", "bfloat16", "float32"] and len(copies) == 3  # A, B, C
+        before()
+        after()
+        assert copies[-2][0] == C.data_ptr() and copies[-1][1] == C.data_ptr()  # C in before, out after
+        assert "copies (A, B, C" in adapter.note and "times include copying C" in adapter.note
+
+
+# whole runs on the NumPy stand-in ---------------------------------------------------------------------------------
+def test_run_verifies_and_times_a_callable_inside_its_nvtx_range(tmp_path, runner, ranges):
+    path = _file(tmp_path, GOOD)
+    res, saved = _run(runner, tmp_path, "--callable", f"{path}:gemm", "--dtype", "fp16")
+    assert res.exit_code == 0, res.output
+    (row,) = saved.variants
+    assert isinstance(saved, RunResult) and isinstance(row, VariantResult)
+    assert (row.id, row.name, row.kind, row.dtype, row.status) == ("py", "mine.gemm", "callable", "fp16", "ok")
+    assert row.verification.rel_error < row.verification.tolerance and row.verification.unwritten == 0
+    assert len(row.timing.samples_ms) >= 10
+    assert ("push", "gemmprof mine.gemm 64x48x32") in ranges and ranges[-1] == ("pop", None)
+    assert load_run(tmp_path / "results.json").to_dict() == saved.to_dict()  # loads back as the same types
+
+
+def test_a_callable_that_raises_fails_alone_and_the_run_goes_on(tmp_path, runner, ranges):
+    bad = _file(tmp_path, "def gemm(A, B, C, alpha, beta):\n    raise ValueError('shapes do not match')\n", "bad.py")
+    good = _file(tmp_path, GOOD)
+    res, saved = _run(runner, tmp_path, "--callable", f"{bad}:gemm", "--callable", f"{good}:gemm")
+    assert res.exit_code == 1
+    assert [(v.name, v.status) for v in saved.variants] == [("bad.gemm", "error"), ("mine.gemm", "ok")]
+    assert saved.variants[0].message == "raised ValueError: shapes do not match"
+    assert "Traceback" not in res.output
+
+
+@pytest.mark.parametrize("body, said", [
+    ("def gemm(A, B, C, alpha, beta):\n    return A @ B\n", "did not write C (still poisoned)"),
+    ("def gemm(A, B, C, alpha, beta):\n    C[:] = A @ B\n    C[3, 5] += 1\n", "1 wrong values"),
+    ("def gemm(A, B, C, alpha, beta):\n    C[1:] = (A @ B)[1:]\n", "48 elements of C never written"),
+])
+def test_wrong_callables_fail_verification(tmp_path, runner, ranges, body, said):
+    path = _file(tmp_path, body, "wrong.py")
+    res, saved = _run(runner, tmp_path, "--callable", f"{path}:gemm")
+    assert res.exit_code == 1 and saved.variants[0].status == "FAIL"
+    assert said in saved.variants[0].message and saved.variants[0].timing is None
+
+
+@pytest.mark.parametrize("args, said", [
+    (["--callable", "nowhere.py:gemm"], "--callable nowhere.py:gemm: nowhere.py does not exist"),
+    (["--callable", "x.py"], "give FILE.py:function"),
+    (["--callable", "GOOD:gemm", "--arrays", "torch"], "--arrays torch: torch is not installed"),
+])
+def test_run_errors_are_one_line(tmp_path, runner, monkeypatch, args, said):
+    monkeypatch.setitem(sys.modules, "torch", None)
+    path = _file(tmp_path, GOOD)
+    res, saved = _run(runner, tmp_path, *[a.replace("GOOD", str(path)) for a in args])
+    assert res.exit_code == 2 and said in res.output and "Traceback" not in res.output
+    assert len(res.output.strip().splitlines()) == 1
+
+
+def test_bench_returns_a_run_result(ranges):
+    import gemmprof
+
+    def gemm(A, B, C, alpha, beta):
+        C[...] = alpha * (A @ B) + beta * C
+
+    result = gemmprof.bench(gemm, m=32, n=16, k=8, beta=0.5, baselines=False, budget_s=0.01)
+    (row,) = result.variants
+    assert isinstance(result, RunResult) and (row.name, row.status, result.beta) == ("gemm", "ok", 0.5)
+    assert "gemmprof.bench(gemm, m=32, n=16, k=8" in result.command
+    with pytest.raises(callables.CallableError, match="bench: gemm: it takes"):
+        gemmprof.bench(lambda A, B: None, m=8, n=8, k=8, name="gemm")
+
+
+# jobs of a run --------------------------------------------------------------------------------------------------
+def test_torch_row_only_where_torch_is_installed(monkeypatch):
+    from gemmprof.catalog import baselines
+
+    job = ("callable", (callables.from_function(lambda A, B, C, a, b: None, name="f"), "fp16",
+                        arrays_mod.CupyArrays()))
+    notes = []
+    monkeypatch.setattr(baselines, "torch_installed", lambda: False)
+    assert python_jobs.baseline_jobs([job], True, notes.append) == [] and "torch is not installed" in notes[0]
+    monkeypatch.setattr(baselines, "torch_installed", lambda: True)
+    monkeypatch.setattr(arrays_mod, "adapter", lambda kind: types.SimpleNamespace(kind=kind))
+    ((kind, (row, dtype, adapter)),) = python_jobs.baseline_jobs([job], True, notes.append)
+    assert (row.name, row.kind, row.id, dtype, adapter.kind) == ("torch_matmul", "baseline", "torch", "fp16", "torch")
+    assert "fp16 in, fp32 out" in row.title
+    assert python_jobs.baseline_jobs([job], False, notes.append) == []  # --no-cublas
+
+
+def test_a_child_gets_the_remaining_callables_from_their_files():
+    mine = callables.PyCallable("a.fn", "", fn=print, ref="x/a.py:fn")
+    torch_row = python_jobs.torch_baseline()
+    rest = [("callable", (torch_row, "fp16", types.SimpleNamespace(kind="torch"))),
+            ("callable", (mine, "fp16", types.SimpleNamespace(kind="torch")))]
+    left, args = python_jobs.child_selectors(rest)
+    assert [c.name for c, _, _ in left] == ["a.fn"] and args == ["--callable", "x/a.py:fn", "--arrays", "torch"]
+
+
+def test_help_imports_no_array_library(tmp_path):
+    """Stand-in torch, triton and cupy packages that announce an import: --help must not trigger one."""
+    for name in ("torch", "triton", "cupy"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "__init__.py").write_text(f"import sys\nsys.stderr.write('IMPORTED {name}\\n')\n")
+    code = ("from gemmprof.cli import main\nfor argv in (['--help'], ['run', '--help'], ['profile', '--help'], "
+            "['compare-nsys', '--help']):\n    try:\n        main(argv)\n    except SystemExit:\n        pass\n"
+            "import gemmprof; gemmprof.bench\n")
+    env = {"PYTHONPATH": f"{tmp_path}:{ROOT}", "PATH": "/usr/bin:/bin"}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    assert done.returncode == 0, done.stderr
+    assert "--callable" in done.stdout and "IMPORTED" not in done.stderr
+    probe = subprocess.run([sys.executable, "-c", "import torch"], capture_output=True, text=True, env=env)
+    assert "IMPORTED torch" in probe.stderr  # the stand-ins do announce an import
