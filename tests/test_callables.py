@@ -9,10 +9,13 @@ import types
 from pathlib import Path
 
 import numpy as np
+import numpy_cupy
 import pytest
 from clitools import invoke
+from test_ncu_parse import with_nvtx
+from test_nsys_cli import fake_nsys  # noqa: F401 - a fixture
+from test_profile_cmd import DETAILS, fake_ncu  # noqa: F401 - a fixture
 
-import numpy_cupy
 from gemmprof.errors import InputError
 from gemmprof.measure import arrays as arrays_mod
 from gemmprof.measure import callables, python_jobs
@@ -66,7 +69,7 @@ def test_ref_keeps_colons_in_the_path_and_names_the_variant():
 
 def test_two_callables_with_one_name_are_refused():
     with pytest.raises(callables.CallableError, match="both be named a.fn"):
-        callables.refs(["x/a.py:fn", "y/a.py:fn"])
+        callables.refs(["x/a.py:fn", "y/a.py:fn"])  # named before the files are looked for
 
 
 @pytest.mark.parametrize("body, said", [
@@ -271,3 +274,39 @@ def test_help_imports_no_array_library(tmp_path):
     assert "--callable" in done.stdout and "IMPORTED" not in done.stderr
     probe = subprocess.run([sys.executable, "-c", "import torch"], capture_output=True, text=True, env=env)
     assert "IMPORTED torch" in probe.stderr  # the stand-ins do announce an import
+
+
+# the child runs of profile and compare-nsys ----------------------------------------------------------------------
+def test_profile_runs_the_callable_in_the_child_and_profiles_its_range(fake_ncu, runner, tmp_path):  # noqa: F811
+    path = _file(tmp_path, GOOD)
+    fake_ncu.prints(with_nvtx(DETAILS.read_text(), {0: "gemmprof mine.gemm 1024x1024x1024",
+                                                    1: "gemmprof smem_caching 1024x1024x1024"}))
+    r = invoke(runner, ["profile", "smem_caching", "--callable", f"{path}:gemm", "--arrays", "torch",
+                        "--size", "1024", "--format", "json"])
+    assert r.exit_code == 0, r.output
+    [argv] = fake_ncu.calls()
+    includes = [argv[i + 1] for i, a in enumerate(argv) if a == "--nvtx-include"]
+    assert includes == ["gemmprof smem_caching 1024x1024x1024/", "gemmprof mine.gemm 1024x1024x1024/"]
+    child = argv[argv.index(sys.executable):]
+    assert child[4:7] == ["smem_caching", "--callable", f"{path}:gemm"] and "--launch-once" in child
+    assert child[child.index("--arrays") + 1] == "torch"
+    import json
+
+    assert [row["variant"] for row in json.loads(r.stdout)["rows"]] == ["mine.gemm", "smem_caching"]
+
+
+def test_profile_of_a_missing_callable_fails_before_ncu(fake_ncu, runner, tmp_path):  # noqa: F811
+    r = invoke(runner, ["profile", "--callable", f"{tmp_path}/none.py:gemm", "--size", "1024"])
+    assert r.exit_code == 2 and "none.py does not exist" in r.output and fake_ncu.calls() == []
+
+
+def test_compare_nsys_runs_the_callables_under_nsys(fake_nsys, runner, tmp_path):  # noqa: F811
+    path = _file(tmp_path, GOOD)
+    r = invoke(runner, ["compare-nsys", "--callable", f"{path}:gemm", "--dtype", "fp16", "--size", "1024",
+                        "--format", "json"])
+    profile = next(args for args in fake_nsys() if args[0] == "profile")
+    child = profile[profile.index("gemmprof") + 1:]
+    assert child[:4] == ["run", "--callable", f"{path}:gemm", "--dtype"] and child[4] == "fp16", child
+    assert "Traceback" not in r.output
+    r = invoke(runner, ["compare-nsys"])
+    assert r.exit_code == 2 and "--callable FILE.py:function" in r.output

@@ -76,14 +76,13 @@ def command(variants, all_, dtype, spec_files, callables, arrays, size, m, n, k,
       gemmprof run --callable examples/triton_matmul/matmul.py:matmul --dtype fp16 --size 4096
       gemmprof run 15 --callable my_gemm.py:gemm --arrays torch   # torch tensors instead of CuPy arrays
     """
-    from gemmprof.catalog.selection import choose
     from gemmprof.catalog.baselines import for_dtypes
+    from gemmprof.catalog.selection import choose
+    from gemmprof.measure import python_jobs
     from gemmprof.measure.runner import Runner, RunOptions, new_result
     from gemmprof.measure.timing import TimingConfig
     from gemmprof.render.compiler_tables import compiler_table
     from gemmprof.render.run_tables import run_table
-
-    from gemmprof.measure import python_jobs
 
     refs = python_jobs.refs(callables)
     refuse_overwrite({"-o": output, "--child-results": child_results}, [*spec_files, gpu_file, *(r.path for r in refs)])
@@ -180,8 +179,7 @@ def _run_jobs(runner, result, jobs, options, profile, params, save, dtype):
                   TimeElapsedColumn(), transient=True, console=_stderr_console()) as bar:
         task = bar.add_task("running", total=len(jobs))
         for i, (kind, item) in enumerate(jobs):
-            name = {"baseline": lambda: item.name, "kernel": lambda: item[0].spec.name,
-                    "callable": lambda: item[0].name}[kind]()
+            name = item.name if kind == "baseline" else item[0].spec.name if kind == "kernel" else item[0].name
             bar.update(task, description=f"{name:<28}")
             try:
                 if kind == "callable":

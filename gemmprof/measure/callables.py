@@ -80,15 +80,15 @@ def refs(texts) -> list[CallableRef]:
     if twice:
         raise CallableError(f"--callable: two callables would both be named {twice[0]} (FILE stem.function): "
                             "rename one file or function")
+    for ref in out:
+        _must_exist(ref)
     return out
 
 
 def load(ref: CallableRef) -> PyCallable:
     """Import FILE.py (as a module of its own, its folder on sys.path) and take `function` from it."""
-    where = f"--callable {ref.text}"
-    path = Path(ref.path)
-    if not path.is_file():
-        raise CallableError(f"{where}: {path} " + ("is a directory" if path.is_dir() else "does not exist"))
+    where, path = f"--callable {ref.text}", Path(ref.path)
+    _must_exist(ref)
     module = _import_file(path, where)
     if not hasattr(module, ref.function):
         defined = sorted(n for n, v in vars(module).items()
@@ -96,6 +96,13 @@ def load(ref: CallableRef) -> PyCallable:
         hint = f" (it defines: {', '.join(defined)})" if defined else ""
         raise CallableError(f"{where}: {path} has no function {ref.function!r}{hint}")
     return from_function(getattr(module, ref.function), name=ref.name, ref=ref.text, where=where)
+
+
+def _must_exist(ref: CallableRef) -> None:
+    path = Path(ref.path)
+    if not path.is_file():
+        raise CallableError(f"--callable {ref.text}: {path} " + ("is a directory" if path.is_dir() else
+                                                                  "does not exist"))
 
 
 def _import_file(path: Path, where: str):

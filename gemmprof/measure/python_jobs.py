@@ -50,3 +50,11 @@ def child_selectors(rest: list[tuple]) -> tuple[list[tuple], list[str]]:
     if left and left[0][2].kind != "cupy":
         args += ["--arrays", left[0][2].kind]
     return left, args
+
+
+def profiled_baselines(refs_, dtype: str) -> dict:
+    """The torch.matmul range a child `gemmprof run --callable` opens (where torch is installed), for ncu."""
+    from gemmprof.adapters.ncu.findings import VariantInfo
+    from gemmprof.catalog.baselines import TORCH_MATMUL, torch_installed
+
+    return {TORCH_MATMUL: VariantInfo(dtype=dtype)} if refs_ and torch_installed() else {}
