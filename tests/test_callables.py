@@ -12,6 +12,7 @@ import numpy as np
 import numpy_cupy
 import pytest
 from clitools import invoke
+from context import needs_gpu
 from test_ncu_parse import with_nvtx
 from test_nsys_cli import fake_nsys  # noqa: F401 - a fixture
 from test_profile_cmd import DETAILS, fake_ncu  # noqa: F401 - a fixture
@@ -26,7 +27,8 @@ ROOT = Path(__file__).resolve().parents[1]
 GOOD = '''
 def gemm(A, B, C, alpha, beta):
     """NumPy GEMM: the reference's own formula, in float32."""
-    C[...] = alpha * (A.astype("float32") @ B.astype("float32")) + beta * C
+    product = alpha * (A.astype("float32") @ B.astype("float32"))
+    C[...] = product if beta == 0 else product + beta * C
 '''
 
 
@@ -207,10 +209,25 @@ def test_wrong_callables_fail_verification(tmp_path, runner, ranges, body, said)
     assert said in saved.variants[0].message and saved.variants[0].timing is None
 
 
+def test_reading_c_at_beta_zero_is_reported_as_for_kernels(tmp_path, runner, ranges):
+    path = _file(tmp_path, "def gemm(A, B, C, alpha, beta):\n    C[...] = alpha * (A @ B) + beta * C\n", "reads.py")
+    res, saved = _run(runner, tmp_path, "--callable", f"{path}:gemm")
+    (row,) = saved.variants
+    assert res.exit_code == 0 and row.status == "ok" and row.verification.reads_c == 64 * 48
+    assert "reads C with beta=0" in row.message
+
+
+def test_beta_nonzero_reads_c(tmp_path, runner, ranges):
+    path = _file(tmp_path, GOOD)
+    res, saved = _run(runner, tmp_path, "--callable", f"{path}:gemm", "--alpha", "1.5", "--beta", "-0.75")
+    assert res.exit_code == 0 and saved.variants[0].status == "ok" and saved.beta == -0.75
+
+
 @pytest.mark.parametrize("args, said", [
     (["--callable", "nowhere.py:gemm"], "--callable nowhere.py:gemm: nowhere.py does not exist"),
     (["--callable", "x.py"], "give FILE.py:function"),
     (["--callable", "GOOD:gemm", "--arrays", "torch"], "--arrays torch: torch is not installed"),
+    (["1", "--arrays", "torch"], "--arrays torch: only for --callable functions"),
 ])
 def test_run_errors_are_one_line(tmp_path, runner, monkeypatch, args, said):
     monkeypatch.setitem(sys.modules, "torch", None)
@@ -310,3 +327,52 @@ def test_compare_nsys_runs_the_callables_under_nsys(fake_nsys, runner, tmp_path)
     assert "Traceback" not in r.output
     r = invoke(runner, ["compare-nsys"])
     assert r.exit_code == 2 and "--callable FILE.py:function" in r.output
+
+
+def test_do_bench_script_has_help_without_torch_or_triton():
+    done = subprocess.run([sys.executable, str(ROOT / "scripts" / "callable_vs_do_bench.py"), "--help"],
+                          capture_output=True, text=True, env={"PATH": "/usr/bin:/bin"})
+    assert done.returncode == 0, done.stderr
+    assert "do_bench" in done.stdout and "--size" in done.stdout and "--callable" in done.stdout
+
+
+# on the GPU ---------------------------------------------------------------------------------------------------------
+@needs_gpu
+def test_bench_a_cupy_callable_on_the_gpu():
+    import cupy
+
+    import gemmprof
+
+    def gemm(A, B, C, alpha, beta):
+        product = alpha * (A.astype(cupy.float32) @ B.astype(cupy.float32))
+        C[...] = product if beta == 0 else product + beta * C
+
+    result = gemmprof.bench(gemm, m=300, n=200, k=100, dtype="fp16", baselines=False, budget_s=0.05)
+    (row,) = result.variants
+    assert row.status == "ok" and row.verification.unwritten == 0 and row.timing.median_ms > 0, row.message
+
+
+@needs_gpu
+def test_torch_tensors_share_cupy_memory_and_torch_matmul_verifies():
+    pytest.importorskip("torch")
+    import gemmprof
+    from gemmprof.catalog.baselines import torch_matmul
+
+    for dtype in ("fp32", "fp16", "bf16"):
+        result = gemmprof.bench(torch_matmul, m=300, n=200, k=100, dtype=dtype, arrays="torch", baselines=False,
+                                budget_s=0.05)
+        (row,) = result.variants
+        assert row.status == "ok" and "copies" not in row.message, (dtype, row.message)
+
+
+@needs_gpu
+def test_the_triton_example_runs_any_shape(tmp_path, runner):
+    pytest.importorskip("triton")
+    out = tmp_path / "r.json"
+    res = invoke(runner, ["run", "--callable", f"{ROOT}/examples/triton_matmul/triton_matmul.py:matmul", "--callable",
+                          f"{ROOT}/examples/torch_matmul/torch_matmul.py:matmul", "-m", "1000", "-n", "1030", "-k", "520",
+                          "--dtype", "fp16", "--budget", "0.05", "-o", str(out)])
+    assert res.exit_code == 0, res.output
+    rows = {v.name: v.status for v in load_run(out).variants}
+    assert rows == {"cublas_hgemm": "ok", "torch_matmul": "ok", "triton_matmul.matmul": "ok",
+                    "torch_matmul.matmul": "ok"}

@@ -59,7 +59,7 @@ def command(inputs, callables, arrays, size, m, n, k, dtype, baseline, group_by,
       gemmprof compare-nsys before.sqlite after.sqlite      # two SQLite exports side by side
       gemmprof compare-nsys run.nsys-rep --baseline cublas_sgemm -o kernels.json
       gemmprof compare-nsys stats.txt --size 4096 --gpu a100  # text tables of nsys profile --stats=true
-      gemmprof compare-nsys --callable examples/torch_matmul/matmul.py:matmul --dtype fp16 --size 4096
+      gemmprof compare-nsys --callable examples/torch_matmul/torch_matmul.py:matmul --dtype fp16 --size 4096
     """
     from gemmprof.adapters.nsys import compare as nsys_compare
     from gemmprof.adapters.nsys import report as nsys

@@ -68,7 +68,7 @@ def command(variants, all_, spec_files, callables, arrays, size, m, n, k, params
       gemmprof profile 1 3 10 --size 4096 --save-csv ncu.csv --save profile.json
       gemmprof profile warptiling --size 4096 --cublas --pc-sampling
       gemmprof profile --spec my_kernel.yaml --size 2048  # your own kernel, beside its access model if it has one
-      gemmprof profile --callable examples/triton_matmul/matmul.py:matmul --dtype fp16 --size 4096 --cublas
+      gemmprof profile --callable examples/triton_matmul/triton_matmul.py:matmul --dtype fp16 --size 4096 --cublas
       gemmprof profile --from ncu.csv                     # a CSV made earlier (any machine, no GPU)
       gemmprof profile --from mine.csv --size 1024 --dtype fp32 --gpu h100
       gemmprof profile --from report.ncu-rep --format json -o profile.json

@@ -73,7 +73,7 @@ def command(variants, all_, dtype, spec_files, callables, arrays, size, m, n, k,
       gemmprof run 10 --param BK=16 --param TM=8 -m 4095 -n 4097 -k 1023
       gemmprof run --spec my_kernel.yaml --size 2048 --format json
       gemmprof run 9-12 --compiler nvcc,nvrtc
-      gemmprof run --callable examples/triton_matmul/matmul.py:matmul --dtype fp16 --size 4096
+      gemmprof run --callable examples/triton_matmul/triton_matmul.py:matmul --dtype fp16 --size 4096
       gemmprof run 15 --callable my_gemm.py:gemm --arrays torch   # torch tensors instead of CuPy arrays
     """
     from gemmprof.catalog.baselines import for_dtypes
@@ -85,6 +85,8 @@ def command(variants, all_, dtype, spec_files, callables, arrays, size, m, n, k,
     from gemmprof.render.run_tables import run_table
 
     refs = python_jobs.refs(callables)
+    if arrays != "cupy" and not refs:
+        raise InputError(f"--arrays {arrays}: only for --callable functions")
     refuse_overwrite({"-o": output, "--child-results": child_results}, [*spec_files, gpu_file, *(r.path for r in refs)])
     shape = resolve_shape(size, m, n, k)
     any_kernels = bool(variants or all_ or spec_files or not refs)  # --callable alone chooses no rungs
