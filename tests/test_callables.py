@@ -376,3 +376,36 @@ def test_the_triton_example_runs_any_shape(tmp_path, runner):
     rows = {v.name: v.status for v in load_run(out).variants}
     assert rows == {"cublas_hgemm": "ok", "torch_matmul": "ok", "triton_matmul.matmul": "ok",
                     "torch_matmul.matmul": "ok"}
+
+
+def test_a_callable_that_kills_the_context_hands_the_rest_to_a_child(tmp_path, runner, ranges, monkeypatch):
+    import gemmprof.commands.run as run_cmd
+    import gemmprof.measure.child as child_mod
+    import gemmprof.measure.runner as runner_mod
+    from gemmprof.model.traffic import GemmShape
+
+    bad = _file(tmp_path, "def gemm(A, B, C, alpha, beta):\n    raise RuntimeError('illegal memory access')\n",
+                "fault.py")
+    good = _file(tmp_path, GOOD)
+    monkeypatch.setattr(runner_mod, "_context_alive", lambda: False)
+    seen = []
+
+    def spawn(cmd):  # the child process: saves the row it would have measured where the parent reads it
+        seen.append(cmd)
+        RunResult(GemmShape(64, 48, 32), 1.0, 0.0, {}, "h100_sxm", 1, {}, [VariantResult(
+            id="py", name="mine.gemm", title="", dtype="fp16", kind="callable")]).save(
+            cmd[cmd.index("--child-results") + 1])
+        return types.SimpleNamespace(returncode=0)
+
+    def finish(context_lost, code):  # the real one leaves by os._exit after a lost context: not inside pytest
+        assert context_lost
+        sys.exit(code)
+
+    monkeypatch.setattr(child_mod, "spawn", spawn)
+    monkeypatch.setattr(run_cmd, "_finish", finish)
+    res, saved = _run(runner, tmp_path, "--callable", f"{bad}:gemm", "--callable", f"{good}:gemm", "--dtype", "fp16")
+    assert [(v.name, v.status) for v in saved.variants] == [("fault.gemm", "error"), ("mine.gemm", "ok")]
+    assert "illegal memory access" in saved.variants[0].message
+    (cmd,) = seen
+    assert cmd[cmd.index("--callable") + 1] == f"{good}:gemm" and cmd[cmd.index("--dtype") + 1] == "fp16"
+    assert cmd.count("--callable") == 1 and "--no-cublas" in cmd
