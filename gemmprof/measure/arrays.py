@@ -48,7 +48,8 @@ class CupyArrays:
         return out, None, None
 
     def stream(self):
-        return _torch_follows_cupy() if "torch" in sys.modules else contextlib.nullcontext()
+        # torch imported by the callable's module (None: an import of it failed): it may launch on torch's stream
+        return _torch_follows_cupy() if sys.modules.get("torch") is not None else contextlib.nullcontext()
 
 
 class TorchArrays:
