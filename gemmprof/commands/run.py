@@ -28,7 +28,8 @@ from gemmprof.render.table import FORMATS, choose_format, emit
 @click.argument("variants", nargs=-1)
 @click.option("--all", "all_", is_flag=True, help="Every rung of the ladder (with --dtype, every rung of that dtype).")
 @click.option("--dtype", type=click.Choice(["fp32", "fp16", "bf16"]), default=None,
-              help="Only rungs of this dtype (bf16: the rungs whose source also builds for bf16, h4-h6).")
+              help="Only rungs of this dtype (bf16: the rungs whose source also builds for bf16, h4-h6); "
+                   "also the input dtype of --callable functions (default fp32).")
 @click.option("--spec", "spec_files", multiple=True, type=click.Path(dir_okay=False),
               help="Run your own kernel from its YAML spec (repeatable). See docs/kernel-spec.md.")
 @click.option("--callable", "callables", multiple=True, metavar="FILE.py:FUNCTION",
@@ -64,6 +65,8 @@ def command(variants, all_, dtype, spec_files, callables, arrays, size, m, n, k,
     """Compile, verify against cuBLAS and time rungs of the GEMM ladder on the GPU.
 
     VARIANTS are rung ids (5, 3b, h2), ranges (1-6), or names (warptiling); several may be given.
+    --callable FILE.py:function adds a Python function fn(A, B, C, alpha, beta) that fills C, verified and timed
+    the same way (and a torch.matmul row where torch is installed).
     Every launch runs inside an NVTX range "gemmprof NAME MxNxK" so nsys and ncu can find it.
 
     \b
