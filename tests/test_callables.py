@@ -217,6 +217,12 @@ def test_reading_c_at_beta_zero_is_reported_as_for_kernels(tmp_path, runner, ran
     assert "reads C with beta=0" in row.message
 
 
+def test_not_writing_c_with_beta_nonzero(tmp_path, runner, ranges):
+    path = _file(tmp_path, "def gemm(A, B, C, alpha, beta):\n    pass\n", "idle.py")
+    res, saved = _run(runner, tmp_path, "--callable", f"{path}:gemm", "--beta", "0.5")
+    assert saved.variants[0].message.startswith("did not write C (still its values before the call)")
+
+
 def test_beta_nonzero_reads_c(tmp_path, runner, ranges):
     path = _file(tmp_path, GOOD)
     res, saved = _run(runner, tmp_path, "--callable", f"{path}:gemm", "--alpha", "1.5", "--beta", "-0.75")

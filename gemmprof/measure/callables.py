@@ -180,7 +180,8 @@ def run_callable(runner, item: PyCallable, dtype: str, arrays) -> VariantResult:
         _raise_if_context_lost(row.message)
     check = row.verification
     if row.status == "FAIL" and check is not None and check.unwritten == shape.M * shape.N:
-        row.message = "did not write C (still poisoned): write into C in place; a returned array is not read"
+        kept = "still poisoned" if problem.beta == 0 else "still its values before the call"
+        row.message = f"did not write C ({kept}): write into C in place; a returned array is not read"
     notes = [row.message, arrays.note, _bf16_note(dtype, arrays)]
     row.message = "; ".join(n for n in notes if n)
     return row
