@@ -2,18 +2,21 @@
 
     gemmprof run --callable examples/triton_matmul/triton_matmul.py:matmul --dtype fp16 --size 4096
 
-One fixed configuration (no autotuning, so every call runs the same kernel): 128 x 256 tiles of C, 64-deep
-steps along K (32 for fp32 inputs, whose tiles take twice the shared memory), three pipeline stages, eight warps,
-and blocks ordered in groups of eight rows so neighbouring blocks share B's tiles in L2. Loads and stores are
-masked, so any M, N and K work.
+One fixed configuration per input width (no autotuning, so every call runs the same kernel): for fp16 and bf16,
+128 x 256 tiles of C, 64-deep steps along K, three pipeline stages and eight warps on the tensor cores; for fp32,
+whose products must stay fp32 (tl.dot's "ieee" precision, no tensor cores), 64 x 64 x 32 tiles and four warps.
+Blocks go in groups of eight rows so neighbouring blocks share B's tiles in L2. Loads and stores are masked, so
+any M, N and K work.
 """
 
 import torch
 import triton
 import triton.language as tl
 
-BLOCK_M, BLOCK_N, BLOCK_K, GROUP_M = 128, 256, 64, 8
-NUM_WARPS, NUM_STAGES = 8, 3
+GROUP_M = 8
+# (BLOCK_M, BLOCK_N, BLOCK_K, warps, stages)
+HALF_CONFIG = (128, 256, 64, 8, 3)
+FP32_CONFIG = (64, 64, 32, 4, 3)
 
 
 @triton.jit
@@ -64,14 +67,14 @@ def _torch(x):
 
 
 def matmul(A, B, C, alpha, beta):
-    """Triton tiled matmul: 128 x 256 x 64 tiles, 3 stages, 8 warps, fp32 accumulate, masked edges."""
+    """Triton tiled matmul: 128 x 256 x 64 tiles (fp32 inputs: 64 x 64 x 32), fp32 accumulate, masked edges."""
     A, B, C = _torch(A), _torch(B), _torch(C)
     M, K = A.shape
     N = B.shape[1]
     ieee = A.dtype == torch.float32
-    grid = (triton.cdiv(M, BLOCK_M) * triton.cdiv(N, BLOCK_N),)
+    block_m, block_n, block_k, warps, stages = FP32_CONFIG if ieee else HALF_CONFIG
+    grid = (triton.cdiv(M, block_m) * triton.cdiv(N, block_n),)
     # Triton launches on torch's current stream; gemmprof makes that CuPy's current stream, where it times
     matmul_kernel[grid](A, B, C, M, N, K, A.stride(0), A.stride(1), B.stride(0), B.stride(1), C.stride(0),
-                        C.stride(1), alpha, beta, BETA_IS_ZERO=beta == 0, IEEE=ieee, BLOCK_M=BLOCK_M,
-                        BLOCK_N=BLOCK_N, BLOCK_K=BLOCK_K // 2 if ieee else BLOCK_K, GROUP_M=GROUP_M,
-                        num_warps=NUM_WARPS, num_stages=NUM_STAGES)
+                        C.stride(1), alpha, beta, BETA_IS_ZERO=beta == 0, IEEE=ieee, BLOCK_M=block_m,
+                        BLOCK_N=block_n, BLOCK_K=block_k, GROUP_M=GROUP_M, num_warps=warps, num_stages=stages)
