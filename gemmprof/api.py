@@ -21,7 +21,6 @@ def bench(fn, *, m: int, n: int, k: int, dtype: str = "fp32", arrays: str = "cup
     The result's variants hold fn's row (status "ok", "FAIL" or "error" with its message) and the baselines'.
     """
     from gemmprof.catalog import gpu_specs
-    from gemmprof.catalog.baselines import for_dtypes
     from gemmprof.errors import require_cupy
     from gemmprof.measure import arrays as arrays_mod
     from gemmprof.measure import callables, python_jobs
@@ -42,8 +41,7 @@ def bench(fn, *, m: int, n: int, k: int, dtype: str = "fp32", arrays: str = "cup
     command = f"gemmprof.bench({call.name}, m={m}, n={n}, k={k}, dtype={dtype!r}, arrays={arrays!r})"
     result = new_result(profile, options, runner, command)
     mine = ("callable", (call, dtype, adapter))
-    jobs = [("baseline", b) for b in (for_dtypes({dtype}) if baselines else [])]
-    jobs += python_jobs.baseline_jobs([mine], baselines, lambda note: None) + [mine]
+    jobs = python_jobs.baseline_jobs([mine], baselines, lambda note: None) + [mine]
     for kind, item in jobs:
         try:
             row = runner.run_baseline(item) if kind == "baseline" else callables.run_callable(runner, *item)

@@ -258,17 +258,19 @@ def test_bench_returns_a_run_result(ranges):
 
 
 # jobs of a run --------------------------------------------------------------------------------------------------
-def test_torch_row_only_where_torch_is_installed(monkeypatch):
+def test_cublas_of_the_callables_dtype_and_torch_only_where_installed(monkeypatch):
     from gemmprof.catalog import baselines
 
     job = ("callable", (callables.from_function(lambda A, B, C, a, b: None, name="f"), "fp16",
                         arrays_mod.CupyArrays()))
     notes = []
     monkeypatch.setattr(baselines, "torch_installed", lambda: False)
-    assert python_jobs.baseline_jobs([job], True, notes.append) == [] and "torch is not installed" in notes[0]
+    jobs = python_jobs.baseline_jobs([job], True, notes.append)
+    assert jobs == [("baseline", baselines.BASELINES["cublas_hgemm"])] and "torch is not installed" in notes[0]
+    assert python_jobs.baseline_jobs([job], True, notes.append, [baselines.BASELINES["cublas_hgemm"]]) == []
     monkeypatch.setattr(baselines, "torch_installed", lambda: True)
     monkeypatch.setattr(arrays_mod, "adapter", lambda kind: types.SimpleNamespace(kind=kind))
-    ((kind, (row, dtype, adapter)),) = python_jobs.baseline_jobs([job], True, notes.append)
+    (cublas, (kind, (row, dtype, adapter))) = python_jobs.baseline_jobs([job], True, notes.append)
     assert (row.name, row.kind, row.id, dtype, adapter.kind) == ("torch_matmul", "baseline", "torch", "fp16", "torch")
     assert "fp16 in, fp32 out" in row.title
     assert python_jobs.baseline_jobs([job], False, notes.append) == []  # --no-cublas

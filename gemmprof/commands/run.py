@@ -79,10 +79,9 @@ def command(variants, all_, dtype, spec_files, callables, arrays, size, m, n, k,
       gemmprof run --callable examples/triton_matmul/triton_matmul.py:matmul --dtype fp16 --size 4096
       gemmprof run 15 --callable my_gemm.py:gemm --arrays torch   # torch tensors instead of CuPy arrays
     """
-    from gemmprof.catalog.baselines import for_dtypes
     from gemmprof.catalog.selection import choose
     from gemmprof.measure import python_jobs
-    from gemmprof.measure.runner import Runner, RunOptions, new_result
+    from gemmprof.measure.runner import Runner, RunOptions, baselines_for, new_result
     from gemmprof.measure.timing import TimingConfig
     from gemmprof.render.compiler_tables import compiler_table
     from gemmprof.render.run_tables import run_table
@@ -106,9 +105,9 @@ def command(variants, all_, dtype, spec_files, callables, arrays, size, m, n, k,
                          timing=TimingConfig(budget_s=budget, max_reps=max_reps, flush_l2=not no_flush))
     runner = Runner(profile, options)
     result = new_result(profile, options, runner, "gemmprof " + shlex.join(sys.argv[1:]))
-    dtypes = {k.run_dtype for k in kernels} | ({dtype or "fp32"} if py_jobs else set())
-    jobs = [("baseline", b) for b in (for_dtypes(dtypes) if options.baselines else [])]
-    jobs += python_jobs.baseline_jobs(py_jobs, options.baselines, lambda note: click.echo(f"note: {note}", err=True))
+    jobs = [("baseline", b) for b in baselines_for(kernels, options.baselines)]
+    jobs += python_jobs.baseline_jobs(py_jobs, options.baselines, lambda note: click.echo(f"note: {note}", err=True),
+                                      [b for _, b in jobs])
     jobs += [("kernel", (kk, c)) for kk in kernels for c in compilers] + py_jobs
     # Nothing lost: the results file is written before the first variant (an unwritable path fails now, not after
     # the GPU work) and rewritten atomically after each one, so Ctrl-C or a late error keeps every finished variant.

@@ -26,20 +26,22 @@ def torch_baseline() -> callables.PyCallable:
     return callables.PyCallable(name=TORCH_MATMUL, title="", fn=torch_matmul, id="torch", kind="baseline")
 
 
-def baseline_jobs(py_jobs: list[tuple], wanted: bool, note) -> list[tuple]:
-    """The torch.matmul row in the callables' dtype, where torch is installed (else `note` says why not)."""
+def baseline_jobs(py_jobs: list[tuple], wanted: bool, note, have=()) -> list[tuple]:
+    """The baselines of the callables' input dtype: cuBLAS's (those not in `have` already, the kernels' own) and
+    torch.matmul where torch is installed (else `note` says why there is no such row)."""
     from dataclasses import replace
 
-    from gemmprof.catalog.baselines import torch_installed, torch_matmul_title
+    from gemmprof.catalog.baselines import for_dtypes, torch_installed, torch_matmul_title
 
     if not py_jobs or not wanted:
         return []
+    dtype = py_jobs[0][1][1]
+    jobs = [("baseline", b) for b in for_dtypes({dtype}) if b not in have]
     if not torch_installed():
         note("no torch.matmul row: torch is not installed (pip install torch)")
-        return []
-    dtype = py_jobs[0][1][1]
+        return jobs
     item = replace(torch_baseline(), title=torch_matmul_title(dtype))
-    return [("callable", (item, dtype, arrays_mod.adapter("torch")))]
+    return jobs + [("callable", (item, dtype, arrays_mod.adapter("torch")))]
 
 
 def child_selectors(rest: list[tuple]) -> tuple[list[tuple], list[str]]:
