@@ -1,11 +1,12 @@
 """gemmprof: profile, verify and explain CUDA GEMM kernels.
 
-In a notebook: ``gemmprof.to_dataframe(gemmprof.load("results.json"))``.
+In a notebook: ``gemmprof.to_dataframe(gemmprof.load("results.json"))``; a Python GEMM of your own:
+``gemmprof.bench(fn, m=4096, n=4096, k=4096, dtype="fp16")``.
 """
 
 from gemmprof._version import __version__
 
-__all__ = ["__version__", "load", "to_dataframe"]
+__all__ = ["__version__", "bench", "load", "to_dataframe"]
 
 
 def load(path):
@@ -23,3 +24,12 @@ def to_dataframe(result):
     from gemmprof.render.dataframe import to_dataframe as _to_dataframe
 
     return _to_dataframe(result)
+
+
+def bench(fn, **kwargs):
+    """Verify and time fn(A, B, C, alpha, beta), which fills C, beside cuBLAS: a RunResult, as `gemmprof run
+    --callable` makes. Keywords: m, n, k (required), dtype, arrays ("cupy" or "torch"), alpha, beta, name,
+    baselines, seed, budget_s, max_reps, flush_l2, gpu; see gemmprof.api.bench."""
+    from gemmprof.api import bench as _bench
+
+    return _bench(fn, **kwargs)

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One device call, many GPU checks: run from the repo root on the GPU machine.
 #   bash scripts/gpu_batch.sh STAGE [STAGE ...]
-# Stages: env hopper hopperfin fp32top fp32topprof ladder odd beta fp16 tune ncu nsys pytest compilers report rawprof paths interleave splitk sweep startup. Logs and results go to $OUT/batch/ and are tarred into
+# Stages: env hopper hopperfin fp32top fp32topprof ladder odd beta fp16 tune ncu nsys pytest compilers report rawprof paths interleave splitk sweep startup every_py. Logs and results go to $OUT/batch/ and are tarred into
 # $OUT/batch.tar.gz (the device tool brings back at most 8 files); a short summary is printed last.
 set -u
 if [ $# -eq 0 ]; then  # no stage: print the usage above and stop
@@ -132,6 +132,21 @@ for stage in "$@"; do
     startup)  # issue 30: --help wall time and import profile; the main job cold (empty caches) then warm, one call
       step startup python3 scripts/startup_times.py --size "$SIZE" --logs "$B/startup" -o "$B/startup.json"
       cat "$B/startup.json" ;;
+    every_py)  # issue 25: Python callables (the Triton and torch.matmul examples) beside cuBLAS and torch.matmul
+      TRI=examples/triton_matmul/triton_matmul.py:matmul TOR=examples/torch_matmul/torch_matmul.py:matmul
+      step every_py_env python3 -c "import cupy, torch, triton; a = cupy.arange(6, dtype=cupy.float32); t = torch.from_dlpack(a); h = torch.from_dlpack(cupy.zeros(4, dtype=cupy.uint16).view(cupy.int16)).view(torch.bfloat16); print('cupy', cupy.__version__, 'torch', torch.__version__, 'triton', triton.__version__, 'dlpack shares', t.data_ptr() == a.data.ptr, 'bf16 view', h.dtype)"
+      step every_py_tests python3 -m pytest -q tests/test_callables.py
+      step every_py_cupy "${GP[@]}" run --callable "$TRI" --callable "$TOR" --size 4096 --dtype fp16 -o "$B/every_py_cupy_4096.json"
+      step every_py_torch "${GP[@]}" run --callable "$TRI" --callable "$TOR" --size 4096 --dtype fp16 --arrays torch -o "$B/every_py_torch_4096.json"
+      step every_py_bf16 "${GP[@]}" run --callable "$TRI" --callable "$TOR" --size 4096 --dtype bf16 -o "$B/every_py_bf16_4096.json"
+      step every_py_odd "${GP[@]}" run --callable "$TRI" --callable "$TOR" -m 4095 -n 4097 -k 1023 --dtype fp16 --alpha 1.5 --beta -0.75 --budget 0.3 -o "$B/every_py_odd.json"
+      step every_py_fp32 "${GP[@]}" run 15 --callable "$TRI" --callable "$TOR" --size 2048 --budget 0.3 -o "$B/every_py_fp32_2048.json"
+      step every_py_profile "${GP[@]}" profile --callable "$TRI" --callable "$TOR" --cublas --size 4096 --dtype fp16 --save "$B/every_py_profile_4096.json" --save-csv "$B/every_py_ncu_4096.csv"
+      step every_py_report "${GP[@]}" report "$B/every_py_cupy_4096.json" --profile-results "$B/every_py_profile_4096.json" -o "$B/every_py_report_4096.html"
+      step every_py_do_bench python3 scripts/callable_vs_do_bench.py --size 4096 --dtype fp16 -o "$B/every_py_do_bench_4096.json"
+      if [ -f .gpu/nsys-env.sh ]; then
+        step every_py_nsys bash -c "source .gpu/nsys-env.sh; ${GP[*]} compare-nsys --callable $TRI --callable $TOR --size 4096 --dtype fp16 --save-report $B/every_py_nsys_4096"
+      fi ;;
     *)
       echo "unknown stage $stage" ;;
   esac

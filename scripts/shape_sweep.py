@@ -23,10 +23,10 @@ from pathlib import Path
 
 from gemmprof.errors import GemmprofError, InputError
 from gemmprof.measure.child import ChildRun
-from gemmprof.results.shape import GemmShape
 from gemmprof.render.sweep_tables import sweep_table
 from gemmprof.render.table import emit
 from gemmprof.results.run import load_run
+from gemmprof.results.shape import GemmShape
 from gemmprof.results.sweep import DEFAULT_SHAPES, parse_shapes, summarize
 
 

@@ -36,3 +36,33 @@ def for_dtypes(dtypes: set[str]) -> list[Baseline]:
     if "bf16" in dtypes:
         out.append(BASELINES["cublas_bf16"])
     return out
+
+
+# torch.matmul: a row beside cuBLAS in runs with Python callables, where torch is installed ---------------------
+TORCH_MATMUL = "torch_matmul"
+
+
+def torch_installed() -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec("torch") is not None
+
+
+def torch_matmul_title(dtype: str) -> str:
+    out = "fp32 out" if dtype == "fp32" else f"{dtype} in, fp32 out (out_dtype)"
+    return f"torch.matmul's 2-D path, torch.mm ({out})"
+
+
+def torch_matmul(A, B, C, alpha, beta):
+    """C = alpha * A @ B + beta * C with torch.mm (cuBLAS underneath). fp16 and bf16 inputs write fp32 C in the
+    GEMM itself (torch.mm's out_dtype, torch >= 2.8), so with alpha = 1 and beta = 0 the row is one GEMM, as
+    cuBLAS's is; other alpha and beta add elementwise kernels."""
+    import torch
+
+    wide = {} if A.dtype == torch.float32 else {"out_dtype": torch.float32}
+    if beta == 0:
+        torch.mm(A, B, out=C, **wide)
+        if alpha != 1:
+            C.mul_(alpha)
+    else:
+        C.mul_(beta).add_(torch.mm(A, B, **wide), alpha=alpha)

@@ -16,11 +16,17 @@ from gemmprof.commands._options import (
     shape_options,
 )
 from gemmprof.errors import GemmprofError, InputError
+from gemmprof.measure.arrays import ARRAY_KINDS
 from gemmprof.model.traffic import DTYPES
 
 
 @click.command("compare-nsys")
-@click.argument("inputs", nargs=-1, required=True, metavar="REPORT... | VARIANT...")
+@click.argument("inputs", nargs=-1, metavar="REPORT... | VARIANT...")
+@click.option("--callable", "callables", multiple=True, metavar="FILE.py:FUNCTION",
+              help="Live mode: also run a Python function fn(A, B, C, alpha, beta) under nsys (repeatable; inputs "
+                   "in --dtype, default fp32). See docs/callables.md.")
+@click.option("--arrays", type=click.Choice(ARRAY_KINDS), default="cupy", show_default=True,
+              help="Live mode: what --callable functions receive, CuPy arrays or torch tensors.")
 @shape_options
 @click.option("--dtype", type=click.Choice(list(DTYPES)), default=None,
               help="dtype for TFLOP/s and % of peak (default: a gemmprof variant's own, else fp32); "
@@ -34,7 +40,7 @@ from gemmprof.model.traffic import DTYPES
               help="Live mode: keep PREFIX.nsys-rep and PREFIX.sqlite (default: a temporary directory).")
 @gpu_options
 @output_options
-def command(inputs, size, m, n, k, dtype, baseline, group_by, no_cublas, save_report, gpu, gpu_file, fmt,
+def command(inputs, callables, arrays, size, m, n, k, dtype, baseline, group_by, no_cublas, save_report, gpu, gpu_file, fmt,
             output):
     """Compare the kernels of Nsight Systems reports side by side.
 
@@ -53,12 +59,18 @@ def command(inputs, size, m, n, k, dtype, baseline, group_by, no_cublas, save_re
       gemmprof compare-nsys before.sqlite after.sqlite      # two SQLite exports side by side
       gemmprof compare-nsys run.nsys-rep --baseline cublas_sgemm -o kernels.json
       gemmprof compare-nsys stats.txt --size 4096 --gpu a100  # text tables of nsys profile --stats=true
+      gemmprof compare-nsys --callable examples/torch_matmul/torch_matmul.py:matmul --dtype fp16 --size 4096
     """
     from gemmprof.adapters.nsys import compare as nsys_compare
     from gemmprof.adapters.nsys import report as nsys
 
+    if not inputs and not callables:
+        raise InputError("give report files (.nsys-rep, .sqlite, stats .csv/.txt), variant names or "
+                         "--callable FILE.py:function")
     refuse_directories(inputs, "report files (.nsys-rep, .sqlite, stats .csv/.txt) or variant names")
     files = [x for x in inputs if Path(x).is_file() or x.lower().endswith(tuple(nsys.REPORT_SUFFIXES))]
+    if files and callables:
+        raise InputError("--callable: only for profiling variants now, not with report files")
     refuse_overwrite({"-o": output}, [*files, gpu_file])
     live = not files
     if files and len(files) != len(inputs):
@@ -72,7 +84,8 @@ def command(inputs, size, m, n, k, dtype, baseline, group_by, no_cublas, save_re
 
     reports, failed = [], {}
     if live:
-        reports.append(nsys.profile_live(inputs, shape, no_cublas=no_cublas, save_prefix=save_report,
+        reports.append(nsys.profile_live(tuple(inputs) + _callable_args(callables, arrays, dtype), shape,
+                                         no_cublas=no_cublas, save_prefix=save_report,
                                          dtype=dtype))
     else:
         for path in files:
@@ -94,6 +107,16 @@ def command(inputs, size, m, n, k, dtype, baseline, group_by, no_cublas, save_re
             failed[rep.path] = (rep.problem, 1)
     if failed:
         raise _failure(f"{len(failed)} of {len(inputs) if not live else 1} inputs failed (see above)", failed)
+
+
+def _callable_args(callables, arrays: str, dtype: str | None) -> tuple[str, ...]:
+    """What the child `gemmprof run` needs for the callables (it imports their files itself)."""
+    from gemmprof.measure import python_jobs
+
+    refs = python_jobs.refs(callables)
+    args = tuple(x for r in refs for x in ("--callable", r.text))
+    args += ("--arrays", arrays) if refs and arrays != "cupy" else ()
+    return args + (("--dtype", dtype) if refs and dtype and dtype != "bf16" else ())  # bf16: profile_live passes it
 
 
 def _failure(message: str, failed: dict) -> GemmprofError:

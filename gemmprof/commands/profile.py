@@ -18,6 +18,7 @@ from gemmprof.commands._options import (
     shape_options,
 )
 from gemmprof.errors import GemmprofError, InputError
+from gemmprof.measure.arrays import ARRAY_KINDS
 
 
 @click.command("profile")
@@ -25,6 +26,11 @@ from gemmprof.errors import GemmprofError, InputError
 @click.option("--all", "all_", is_flag=True, help="Every rung of the ladder (with --dtype, every rung of that dtype).")
 @click.option("--spec", "spec_files", multiple=True, type=click.Path(dir_okay=False),
               help="Profile your own kernel from its YAML spec (repeatable). See docs/kernel-spec.md.")
+@click.option("--callable", "callables", multiple=True, metavar="FILE.py:FUNCTION",
+              help="Profile every kernel a Python function fn(A, B, C, alpha, beta) launches (repeatable; "
+                   "inputs in --dtype, default fp32). See docs/callables.md.")
+@click.option("--arrays", type=click.Choice(ARRAY_KINDS), default="cupy", show_default=True,
+              help="What --callable functions receive: CuPy arrays or torch tensors.")
 @shape_options
 @click.option("--param", "params", multiple=True, metavar="NAME=VALUE", help="Override a rung parameter (repeatable).")
 @click.option("--cublas", is_flag=True, help="Also profile the cuBLAS baselines of the selected rungs' dtypes.")
@@ -48,7 +54,7 @@ from gemmprof.errors import GemmprofError, InputError
 @click.option("--top", type=click.IntRange(1, 10), default=3, show_default=True, help="Stall reasons shown per launch.")
 @gpu_options
 @output_options
-def command(variants, all_, spec_files, size, m, n, k, params, cublas, from_file, dtype, sections, pc_sampling, skip_metrics,
+def command(variants, all_, spec_files, callables, arrays, size, m, n, k, params, cublas, from_file, dtype, sections, pc_sampling, skip_metrics,
             clock_control, ncu_path, save_csv, save_json, top, gpu, gpu_file, fmt, output):
     """Profile one verified launch of each variant with Nsight Compute, or read ncu output you already have.
 
@@ -62,6 +68,7 @@ def command(variants, all_, spec_files, size, m, n, k, params, cublas, from_file
       gemmprof profile 1 3 10 --size 4096 --save-csv ncu.csv --save profile.json
       gemmprof profile warptiling --size 4096 --cublas --pc-sampling
       gemmprof profile --spec my_kernel.yaml --size 2048  # your own kernel, beside its access model if it has one
+      gemmprof profile --callable examples/triton_matmul/triton_matmul.py:matmul --dtype fp16 --size 4096 --cublas
       gemmprof profile --from ncu.csv                     # a CSV made earlier (any machine, no GPU)
       gemmprof profile --from mine.csv --size 1024 --dtype fp32 --gpu h100
       gemmprof profile --from report.ncu-rep --format json -o profile.json
@@ -73,9 +80,10 @@ def command(variants, all_, spec_files, size, m, n, k, params, cublas, from_file
 
     notes: list[str] = []
     refuse_directories([from_file], "an ncu CSV or .ncu-rep file")
-    refuse_overwrite({"-o": output, "--save": save_json, "--save-csv": save_csv}, [from_file, gpu_file])
+    refuse_overwrite({"-o": output, "--save": save_json, "--save-csv": save_csv},
+                     [from_file, gpu_file, *(c.rpartition(":")[0] for c in callables)])
     if from_file:
-        if variants or all_ or spec_files:
+        if variants or all_ or spec_files or callables:
             raise InputError("give VARIANTS (or --spec) to profile, or --from FILE to read, not both")
         shape = resolve_shape(size, m, n, k, default=None) if any(v is not None for v in (size, m, n, k)) else None
         report, infos, kernels = _read(from_file, ncu_path), _known_variants(notes), None
@@ -83,7 +91,8 @@ def command(variants, all_, spec_files, size, m, n, k, params, cublas, from_file
     else:
         shape = resolve_shape(size, m, n, k)
         report, infos, csv_text, kernels = _live(variants, all_, spec_files, dtype, params, cublas, shape,
-                                                 sections, pc_sampling, skip_metrics, clock_control, ncu_path)
+                                                 sections, pc_sampling, skip_metrics, clock_control, ncu_path,
+                                                 callables, arrays)
         source = {"csv": str(save_csv) if save_csv else None, "layout": report.layout}
     explicit = resolve_gpu(gpu, gpu_file) if (gpu or gpu_file) else None
     gpu_spec, note = choose_gpu(report, explicit, gpu_specs.all_gpus())
@@ -156,34 +165,44 @@ def _known_variants(notes: list[str]) -> dict:
 
 
 def _live(variants, all_, spec_files, dtype, params, cublas, shape, sections, pc_sampling, skip_metrics,
-          clock_control, ncu_path):
+          clock_control, ncu_path, callables=(), arrays="cupy"):
 
     from gemmprof.adapters.ncu import run as ncu_run
     from gemmprof.adapters.ncu.findings import VariantInfo
-    from gemmprof.catalog.baselines import for_dtypes
+    from gemmprof.catalog.baselines import TORCH_MATMUL, for_dtypes, torch_installed
     from gemmprof.catalog.selection import choose
+    from gemmprof.measure import python_jobs
 
-    if not variants and not all_ and not spec_files:
-        raise InputError("no variants selected: name rungs (e.g. 1-6, 10, warptiling), pass --all or --spec FILE, "
-                         "or read a CSV with --from FILE")
+    refs = python_jobs.refs(callables)  # the child imports the files; their variant names are known from the text
+    if not variants and not all_ and not spec_files and not refs:
+        raise InputError("no variants selected: name rungs (e.g. 1-6, 10, warptiling), pass --all, --spec FILE or "
+                         "--callable FILE.py:function, or read a CSV with --from FILE")
     if dtype == "tf32":
         raise InputError("--dtype tf32 selects no rungs (the ladder is fp32 and fp16; cublas_tf32 comes with --cublas)")
-    bound = choose(variants, all_=all_, dtype=dtype, spec_files=spec_files, params=params)
+    bound = choose(variants, all_=all_, dtype=dtype, spec_files=spec_files, params=params) \
+        if variants or all_ or spec_files else []
     _compile_first(bound, shape)
     chosen = [b.spec for b in bound]
     infos: dict[str, VariantInfo] = {b.variant_name: VariantInfo(dtype=b.run_dtype,
                                                                  tiles=b.tiles() if b.spec.traffic else None)
                                      for b in bound}  # no traffic: block, no model bytes
+    infos.update({r.name: VariantInfo(dtype=dtype or "fp32") for r in refs})
     if cublas:
-        infos.update({b.name: VariantInfo(dtype=b.dtype) for b in for_dtypes({k.run_dtype for k in bound})})
+        dtypes = {k.run_dtype for k in bound} | ({dtype or "fp32"} if refs else set())
+        infos.update({b.name: VariantInfo(dtype=b.dtype) for b in for_dtypes(dtypes)})
+        if refs and torch_installed():  # the torch.matmul range a child `run --callable` opens, for ncu
+            infos[TORCH_MATMUL] = VariantInfo(dtype=dtype or "fp32")
     run_args = tuple(f"--param={p}" for p in params) + (() if cublas else ("--no-cublas",))
     run_args += ("--dtype", "bf16") if dtype == "bf16" else ()  # the child builds the same rungs for bf16
+    run_args += ("--dtype", dtype) if refs and dtype and dtype != "bf16" else ()  # the callables' input dtype
+    run_args += ("--arrays", arrays) if refs and arrays != "cupy" else ()
     metrics = ncu_run.metric_list(pc_sampling, tuple(skip_metrics), dtype)
     exe = ncu_run.find_ncu(ncu_path)
-    names = [s.name for s in chosen]
+    names = [s.name for s in chosen] + [r.name for r in refs]
     own = {Path(f).resolve() for f in spec_files}  # the child loads the user's specs again from their files
     selectors = tuple(s.name for s in chosen if Path(s.path).resolve() not in own)
     selectors += tuple(x for f in spec_files for x in ("--spec", str(f)))
+    selectors += tuple(x for r in refs for x in ("--callable", r.text))
     cmd = ncu_run.build_command(exe, sys.executable, names, shape, selectors=selectors,
                                 sections=tuple(sections) or ncu_run.DEFAULT_SECTIONS, metrics=metrics,
                                 clock_control=clock_control, run_args=run_args,

@@ -20,6 +20,7 @@ from gemmprof.commands._options import (
     shape_options,
 )
 from gemmprof.errors import InputError, require_cupy
+from gemmprof.measure.arrays import ARRAY_KINDS
 from gemmprof.render.table import FORMATS, choose_format, emit
 
 INTERLEAVE_ROUNDS = 10  # batches per variant with --interleave: enough turns to spread drift, few enough to size
@@ -38,9 +39,15 @@ def view_options(f):
 @click.argument("variants", nargs=-1)
 @click.option("--all", "all_", is_flag=True, help="Every rung of the ladder (with --dtype, every rung of that dtype).")
 @click.option("--dtype", type=click.Choice(["fp32", "fp16", "bf16"]), default=None,
-              help="Only rungs of this dtype (bf16: the rungs whose source also builds for bf16, h4-h6).")
+              help="Only rungs of this dtype (bf16: the rungs whose source also builds for bf16, h4-h6); "
+                   "also the input dtype of --callable functions (default fp32).")
 @click.option("--spec", "spec_files", multiple=True, type=click.Path(dir_okay=False),
               help="Run your own kernel from its YAML spec (repeatable). See docs/kernel-spec.md.")
+@click.option("--callable", "callables", multiple=True, metavar="FILE.py:FUNCTION",
+              help="Verify and time a Python function fn(A, B, C, alpha, beta) that fills C in place (repeatable): "
+                   "A and B in --dtype (default fp32), C fp32. See docs/callables.md.")
+@click.option("--arrays", type=click.Choice(ARRAY_KINDS), default="cupy", show_default=True,
+              help="What --callable functions receive: CuPy arrays, or torch tensors over the same memory (DLPack).")
 @shape_options
 @click.option("--param", "params", multiple=True, metavar="NAME=VALUE",
               help="Override a tunable parameter of the selected rungs (repeatable), e.g. --param BK=16.")
@@ -52,7 +59,8 @@ def view_options(f):
                    "Two, comma-separated, time both builds of every kernel and compare them.")
 @click.option("--spec-defaults", is_flag=True,
               help="Use the specs' default parameters even where `gemmprof tune --keep` kept tuned ones for this GPU.")
-@click.option("--no-cublas", is_flag=True, help="Skip the cuBLAS baselines (then no % of cuBLAS).")
+@click.option("--no-cublas", is_flag=True,
+              help="Skip the baselines: cuBLAS, and torch.matmul beside --callable (then no % of cuBLAS).")
 @click.option("--seed", type=click.IntRange(0, 2 ** 32 - 1), default=None, help="Seed for the random inputs (default: fresh every run).")
 @click.option("--budget", type=FiniteFloat(positive=True, maximum=3600), default=1.0, show_default=True, help="Seconds of timed launches per variant.")
 @click.option("--max-reps", type=click.IntRange(1, 10 ** 6), default=200, show_default=True,
@@ -68,12 +76,14 @@ def view_options(f):
 @click.option("-o", "--output", type=click.Path(dir_okay=False), default=None,
               help="Save the full results (JSON: device, versions, clocks, raw samples) or a table (.csv/.txt).")
 @click.option("--child-results", type=click.Path(dir_okay=False), hidden=True)
-def command(variants, all_, dtype, spec_files, size, m, n, k, params, alpha, beta, gpu, gpu_file, compiler,
+def command(variants, all_, dtype, spec_files, callables, arrays, size, m, n, k, params, alpha, beta, gpu, gpu_file, compiler,
             spec_defaults, no_cublas, seed,
             budget, max_reps, no_flush, interleave, launch_once, fmt, wide, columns, output, child_results):
     """Compile, verify against cuBLAS and time rungs of the GEMM ladder on the GPU.
 
     VARIANTS are rung ids (5, 3b, h2), ranges (1-6), or names (warptiling); several may be given.
+    --callable FILE.py:function adds a Python function fn(A, B, C, alpha, beta) that fills C, verified and timed
+    the same way (and a torch.matmul row where torch is installed).
     Every launch runs inside an NVTX range "gemmprof NAME MxNxK" so nsys and ncu can find it. Every nvcc build
     starts first, in a pool of processes; each kernel is verified and timed as soon as its own build is done.
     The table fits 120 columns; --wide or --columns show the rest, JSON and CSV (-o) keep every field.
@@ -87,21 +97,29 @@ def command(variants, all_, dtype, spec_files, size, m, n, k, params, alpha, bet
       gemmprof run --spec my_kernel.yaml --size 2048 --format json
       gemmprof run 9-12 --compiler nvcc,nvrtc
       gemmprof run --all --wide                    # every column; --columns rung,name,regs,occ,note picks them
+      gemmprof run --callable examples/triton_matmul/triton_matmul.py:matmul --dtype fp16 --size 4096
+      gemmprof run 15 --callable my_gemm.py:gemm --arrays torch   # torch tensors instead of CuPy arrays
     """
     from gemmprof.catalog.selection import choose
+    from gemmprof.measure import python_jobs
     from gemmprof.measure.runner import Runner, RunOptions, baselines_for, new_result
     from gemmprof.measure.timing import TimingConfig
     from gemmprof.render.compiler_tables import compiler_table
     from gemmprof.render.run_tables import run_table, terminal_view
 
-    refuse_overwrite({"-o": output, "--child-results": child_results}, [*spec_files, gpu_file])
+    refs = python_jobs.refs(callables)
+    if arrays != "cupy" and not refs:
+        raise InputError(f"--arrays {arrays}: only for --callable functions")
+    refuse_overwrite({"-o": output, "--child-results": child_results}, [*spec_files, gpu_file, *(r.path for r in refs)])
     if interleave and launch_once:
         raise InputError("--interleave and --launch-once: --launch-once times nothing, give one")
     shape = resolve_shape(size, m, n, k)
-    kernels = choose(variants, all_=all_, dtype=dtype, spec_files=spec_files, params=params)
+    any_kernels = bool(variants or all_ or spec_files or not refs)  # --callable alone chooses no rungs
+    kernels = choose(variants, all_=all_, dtype=dtype, spec_files=spec_files, params=params) if any_kernels else []
     compilers = _compilers(compiler)
+    py_jobs = python_jobs.load_all(refs, dtype or "fp32", arrays)  # a bad file or function fails before the GPU
     require_cupy()
-    device = None if spec_defaults else _device_name()
+    device = None if spec_defaults or not any_kernels else _device_name()
     if device:  # the device's tuned defaults (`gemmprof tune --keep`) are kept per device model
         kernels = choose(variants, all_=all_, dtype=dtype, spec_files=spec_files, params=params, tuned_for=device)
     gpu_spec = resolve_gpu(gpu, gpu_file, prefer_current_device=True)
@@ -111,7 +129,10 @@ def command(variants, all_, dtype, spec_files, size, m, n, k, params, alpha, bet
                                              interleave_rounds=INTERLEAVE_ROUNDS if interleave else 0))
     runner = Runner(gpu_spec, options)
     result = new_result(gpu_spec, options, runner, "gemmprof " + shlex.join(sys.argv[1:]))
-    jobs = [("baseline", b) for b in baselines_for(kernels, options.baselines)] + [("kernel", (kk, c)) for kk in kernels for c in compilers]
+    jobs = [("baseline", b) for b in baselines_for(kernels, options.baselines)]
+    jobs += python_jobs.baseline_jobs(py_jobs, options.baselines, lambda note: click.echo(f"note: {note}", err=True),
+                                      [b for _, b in jobs])
+    jobs += [("kernel", (kk, c)) for kk in kernels for c in compilers] + py_jobs
     # Nothing lost: the results file is written before the first variant (an unwritable path fails now, not after
     # the GPU work) and rewritten atomically after each one, so Ctrl-C or a late error keeps every finished variant.
     save_to = child_results or (output if output and Path(output).suffix.lower() == ".json" else None)
@@ -121,7 +142,7 @@ def command(variants, all_, dtype, spec_files, size, m, n, k, params, alpha, bet
     save()
     runner.ahead = _compile_ahead(jobs, options)
     try:
-        context_lost = _run_jobs(runner, result, jobs, options, gpu_spec, params, save)
+        context_lost = _run_jobs(runner, result, jobs, options, gpu_spec, params, save, dtype)
     except (KeyboardInterrupt, Exception):
         if save_to:
             click.echo(f"\nstopped: the {len(result.variants)} finished variants are saved in {save_to}", err=True)
@@ -195,9 +216,10 @@ def _finish(context_lost: bool, code: int):
         sys.exit(code)
 
 
-def _run_jobs(runner, result, jobs, options, gpu_spec, params, save):
+def _run_jobs(runner, result, jobs, options, gpu_spec, params, save, dtype):
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
+    from gemmprof.measure.callables import run_callable
     from gemmprof.measure.runner import ContextLost
 
     with Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
@@ -206,10 +228,12 @@ def _run_jobs(runner, result, jobs, options, gpu_spec, params, save):
         task = bar.add_task("running", total=len(jobs) + interleave)
         prepared = []  # with --interleave: (row, launch) of every variant, timed together after the last
         for i, (kind, item) in enumerate(jobs):
-            name = item.name if kind == "baseline" else item[0].spec.name
+            name = item.name if kind == "baseline" else item[0].spec.name if kind == "kernel" else item[0].name
             bar.update(task, description=f"verifying/timing {name:<28}")
             try:
-                if interleave:
+                if kind == "callable":  # a Python function is verified and timed at once, also with --interleave
+                    row = run_callable(runner, *item)
+                elif interleave:
                     row, launch = runner.prepare_baseline(item) if kind == "baseline" else runner.prepare_kernel(*item)
                     prepared.append((row, launch))
                 else:
@@ -219,7 +243,8 @@ def _run_jobs(runner, result, jobs, options, gpu_spec, params, save):
                                    "interleaved timing")
                 result.variants.append(_lost_row(item, kind, str(exc)))
                 save()
-                result.variants.extend(_continue_in_child(jobs[i + 1:], options, gpu_spec, runner.seed, params))
+                result.variants.extend(_continue_in_child(jobs[i + 1:], options, gpu_spec, runner.seed, params,
+                                                          dtype))
                 save()
                 return True
             result.variants.append(row)
@@ -254,35 +279,45 @@ def _lost_row(item, kind, message):
     if kind == "baseline":
         return VariantResult(id="cuBLAS", name=item.name, title=item.title, dtype=item.dtype, kind="baseline",
                              status="error", message=message)
+    if kind == "callable":
+        from gemmprof.measure.callables import lost_row
+
+        return lost_row(item, message)
     item = item[0] if isinstance(item, tuple) else item
     s = item.spec
     return VariantResult(id=s.id, name=s.name, title=s.title, dtype=s.dtype, status="error", message=message,
                          params=dict(item.params))
 
 
-def _continue_in_child(rest, options, gpu_spec, seed, params):
+def _continue_in_child(rest, options, gpu_spec, seed, params, dtype=None):
     """A faulting kernel kills the CUDA context: finish the remaining variants in a fresh process (same inputs)."""
+    from gemmprof.measure import python_jobs
     from gemmprof.measure.child import ChildRun, run_child
 
     # baselines run first, so none are left here; with two compilers the child finishes with the first of them
     kernels = list({id(item[0]): item[0] for kind, item in rest if kind == "kernel"}.values())
     compiler = next((item[1] for kind, item in rest if kind == "kernel" and item[1]), options.compiler)
-    if not kernels:
+    py_rest, py_args = python_jobs.child_selectors(rest)
+    if not kernels and not py_rest:
         return []
     names = {n for k in kernels for n in k.spec.params}  # --param NAME=V still meant for a remaining rung
     selectors = []
     for k in kernels:
         selectors += [k.spec.name] if k.spec.is_ladder_rung else ["--spec", str(k.spec.path)]
+    selectors += py_args
+    if py_rest and dtype and dtype != "bf16":  # the callables' input dtype (bf16 is passed below)
+        selectors += ["--dtype", dtype]
     with tempfile.TemporaryDirectory() as tmp:
         child = ChildRun(tuple(selectors), options.shape, alpha=options.alpha, beta=options.beta, seed=seed,
                          budget_s=options.timing.budget_s, max_reps=options.timing.max_reps, gpu_file=gpu_spec.path,
                          params=tuple(p for p in params if p.split("=")[0].strip() in names), no_cublas=True,
                          launch_once=options.launch_once, compiler=compiler, no_flush=not options.timing.flush_l2,
-                         dtype="bf16" if any(k.run_dtype == "bf16" for k in kernels) else None,
+                         dtype="bf16" if dtype == "bf16" or any(k.run_dtype == "bf16" for k in kernels) else None,
                          child_results=str(Path(tmp) / "child.json"))
         result, _ = run_child(child)
     if result is None:
-        return [_lost_row(k, "kernel", "not run: the CUDA context was lost and the retry failed") for k in kernels]
+        lost = "not run: the CUDA context was lost and the retry failed"
+        return [_lost_row(k, "kernel", lost) for k in kernels] + [_lost_row(j, "callable", lost) for j in py_rest]
     return result.variants
 
 

@@ -38,7 +38,7 @@ def run_table(result: RunResult) -> Table:
         occ = v.occupancy or {}
         rows.append({
             "id": v.id, "name": v.name, "dtype": v.dtype, "status": v.status,
-            "compiler": v.build.compiler if v.build else ("cuBLAS" if v.kind == "baseline" else None),
+            "compiler": v.build.compiler if v.build else _library(v),
             "median_ms": v.timing.median_ms if v.timing and v.passed else None,
             "min_ms": v.timing.min_ms if v.timing and v.passed else None,
             "spread_pct": v.timing.spread * 100 if v.timing and v.passed else None,
@@ -83,6 +83,15 @@ def run_table(result: RunResult) -> Table:
     if fell:
         notes.append("CLOCK FELL during timing (SM clock after < 95% of before, or < 90% of max): " + "; ".join(fell))
     return Table(title, cols, rows, notes)
+
+
+def _library(v) -> str | None:
+    """What ran a row that gemmprof did not compile: cuBLAS, torch (torch.matmul) or a Python callable."""
+    if v.kind == "callable":
+        return "python"
+    if v.kind == "baseline":
+        return "torch" if v.name == "torch_matmul" else "cuBLAS"
+    return None
 
 
 def _clock_cell(v) -> str | None:

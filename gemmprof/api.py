@@ -1,0 +1,54 @@
+"""gemmprof as a library: `gemmprof.bench(fn, m=..., n=..., k=..., dtype=...)` verifies and times a Python GEMM
+exactly as `gemmprof run --callable` does and returns the same typed RunResult."""
+
+from __future__ import annotations
+
+from gemmprof.errors import InputError
+from gemmprof.results.run import RunResult
+
+CALLABLE_DTYPES = ("fp32", "fp16", "bf16")
+
+
+def bench(fn, *, m: int, n: int, k: int, dtype: str = "fp32", arrays: str = "cupy", alpha: float = 1.0,
+          beta: float = 0.0, name: str | None = None, baselines: bool = True, seed: int | None = None,
+          budget_s: float = 1.0, max_reps: int = 200, flush_l2: bool = True, gpu: str | None = None) -> RunResult:
+    """Verify fn(A, B, C, alpha, beta) against a float64 reference and time it with CUDA events.
+
+    fn must fill C = alpha * A @ B + beta * C in place and enqueue its work on CuPy's current stream. A (m x k)
+    and B (k x n) come in `dtype` (fp32, fp16, or bf16: uint16 bit patterns for CuPy arrays, torch.bfloat16 for
+    torch), C (m x n) is float32; `arrays` is "cupy" or "torch" (tensors over the same memory, through DLPack).
+    With `baselines`, cuBLAS of the same dtype and torch.matmul (where torch is installed) are timed beside it.
+    The result's variants hold fn's row (status "ok", "FAIL" or "error" with its message) and the baselines'.
+    """
+    from gemmprof.catalog import gpu_specs
+    from gemmprof.errors import require_cupy
+    from gemmprof.measure import arrays as arrays_mod
+    from gemmprof.measure import callables, python_jobs
+    from gemmprof.measure.device import current_device_gpu
+    from gemmprof.measure.runner import ContextLost, Runner, RunOptions, new_result
+    from gemmprof.measure.timing import TimingConfig
+    from gemmprof.model.traffic import GemmShape
+
+    if dtype not in CALLABLE_DTYPES:
+        raise InputError(f"bench: dtype {dtype!r}: give one of {', '.join(CALLABLE_DTYPES)}")
+    shape = GemmShape(m, n, k)
+    call = callables.from_function(fn, name=name)
+    adapter = arrays_mod.adapter(arrays)
+    require_cupy()
+    gpu_spec = gpu_specs.get_gpu(gpu) if gpu else (current_device_gpu() or gpu_specs.get_gpu("h100"))
+    options = RunOptions(shape=shape, alpha=float(alpha), beta=float(beta), seed=seed, baselines=baselines,
+                         timing=TimingConfig(budget_s=budget_s, max_reps=max_reps, flush_l2=flush_l2))
+    runner = Runner(gpu_spec, options)
+    command = f"gemmprof.bench({call.name}, m={m}, n={n}, k={k}, dtype={dtype!r}, arrays={arrays!r})"
+    result = new_result(gpu_spec, options, runner, command)
+    mine = ("callable", (call, dtype, adapter))
+    jobs = python_jobs.baseline_jobs([mine], baselines, lambda note: None) + [mine]
+    for kind, item in jobs:
+        try:
+            row = runner.run_baseline(item) if kind == "baseline" else callables.run_callable(runner, *item)
+        except ContextLost as exc:  # the CUDA context is gone: nothing more can run in this process
+            if kind == "callable":
+                result.variants.append(callables.lost_row(item, str(exc)))
+            break
+        result.variants.append(row)
+    return result

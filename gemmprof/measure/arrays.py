@@ -1,0 +1,129 @@
+"""How a Python callable sees the problem's arrays: CuPy arrays as they are, or torch tensors sharing their memory.
+
+torch tensors come through DLPack (torch.from_dlpack on the CuPy array), zero-copy: the tensor's data pointer
+must be the array's. Where it is not (a DLPack that copies, or fails), the tensor is a copy made with a
+device-to-device memcpy, C is copied in before each call and back after it, and the row says so: its times then
+include those two copies. Neither CuPy nor torch is imported here until an adapter is used.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+
+from gemmprof.errors import InputError
+
+ARRAY_KINDS = ("cupy", "torch")
+BF16_NOTE = "A and B are uint16 arrays of bf16 bit patterns (CuPy has no bfloat16; --arrays torch gives bfloat16)"
+
+
+def require_torch(what: str = "--arrays torch"):
+    try:
+        import torch
+    except ImportError:
+        raise InputError(f"{what}: torch is not installed (pip install torch, or use the default CuPy arrays)") \
+            from None
+    return torch
+
+
+def adapter(kind: str):
+    if kind == "cupy":
+        return CupyArrays()
+    if kind == "torch":
+        return TorchArrays(require_torch())
+    raise InputError(f"--arrays {kind!r}: give one of {', '.join(ARRAY_KINDS)}")
+
+
+class CupyArrays:
+    """The problem's own arrays (bf16 operands as uint16 bit patterns: CuPy has no bfloat16)."""
+
+    kind = "cupy"
+    note = ""
+
+    def operands(self, problem):
+        return problem.A, problem.B
+
+    def output(self, out):
+        """(C as the callable sees it, what to do before the call, after it): nothing to do for CuPy."""
+        return out, None, None
+
+    def stream(self):
+        # torch imported by the callable's module (None: an import of it failed): it may launch on torch's stream
+        return _torch_follows_cupy() if sys.modules.get("torch") is not None else contextlib.nullcontext()
+
+
+class TorchArrays:
+    """torch tensors over the problem's memory (bf16 operands as torch.bfloat16)."""
+
+    kind = "torch"
+
+    def __init__(self, torch):
+        self.torch = torch
+        self.copied: list[str] = []
+        self._operands: dict[int, tuple] = {}
+
+    @property
+    def note(self) -> str:
+        if not self.copied:
+            return ""
+        return (f"torch tensors are copies ({', '.join(self.copied)}: DLPack did not share CuPy's memory); "
+                "times include copying C in and out")
+
+    def operands(self, problem):
+        key = id(problem)
+        if key not in self._operands:
+            bf16 = problem.dtype == "bf16"
+            self._operands[key] = (self.share(problem.A, "A", bf16)[0], self.share(problem.B, "B", bf16)[0])
+        return self._operands[key]
+
+    def output(self, out):
+        tensor, shared = self.share(out, "C")
+        if shared:
+            return tensor, None, None
+        ptr, nbytes = _pointer(out), out.nbytes
+        return (tensor, lambda: _device_copy(tensor.data_ptr(), ptr, nbytes),
+                lambda: _device_copy(ptr, tensor.data_ptr(), nbytes))
+
+    def share(self, array, label: str, bf16: bool = False):
+        """(a torch tensor over `array`, whether it shares its memory). bf16 bit patterns go as int16, which
+        DLPack carries everywhere, and are viewed as torch.bfloat16."""
+        torch = self.torch
+        source = array.view("int16") if bf16 else array
+        try:
+            tensor = torch.from_dlpack(source)
+        except Exception:  # a DLPack torch cannot read: copy instead
+            tensor = None
+        if tensor is not None and tensor.data_ptr() == _pointer(array):
+            return (tensor.view(torch.bfloat16) if bf16 else tensor), True
+        dtype = torch.bfloat16 if bf16 else getattr(torch, str(array.dtype))
+        copy = torch.empty(tuple(array.shape), dtype=dtype, device="cuda")
+        _device_copy(copy.data_ptr(), _pointer(array), array.nbytes)
+        self.copied.append(label)
+        return copy, False
+
+    def stream(self):
+        return _torch_follows_cupy()
+
+
+def _pointer(array) -> int:
+    return array.data.ptr
+
+
+def _device_copy(dst: int, src: int, nbytes: int) -> None:
+    """cudaMemcpyAsync device to device on CuPy's current stream."""
+    import cupy
+
+    cupy.cuda.runtime.memcpyAsync(dst, src, nbytes, cupy.cuda.runtime.memcpyDeviceToDevice,
+                                  cupy.cuda.get_current_stream().ptr)
+
+
+def _torch_follows_cupy():
+    """Make CuPy's current stream torch's current stream for the variant, so torch (and Triton, which launches
+    on torch's stream) enqueue where gemmprof's events are recorded. Both default to the legacy default stream."""
+    import cupy
+    import torch
+
+    ptr = cupy.cuda.get_current_stream().ptr
+    if torch.cuda.current_stream().cuda_stream == ptr:
+        return contextlib.nullcontext()
+    return torch.cuda.stream(torch.cuda.ExternalStream(ptr))
