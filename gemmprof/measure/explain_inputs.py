@@ -147,3 +147,43 @@ def explain_ladder(ladder: str, runs, profiles, gpu):
         findings = _launch_of(profiles, kernel.variant_name, shape)
         explanations[spec.id] = explain(facts_for(kernel, shape, gpu, variant=variant, findings=findings), gpu)
     return check(ladder, explanations, timings), explanations
+
+
+def explain_kernels(kernels, shape, gpu, runs=(), profiles=()) -> list:
+    """explain for each kernel at `shape`: SASS and median from the latest run that has it at this shape, else
+    SASS from an nvcc build here; ncu's findings from the latest profile of it at this shape."""
+    from gemmprof.model.explain import explain
+
+    runs = [r for r in _latest_first(runs) if r.shape == shape]
+    profiles = _latest_first(profiles)
+    out = []
+    for kernel in kernels:
+        variant = next((v for r in runs for v in r.variants
+                        if v.name == kernel.variant_name and v.passed), None)
+        findings = _launch_of(profiles, kernel.variant_name, shape)
+        sass = resources = None
+        if variant is None or variant.build is None or not variant.build.sass:
+            sass, resources = build_facts(kernel)
+        facts = facts_for(kernel, shape, gpu, variant=variant, findings=findings, sass=sass, resources=resources)
+        out.append(explain(facts, gpu))
+    return out
+
+
+def measure_profile(selectors: list[str], spec_files, shape, dtype: str | None, workdir) -> object:
+    """`gemmprof profile` of the kernels in a child process (ncu on one verified launch each): its results."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from gemmprof.errors import GemmprofError
+    from gemmprof.results.profile import ProfileResults
+
+    out = Path(workdir) / "profile.json"
+    cmd = [sys.executable, "-m", "gemmprof", "profile", *selectors, "-m", str(shape.M), "-n", str(shape.N),
+           "-k", str(shape.K), "--save", str(out), "--format", "json", "-o", str(Path(workdir) / "tables.json")]
+    cmd += [x for f in spec_files for x in ("--spec", str(f))] + (["--dtype", dtype] if dtype else [])
+    done = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    if done.returncode != 0 or not out.is_file():
+        last = (done.stderr.strip().splitlines() or ["no output"])[-1]
+        raise GemmprofError(f"--measure: gemmprof profile failed ({last})")
+    return ProfileResults.load(out)

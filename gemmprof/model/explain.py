@@ -120,7 +120,8 @@ def explain(f: KernelFacts, gpu) -> Explanation:
             limiters.append(_limiter(f, o, o["overhead_s"], gain))
     limiters.sort(key=lambda lim: -(lim.gain or 0.0))
     missing = () if f.measured_s is not None else ("latency",)
-    notes = () if f.sass else ("no SASS facts (no run results and no nvcc/nvdisasm): no issue-slot limiter",)
+    notes = () if f.sass else ("no SASS facts (give --results of a run, or install nvdisasm beside nvcc): no issue-slot "
+                                     "limiter",)
     return Explanation(f.kernel, f.name, f.dtype, f.shape, m.name, f.measured_s, model_s, tuple(limiters),
                        f.applied, missing, notes, f.warps_per_sm, f.registers)
 

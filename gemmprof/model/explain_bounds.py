@@ -150,7 +150,8 @@ def _l1(f: KernelFacts, m: Machine) -> dict | None:
         more = ("ldmatrix",) if f.dtype != "fp32" else ("register_tiling_2d", "larger_tiles")
         choices, lifted = ("bank_conflicts",) + more, total - conflicts
     else:
-        choices, lifted = ("register_tiling", "register_tiling_2d", "larger_tiles", "ldmatrix", "wgmma"), total / 2
+        more = ("ldmatrix", "wgmma") if f.dtype != "fp32" else ("tensor_cores",)
+        choices, lifted = ("register_tiling", "register_tiling_2d", "larger_tiles") + more, total / 2
     return _bound(f, "l1_wavefronts", t, lifted / total * t if total else 0.0, ev, src, choices)
 
 
