@@ -187,3 +187,23 @@ def measure_profile(selectors: list[str], spec_files, shape, dtype: str | None, 
         last = (done.stderr.strip().splitlines() or ["no output"])[-1]
         raise GemmprofError(f"--measure: gemmprof profile failed ({last})")
     return ProfileResults.load(out)
+
+
+def explain_run(run, profile, gpu) -> list:
+    """explain for every verified ladder rung of a saved run (its SASS and median; ncu's findings from `profile`
+    when it has the rung at the run's shape): `report`'s section. Nothing is compiled."""
+    from gemmprof.catalog import spec as specmod
+    from gemmprof.model.explain import explain
+
+    out = []
+    for v in run.variants:
+        if v.kind != "ladder" or not v.passed:
+            continue
+        spec = next((s for s in specmod.ladder() if s.id == v.id), None)
+        if spec is None:
+            continue
+        kernel = specmod.bind(spec, {k: p for k, p in v.params.items() if k in spec.params},
+                              dtype=v.dtype if v.dtype in spec.dtypes else None)
+        findings = _launch_of([profile] if profile else [], v.name, run.shape)
+        out.append(explain(facts_for(kernel, run.shape, gpu, variant=v, findings=findings), gpu))
+    return out

@@ -52,3 +52,17 @@ def ladder_table(c: LadderCheck) -> Table:
     notes = ["predicted: the gain explain's top limiter of the rung predicts; measured: its median over the next "
              "rung's, from one run that timed both; a pair (7/8, 11/12) stands by its faster rung"] + list(c.notes)
     return Table(title, LADDER_COLUMNS, rows, notes, meta={"ladder_check": c.to_dict()})
+
+
+def summary_table(explanations, top: int = 3) -> Table:
+    """Each kernel's first `top` limiters, one row each: `report`'s section."""
+    rows = []
+    for e in explanations:
+        for i, lim in enumerate(e.limiters[:top], 1):
+            rows.append({"kernel": f"{e.kernel} {e.name}" if i == 1 else "", "rank": i,
+                         "limiter": KINDS.get(lim.kind, lim.kind), "evidence": lim.evidence, "gain": lim.gain,
+                         "lift": lim.lift})
+    cols = [Column("kernel", "kernel", fmt="s"), Column("rank", "#"), Column("limiter", "limiter", fmt="s"),
+            Column("evidence", "evidence", fmt="s"), Column("gain", "gain if lifted", "x", ".2f"),
+            Column("lift", "what lifts it", fmt="s")]
+    return Table("Top limiters of each rung, ranked by the gain lifting each predicts", cols, rows)

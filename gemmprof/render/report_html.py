@@ -138,7 +138,8 @@ def _slug(text: str) -> str:
 
 
 def page(run: RunResult, raw: dict, run_table: Table, *, profile: ProfileResults | None = None,
-         svg: str | None = None, roofline_note: str = "", source: str = "") -> str:
+         svg: str | None = None, roofline_note: str = "", source: str = "", explain: Table | None = None,
+         explain_note: str = "") -> str:
     """The whole page. `raw` is the results file as read (for records newer than this renderer's types:
     a top-level or per-variant `build`, and per-variant `sass`, rendered generically when present)."""
     d = run.device
@@ -164,6 +165,10 @@ def page(run: RunResult, raw: dict, run_table: Table, *, profile: ProfileResults
     if profile is not None:
         parts.append(f"<h2>Nsight Compute findings per rung ({e(profile.gpu or profile.gpu_spec or '?')})</h2>")
         parts.append('<div class="cards">' + "".join(_launch_card(f) for f in profile.launches) + "</div>")
+    if explain is not None or explain_note:
+        parts.append("<h2>What limits each rung</h2>" + (table_html(explain) if explain is not None else ""))
+        if explain_note:
+            parts.append(f'<p class="muted">{e(explain_note)}</p>')
     extras = _per_variant(raw, ("sass", "build"))
     if extras:
         parts.append("<h2>Build and SASS</h2>")
