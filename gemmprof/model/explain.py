@@ -109,7 +109,11 @@ def explain(f: KernelFacts, gpu) -> Explanation:
     limiters = []
     for b in bounds:
         others = max((o["bound_s"] for o in bounds if o is not b), default=0.0)
-        gain = b["bound_s"] / max(b["lifted_s"], others, 1e-30)
+        technique = pick_technique(b["choices"], f.applied, f.kernel, f.registers)[0]
+        lifted = b["lifted_s"]
+        if isinstance(lifted, dict):
+            lifted = lifted.get(technique, lifted[None])
+        gain = b["bound_s"] / max(lifted, others, 1e-30)
         limiters.append(_limiter(f, b, b["bound_s"], gain))
     lat = latency(f, m, top_s)
     if lat is not None:

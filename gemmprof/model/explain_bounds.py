@@ -63,16 +63,21 @@ class Machine:
     dram_bandwidth: float  # bytes/s
     l2_bandwidth: float
     sm90: bool  # wgmma exists; mma.sync has its own ceiling
+    tf32_peak: float | None  # FLOP/s of fp32 inputs on tensor cores, what lifts the FFMA pipe's ceiling
 
     @classmethod
     def of(cls, gpu) -> Machine:
         clock = gpu.boost_clock_mhz * 1e6
         l2 = gpu.l2_bandwidth_gbs * 1e9 if gpu.l2_bandwidth_gbs else L2_BYTES_PER_CLOCK * clock
         dram = gpu.measured.get("dram_bandwidth_gbs", gpu.dram_bandwidth_gbs) * 1e9
-        return cls(gpu.name, gpu.sm_count, clock, dram, l2, gpu.compute_capability.startswith("9"))
+        tf32 = gpu.peak_tflops.get("tf32_tensor")
+        return cls(gpu.name, gpu.sm_count, clock, dram, l2, gpu.compute_capability.startswith("9"),
+                   tf32 * 1e12 if tf32 else None)
 
 
-def _bound(f: KernelFacts, kind: str, seconds: float, lifted: float, evidence: str, source: str, choices):
+def _bound(f: KernelFacts, kind: str, seconds: float, lifted, evidence: str, source: str, choices):
+    """`lifted`: what is left of the bound once its technique is applied, in seconds; a dict when it depends on
+    the technique (key None: any other)."""
     return {"kind": kind, "bound_s": seconds, "lifted_s": lifted, "evidence": evidence, "source": source,
             "choices": choices}
 
@@ -81,8 +86,8 @@ def _math(f: KernelFacts, m: Machine) -> dict:
     t = f.flops / f.peak_flops
     tensor = f.dtype != "fp32"
     ev = f"{f.flops / 1e9:.0f} GFLOP at the {'tensor' if tensor else 'FFMA'} peak {f.peak_flops / 1e12:.1f} TFLOP/s"
-    return _bound(f, "math_pipe", t, t / 7 if not tensor else t, ev, "model",
-                  () if tensor else ("tensor_cores",))
+    lifted = f.flops / m.tf32_peak if not tensor and m.tf32_peak else t
+    return _bound(f, "math_pipe", t, lifted, ev, "model", () if tensor else ("tensor_cores",))
 
 
 def _tensor_pipe(f: KernelFacts, m: Machine) -> dict | None:
@@ -91,8 +96,7 @@ def _tensor_pipe(f: KernelFacts, m: Machine) -> dict | None:
         return None
     p = f.profile
     if p is not None and p.tensor_pipe_pct and p.duration_ns:
-        busy = p.duration_ns * 1e-9 * p.tensor_pipe_pct / 100
-        t = busy / ATTAINABLE * (f.flops / (p.flops_model or f.flops))
+        t = p.duration_ns * 1e-9 * p.tensor_pipe_pct / 100  # the pipe's busy time: all of it at its own peak
         ev = f"ncu: tensor pipe {p.tensor_pipe_pct:.1f}% busy (HMMA: mma.sync's own ceiling)"
         src = "ncu"
     else:
@@ -142,17 +146,22 @@ def _l1(f: KernelFacts, m: Machine) -> dict | None:
           f"({shared - ideal:,.0f} from bank conflicts), global lines {lines / 1e9:.2f} G"
           f" ({lines - ideal_lines:,.0f} from uncoalesced requests)")
     uncoalesced, conflicts = lines - ideal_lines, shared - ideal
+    # wavefronts left by each technique: coalescing and conflict-free layouts remove the excess; 32 x 32 tiles
+    # serve each global line to 32 FMAs; a register per B value turns 2 shared loads per FMA into 1 + 1/TM (1D),
+    # a TM x TN tile into (TM + TN) / (TM * TN) (2D, 8 x 8: a quarter); a larger tile halves them again
+    left = {"coalescing": total - uncoalesced, "smem_tiling": shared + lines / 32, "bank_conflicts": total - conflicts,
+            "register_tiling": total / 2, "register_tiling_2d": total / 4, None: total / 2}
     if uncoalesced > 0.5 * total:
-        choices, lifted = ("coalescing",), total - uncoalesced
+        choices = ("coalescing",)
     elif lines > shared:
-        choices, lifted = ("smem_tiling",), shared + lines / 32
+        choices = ("smem_tiling",)
     elif conflicts > 0.25 * shared:
-        more = ("ldmatrix",) if f.dtype != "fp32" else ("register_tiling_2d", "larger_tiles")
-        choices, lifted = ("bank_conflicts",) + more, total - conflicts
+        choices = ("bank_conflicts",) + (("ldmatrix",) if f.dtype != "fp32" else ("register_tiling_2d", "larger_tiles"))
     else:
         more = ("ldmatrix", "wgmma") if f.dtype != "fp32" else ("tensor_cores",)
-        choices, lifted = ("register_tiling", "register_tiling_2d", "larger_tiles") + more, total / 2
-    return _bound(f, "l1_wavefronts", t, lifted / total * t if total else 0.0, ev, src, choices)
+        choices = ("register_tiling", "register_tiling_2d", "larger_tiles") + more
+    lifted = {k: v / total * t if total else 0.0 for k, v in left.items()}
+    return _bound(f, "l1_wavefronts", t, lifted, ev, src, choices)
 
 
 def _l2(f: KernelFacts, m: Machine) -> dict | None:
