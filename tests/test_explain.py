@@ -195,3 +195,53 @@ def test_report_has_an_explain_section(runner, tmp_path):
     for e in explanations:
         assert f">{e.kernel} {e.name}<" in section
         assert e.top.lift.split(":")[0].replace("'", "&#x27;") in section
+
+
+def test_python_api_gives_the_typed_results():
+    check = gemmprof.ladder_check("fp16", [FIX / f for f in RUNS["fp16"]], [FIX / f for f in PROFILES["fp16"]])
+    assert isinstance(check, LadderCheck) and len(check.steps) == len(STEPS["fp16"]) - 1
+    [e] = gemmprof.explain(["h2"], size=4096, results=[FIX / "run_ladder_4096.json"],
+                           profiles=[FIX / "profile_fp16_4096.json"])
+    assert isinstance(e, Explanation) and e.kernel == "h2"
+    assert e == next(x for x in _ladder_explanations("fp16") if x.kernel == "h2")
+
+
+def _ladder_explanations(ladder):
+    runs = [gemmprof.load(FIX / f) for f in RUNS[ladder]]
+    profiles = [gemmprof.load(FIX / f) for f in PROFILES[ladder]]
+    return list(explain_ladder(ladder, runs, profiles, get_gpu("h100"))[1].values())
+
+
+def test_measure_profiles_the_kernels_in_a_child_gemmprof_profile(runner, monkeypatch):
+    """--measure runs `gemmprof profile ... --save FILE` (no shell) and explains from what it saved; the child
+    is replaced here by one that writes a saved profile."""
+    import shutil
+    import subprocess
+
+    seen = {}
+
+    def fake_run(cmd, **kwargs):
+        seen["cmd"] = cmd
+        shutil.copy(FIX / "profile_fp16_4096.json", cmd[cmd.index("--save") + 1])
+        return subprocess.CompletedProcess(cmd, 0, "", "")
+
+    monkeypatch.setattr(subprocess, "run", fake_run)
+    r = invoke(runner, ["explain", "h2", "--size", "4096", "--measure", "--results", str(FIX / "run_ladder_4096.json"),
+                        "--format", "json"])
+    assert r.exit_code == 0, r.output
+    cmd = seen["cmd"]
+    assert cmd[1:4] == ["-m", "gemmprof", "profile"] and "wmma_multistage" in cmd
+    assert cmd[cmd.index("-m", 3) + 1] == "4096"
+    e = Explanation.from_dict(json.loads(r.output)["explanation"])
+    assert any(lim.source == "ncu" for lim in e.limiters)
+    launch = next(x for x in gemmprof.load(FIX / "profile_fp16_4096.json").launches if x.variant == "wmma_multistage")
+    assert e.measured_s == pytest.approx(launch.duration_ns * 1e-9)
+
+
+def test_measure_failure_is_one_line(runner, monkeypatch):
+    import subprocess
+
+    monkeypatch.setattr(subprocess, "run", lambda cmd, **kw: subprocess.CompletedProcess(cmd, 1, "", "ncu: not found"))
+    r = invoke(runner, ["explain", "h2", "--measure"])
+    assert r.exit_code != 0 and "--measure: gemmprof profile failed (ncu: not found)" in r.output
+    assert len(r.output.strip().splitlines()) == 1
