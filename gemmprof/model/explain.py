@@ -49,8 +49,8 @@ class Limiter:
     kind: str  # a key of KINDS
     evidence: str  # the numbers, in words
     source: str  # "model", "sass", "ncu", "timing" (what the evidence rests on)
-    bound_s: float | None  # the time this limiter alone forces (None: not a bound)
-    bound_tflops: float | None  # 2*M*N*K over bound_s
+    bound_s: float | None  # the time this limiter alone forces; for an overhead, the time it adds
+    bound_tflops: float | None  # 2*M*N*K over bound_s (None for an overhead)
     gain: float | None  # predicted speedup if lifted
     technique: str | None  # a key of TECHNIQUES, never one the kernel already applies
     rung: str | None  # the rung that teaches it, when the ladder has one
@@ -121,7 +121,7 @@ def explain(f: KernelFacts, gpu) -> Explanation:
     for o in (waves(f, m, ref_s), epilogue(f, m), spills(f)):
         if o is not None:
             gain = ref_s / (ref_s - o["overhead_s"]) if o["overhead_s"] else None
-            limiters.append(_limiter(f, o, o["overhead_s"], gain))
+            limiters.append(_limiter(f, o, o["overhead_s"], gain, ceiling=False))
     limiters.sort(key=lambda lim: -(lim.gain or 0.0))
     missing = () if f.measured_s is not None else ("latency",)
     notes = () if f.sass else ("no SASS facts (give --results of a run, or install nvdisasm beside nvcc): no issue-slot "
@@ -130,7 +130,9 @@ def explain(f: KernelFacts, gpu) -> Explanation:
                        f.applied, missing, notes, f.warps_per_sm, f.registers)
 
 
-def _limiter(f: KernelFacts, d: dict, seconds: float | None, gain: float | None) -> Limiter:
+def _limiter(f: KernelFacts, d: dict, seconds: float | None, gain: float | None, ceiling: bool = True) -> Limiter:
+    """`ceiling`: the seconds bound the whole kernel (a throughput bound, latency's measured time), so 2*M*N*K
+    over them is a ceiling; an overhead's seconds are only what it adds."""
     technique, rung, lift = pick_technique(d["choices"], f.applied, f.kernel, f.registers)
-    tflops = f.flops / seconds / 1e12 if seconds else None
+    tflops = f.flops / seconds / 1e12 if seconds and ceiling else None
     return Limiter(d["kind"], d["evidence"], d["source"], seconds, tflops, gain, technique, rung, lift)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from gemmprof.model.explain import KINDS, Explanation
+from gemmprof.model.explain import ATTAINABLE, KINDS, Explanation
 from gemmprof.model.explain_ladder import TARGET_MATCH, TARGET_WITHIN, TOLERANCE, LadderCheck
 from gemmprof.render.table import Column, Table
 
@@ -32,8 +32,9 @@ def explanation_table(e: Explanation) -> Table:
     measured = f"measured {e.measured_s * 1e3:.3f} ms" if e.measured_s else "not measured"
     title = (f"{e.kernel} {e.name} ({e.dtype}) at {'x'.join(map(str, e.shape))} on {e.gpu}: {measured}, "
              f"model {e.model_s * 1e3:.3f} ms")
-    notes = ["bound: the time this limiter alone forces; ceiling: 2*M*N*K over it; gain: the speedup lifting it "
-             "predicts (ranked by it)"]
+    notes = ["bound: the time this limiter alone forces (waves, epilogue: the time they add); ceiling: 2*M*N*K "
+             "over it; gain: the speedup lifting it predicts (ranked by it); latency: the measured time beyond the "
+             f"largest throughput bound at {ATTAINABLE:.0%} of its peak"]
     if e.needs_measurement:
         notes.append(f"needs a measurement (--profile, --results or --measure): {', '.join(e.needs_measurement)}")
     if e.applied:
