@@ -172,6 +172,7 @@ def test_explain_a_users_own_spec(runner, tmp_path, nvcc):
     (["explain", "5", "--measure", "--profile", str(FIX / "profile_fp16_4096.json")], "--profile and --measure"),
     (["explain", "--ladder", "fp32", "--results", str(FIX / "profile_fp16_4096.json")], "not a file `gemmprof run"),
     (["explain", "3", "--ladder", "fp32", "--results", str(FIX / "run_ladder_4096.json")], "give no VARIANTS"),
+    (["explain", "6", "-m", "4095", "--results", str(FIX / "run_ladder_4096.json")], "shape 4095x4096x4096 rejected"),
 ])
 def test_bad_input_is_one_line(runner, args, message):
     r = invoke(runner, args)

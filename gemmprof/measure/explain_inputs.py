@@ -49,6 +49,7 @@ def facts_for(kernel, shape: mdl.GemmShape, gpu, variant=None, findings=None, sa
               measured_s: float | None = None) -> KernelFacts:
     """`variant`: the kernel's VariantResult from a saved run (SASS, registers, median); `findings`: its ncu
     LaunchFindings; `sass`/`resources`: from a build here when there is no run."""
+    kernel.check_shape(shape)  # a shape the kernel rejects has nothing to explain (run refuses it too)
     dtype = kernel.run_dtype
     dt = mdl.get_dtype(dtype)
     grid, block, dyn = kernel.launch_config(shape, sms=gpu.sm_count)
