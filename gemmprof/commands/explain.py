@@ -80,10 +80,12 @@ def command(variants, spec_files, size, m, n, k, dtype, params, profile_files, r
     kernels = choose(variants, dtype=dtype, spec_files=spec_files, params=params)
     if measure:
         import tempfile
+        from pathlib import Path
 
+        own = {Path(f).resolve() for f in spec_files}  # the child loads the user's specs from their files
+        names = [kern.spec.name for kern in kernels if Path(kern.spec.path).resolve() not in own]
         with tempfile.TemporaryDirectory() as tmp:
-            names = [kern.spec.name for kern in kernels if str(kern.spec.path) not in set(map(str, spec_files))]
-            profiles = [inputs.measure_profile(names, spec_files, shape, dtype, tmp)]
+            profiles = [inputs.measure_profile(names, spec_files, shape, dtype, tmp, params)]
     explanations = inputs.explain_kernels(kernels, shape, spec, runs, profiles)
     emit_many([explanation_table(e) for e in explanations], fmt, output)
 

@@ -144,7 +144,7 @@ def explain_ladder(ladder: str, runs, profiles, gpu):
         variant = _variant_of(runs, spec.id, dtype)
         if variant is None:
             continue
-        kernel = specmod.bind(spec, variant.params or None)
+        kernel = specmod.bind(spec, {k: p for k, p in variant.params.items() if k in spec.params})
         findings = _launch_of(profiles, kernel.variant_name, shape)
         explanations[spec.id] = explain(facts_for(kernel, shape, gpu, variant=variant, findings=findings), gpu)
     return check(ladder, explanations, timings), explanations
@@ -159,8 +159,9 @@ def explain_kernels(kernels, shape, gpu, runs=(), profiles=()) -> list:
     profiles = _latest_first(profiles)
     out = []
     for kernel in kernels:
-        variant = next((v for r in runs for v in r.variants
-                        if v.name == kernel.variant_name and v.passed), None)
+        # the run's build is this kernel's only with the same parameters (a --param or a kept tune differs)
+        variant = next((v for r in runs for v in r.variants if v.name == kernel.variant_name and v.passed
+                        and (not v.params or v.params == kernel.params)), None)
         findings = _launch_of(profiles, kernel.variant_name, shape)
         sass = resources = None
         if variant is None or variant.build is None or not variant.build.sass:
@@ -170,7 +171,7 @@ def explain_kernels(kernels, shape, gpu, runs=(), profiles=()) -> list:
     return out
 
 
-def measure_profile(selectors: list[str], spec_files, shape, dtype: str | None, workdir) -> object:
+def measure_profile(selectors: list[str], spec_files, shape, dtype: str | None, workdir, params=()) -> object:
     """`gemmprof profile` of the kernels in a child process (ncu on one verified launch each): its results."""
     import subprocess
     import sys
@@ -183,6 +184,7 @@ def measure_profile(selectors: list[str], spec_files, shape, dtype: str | None, 
     cmd = [sys.executable, "-m", "gemmprof", "profile", *selectors, "-m", str(shape.M), "-n", str(shape.N),
            "-k", str(shape.K), "--save", str(out), "--format", "json", "-o", str(Path(workdir) / "tables.json")]
     cmd += [x for f in spec_files for x in ("--spec", str(f))] + (["--dtype", dtype] if dtype else [])
+    cmd += [f"--param={p}" for p in params]
     done = subprocess.run(cmd, capture_output=True, text=True, check=False)
     if done.returncode != 0 or not out.is_file():
         last = (done.stderr.strip().splitlines() or ["no output"])[-1]
