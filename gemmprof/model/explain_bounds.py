@@ -14,15 +14,18 @@ WAVEFRONTS_PER_CLOCK = 1  # L1 data-pipe wavefronts (128 B) per SM and clock
 # benchmarks/2026-11-23_h100_hopper/fin)
 L2_BYTES_PER_CLOCK = 5120
 # The share of a unit's peak that kernels attain: ncu's speed-of-light rule calls >80% saturated; on the H100 the
-# shared-memory-bound rung 3 and cuBLAS SGEMM reach 85-87% of SM throughput (benchmarks/2026-11-23_h100_access)
+# shared-memory-bound rung 3 reaches 84.8% of memory throughput (benchmarks/2026-11-23_h100_access/ladder) and
+# cuBLAS SGEMM 87.2% of SM throughput (benchmarks/2026-11-24_h100_fp32top_interleave)
 ATTAINABLE = 0.85
-# mma.sync (HMMA) on sm_90 reaches a fraction of the dense tensor peak that wgmma reaches: h3's ncu record shows
-# 445 TFLOP/s with the tensor pipe 79.9% busy, 557 TFLOP/s when busy, 0.56 of 989.4 (benchmarks/2026-11-23_h100_access)
-HMMA_FRACTION_SM90 = 0.5625
+# mma.sync (HMMA) on sm_90 has a ceiling below the dense tensor peak that wgmma reaches: in ncu's profile of h3 at
+# 4096 (benchmarks/2026-11-23_h100_access/ladder) 463 TFLOP/s keep the tensor pipe 79.85% busy: 580 TFLOP/s when
+# busy, 0.586 of 989.4
+HMMA_FRACTION_SM90 = 0.586
 # stall reasons that are waiting on a result or an event; the others (not_selected, dispatch, *_throttle) mean
 # the warp was ready and a unit was busy
 LATENCY_STALLS = ("long_scoreboard", "short_scoreboard", "barrier", "wait", "membar", "branch_resolving",
                   "no_instruction", "drain", "imc_miss", "sleeping", "gmma")
+
 
 @dataclass(frozen=True)
 class KernelFacts:
@@ -235,8 +238,9 @@ def latency(f: KernelFacts, m: Machine, top_s: float) -> dict | None:
     if p is not None and p.stalls:
         lat = {k: v for k, v in p.stalls.items() if k in LATENCY_STALLS}
         occ = p.occupancy.achieved_pct
-        parts.append(f"{occ if occ is not None else 100 * f.warps_per_sm / 64:.1f}% occupancy "
-                     f"({warps:.1f} warps per scheduler), {p.warp_cycles_per_issue or 0:.2f} cycles per issue")
+        achieved = f"{occ:.1f}% occupancy achieved, " if occ is not None else ""
+        parts.append(f"{achieved}{warps:.1f} warps per scheduler by theoretical occupancy, "
+                     f"{p.warp_cycles_per_issue or 0:.2f} cycles per issue")
         if lat:
             worst = max(lat, key=lat.get)
             parts.append("stalls: " + ", ".join(f"{k} {100 * v:.0f}%" for k, v in
