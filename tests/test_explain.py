@@ -246,3 +246,53 @@ def test_measure_failure_is_one_line(runner, monkeypatch):
     r = invoke(runner, ["explain", "h2", "--measure"])
     assert r.exit_code != 0 and "--measure: gemmprof profile failed (ncu: not found)" in r.output
     assert len(r.output.strip().splitlines()) == 1
+
+
+def _facts(**over):
+    from gemmprof.model.explain_bounds import KernelFacts
+
+    base = dict(kernel="mine", name="mine", dtype="fp32", ladder=None, shape=(4096, 4096, 4096), flops=2 * 4096 ** 3,
+                peak_flops=get_gpu("h100").peak_flops("fp32"), blocks=1024, tiles=1024, tile_bytes_c=64 * 1024,
+                blocks_per_sm=2, warps_per_sm=16, registers=100, spill_bytes=0,
+                sass={"loop_instructions": 150, "loop_FFMA": 100}, shared_wavefronts=None,
+                shared_ideal_wavefronts=None, global_lines=None, global_ideal_lines=None, l2_bytes_model=None,
+                dram_bytes_model=3 * 4096 * 4096 * 4, c_bytes=4096 * 4096 * 4, applied=())
+    return KernelFacts(**{**base, **over})
+
+
+def test_issue_bound_is_the_math_bound_scaled_by_instructions_per_ffma():
+    """The H100's FFMA peak is 4 schedulers x 32 lanes x 2 FLOP per SM and clock, so a loop issuing one FFMA per
+    slot meets it: the issue bound over the math bound is the loop's instructions per FFMA."""
+    from gemmprof.model.explain import explain
+
+    e = explain(_facts(), get_gpu("h100"))
+    by = {lim.kind: lim for lim in e.limiters}
+    assert by["issue"].bound_s / by["math_pipe"].bound_s == pytest.approx(150 / 100, rel=1e-3)
+    assert e.top.kind == "issue" and e.top.gain == pytest.approx(1.5, rel=1e-3)
+    assert e.top.technique == "register_tiling"  # 0.5 extra instructions per FFMA: loads, not addressing
+    assert e.model_s == pytest.approx(by["issue"].bound_s / 0.85)
+
+
+def test_techniques_already_applied_are_skipped_and_larger_tiles_only_with_register_room():
+    from gemmprof.model.explain_techniques import pick_technique
+
+    assert pick_technique(("coalescing", "smem_tiling"), ("coalescing",), None)[0] == "smem_tiling"
+    assert pick_technique(("larger_tiles", "issue_efficiency"), applied_by("13"), "13", registers=127)[:2] == \
+        ("larger_tiles", "14")
+    assert pick_technique(("larger_tiles", "issue_efficiency"), applied_by("13"), "13", registers=240)[:2] == \
+        ("issue_efficiency", "15")
+    technique, rung, text = pick_technique(("issue_efficiency",), applied_by("15"), "15", registers=215)
+    assert technique is None and rung is None and "already applied" in text
+
+
+def test_waves_count_the_last_partial_round():
+    from gemmprof.model.explain import explain
+
+    gpu = get_gpu("h100")
+    slots = gpu.sm_count * 2
+    e = explain(_facts(blocks=slots + 1, tiles=slots + 1), gpu)  # one block in a second round: half the time idle
+    waves = next(lim for lim in e.limiters if lim.kind == "waves")
+    assert waves.gain == pytest.approx(2 * slots / (slots + 1), rel=1e-6)
+    assert waves.technique == "persistent" and waves.rung == "h6" and waves.bound_tflops is None
+    full = explain(_facts(blocks=slots * 3, tiles=slots * 3), gpu)
+    assert "waves" not in {lim.kind for lim in full.limiters}

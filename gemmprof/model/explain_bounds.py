@@ -190,13 +190,14 @@ THROUGHPUT = ("math_pipe", "tensor_pipe", "issue", "l1_wavefronts", "l2", "dram"
 
 
 def waves(f: KernelFacts, m: Machine, base_s: float) -> dict | None:
-    """The last round of tiles leaves SMs idle: tiles over (resident slots), rounded up."""
+    """The last round of tiles leaves SMs idle: tiles over (resident slots), rounded up. Of a time `base_s` that
+    includes the tail, 1 - efficiency is idle SM time, so lifting it gains 1 / efficiency."""
     slots = max(1, min(f.blocks, m.sms * f.blocks_per_sm))
     rounds = -(-f.tiles // slots)
     efficiency = f.tiles / (rounds * slots)
     if efficiency >= 0.999:
         return None
-    overhead = base_s * (1 / efficiency - 1)
+    overhead = base_s * (1 - efficiency)
     persistent = f.blocks < f.tiles
     ev = (f"{f.tiles} tiles over {slots} resident {'blocks (persistent grid)' if persistent else 'block slots'} "
           f"({m.sms} SMs x {f.blocks_per_sm}): {f.tiles / slots:.2f} waves, the last {100 * (f.tiles / slots % 1 or 1):.0f}% "
