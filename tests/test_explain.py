@@ -296,3 +296,29 @@ def test_waves_count_the_last_partial_round():
     assert waves.technique == "persistent" and waves.rung == "h6" and waves.bound_tflops is None
     full = explain(_facts(blocks=slots * 3, tiles=slots * 3), gpu)
     assert "waves" not in {lim.kind for lim in full.limiters}
+
+
+def test_ladder_steps_without_both_ends_timed_are_left_out_and_said():
+    check = gemmprof.ladder_check("fp16", [FIX / "run_hopper_fp16_4096.json"])
+    assert [s.step for s in check.steps] == ["h3 -> h4", "h4 -> h5", "h5 -> h6"]
+    assert any(n.startswith("h1 -> h2: left out") for n in check.notes)
+    assert any(n.startswith("h2 -> h3: left out") for n in check.notes)
+
+
+def test_a_profiled_hgmma_kernel_is_held_by_its_busy_tensor_pipe():
+    """A wgmma kernel whose tensor pipe ncu found busy most of the time: the pipe's busy time is its bound, and
+    nothing in the ladder lifts it (the ladder fixtures hold no HGMMA profile at 4096, so h3's launch is borrowed
+    with its pipe's share raised; the findings are a fresh copy read from the file)."""
+    from gemmprof.model.explain import explain
+
+    launch = next(x for x in gemmprof.load(FIX / "profile_fp16_4096.json").launches
+                  if x.variant == "mma_ldmatrix_swizzle")
+    launch.tensor_pipe_pct = 95.0
+    f = _facts(dtype="fp16", peak_flops=get_gpu("h100").peak_flops("fp16_tensor_fp32_acc"),
+               sass={"HGMMA": 12, "loop_instructions": 3000, "loop_FFMA": 256}, profile=launch,
+               measured_s=launch.duration_ns * 1e-9, applied=applied_by("h6"))
+    e = explain(f, get_gpu("h100"))
+    pipe = next(lim for lim in e.limiters if lim.kind == "tensor_pipe")
+    assert pipe.bound_s == pytest.approx(launch.duration_ns * 1e-9 * 0.95)
+    assert pipe.technique is None and "nothing in the ladder" in pipe.lift
+    assert all(lim.technique not in e.applied for lim in e.limiters)

@@ -94,19 +94,22 @@ def _math(f: KernelFacts, m: Machine) -> dict:
 
 
 def _tensor_pipe(f: KernelFacts, m: Machine) -> dict | None:
+    """The tensor pipe's busy time when ncu measured it (HMMA and HGMMA); offline, mma.sync's own ceiling."""
     s = f.sass or {}
-    if not s.get("HMMA") or s.get("HGMMA") or not m.sm90:
-        return None
+    hmma_only = bool(s.get("HMMA")) and not s.get("HGMMA") and m.sm90
+    choices = ("wgmma",) if hmma_only else ()  # busy with wgmma: the pipe itself is the limit
     p = f.profile
-    if p is not None and p.tensor_pipe_pct and p.duration_ns:
+    if (s.get("HMMA") or s.get("HGMMA")) and p is not None and p.tensor_pipe_pct and p.duration_ns:
         t = p.duration_ns * 1e-9 * p.tensor_pipe_pct / 100  # the pipe's busy time: all of it at its own peak
-        ev = f"ncu: tensor pipe {p.tensor_pipe_pct:.1f}% busy (HMMA: mma.sync's own ceiling)"
-        src = "ncu"
-    else:
+        what = "HMMA: mma.sync's own ceiling" if hmma_only else "its whole time at the pipe's peak"
+        return _bound(f, "tensor_pipe", t, f.flops / f.peak_flops, f"ncu: tensor pipe {p.tensor_pipe_pct:.1f}% "
+                      f"busy ({what})", "ncu", choices)
+    if hmma_only:
         t = f.flops / (f.peak_flops * HMMA_FRACTION_SM90)
-        ev = f"mma.sync (HMMA) on sm_90 reaches about {HMMA_FRACTION_SM90:.2f} of the {f.peak_flops / 1e12:.0f} TFLOP/s wgmma peak"
-        src = "sass"
-    return _bound(f, "tensor_pipe", t, f.flops / f.peak_flops, ev, src, ("wgmma",))
+        ev = (f"mma.sync (HMMA) on sm_90 reaches about {HMMA_FRACTION_SM90:.2f} of the {f.peak_flops / 1e12:.0f} "
+              "TFLOP/s wgmma peak")
+        return _bound(f, "tensor_pipe", t, f.flops / f.peak_flops, ev, "sass", choices)
+    return None
 
 
 def _issue(f: KernelFacts, m: Machine) -> dict | None:

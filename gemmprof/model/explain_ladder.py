@@ -7,7 +7,7 @@ buffer); the faster of the pair in the results stands for it.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 
 from gemmprof.model.explain import THROUGHPUT, Explanation
 from gemmprof.model.explain_techniques import RUNG_TECHNIQUES
@@ -86,8 +86,8 @@ def _why(match: bool, within: bool | None, a: Explanation, b: Explanation | None
     parts = []
     if not match:
         top = a.top
-        parts.append(f"{a.kernel}'s top limiter is {top.kind if top else 'none'}"
-                     f" ({top.technique or 'nothing left' if top else ''}); {step.next_rung} applies "
+        named = f"{top.kind} ({top.technique or 'nothing left in the ladder'})" if top else "none"
+        parts.append(f"{a.kernel}'s top limiter is {named}; {step.next_rung} applies "
                      f"{', '.join(step.next_techniques)}")
     if within is False and b is not None:
         by_kind = {lim.kind: lim.bound_s for lim in b.limiters if lim.bound_s and lim.kind in THROUGHPUT}
@@ -133,5 +133,5 @@ def check(ladder: str, explanations: dict[str, Explanation], timings: list[dict[
         within = abs(predicted / measured - 1) <= TOLERANCE if predicted else None
         step = LadderStep(label, a_id, b_id, top.kind if top else None, top.technique if top else None, nxt,
                           match, predicted, measured, within, "")
-        steps.append(LadderStep(**{**step.__dict__, "why": _why(match, within, a, b, step)}))
+        steps.append(replace(step, why=_why(match, within, a, b, step)))
     return LadderCheck(ladder, tuple(shape or ()), tuple(steps), tuple(notes))
