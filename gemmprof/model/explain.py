@@ -52,7 +52,8 @@ class Limiter:
     bound_s: float | None  # the time this limiter alone forces; for an overhead, the time it adds
     bound_tflops: float | None  # 2*M*N*K over bound_s (None for an overhead)
     gain: float | None  # predicted speedup if lifted
-    technique: str | None  # a key of TECHNIQUES, never one the kernel already applies
+    technique: str | None  # a key of TECHNIQUES the kernel does not apply yet, or one a later rung of its ladder
+    # takes further (larger tiles, while registers allow: the lift then starts "further than now")
     rung: str | None  # the rung that teaches it, when the ladder has one
     lift: str  # what would lift it, in words
 

@@ -80,10 +80,11 @@ def teaching_rung(technique: str, after: str | None, again: bool = False) -> str
     technique applied once already, taken further only by a later rung of the same ladder)."""
     rungs = TECHNIQUES[technique][1]
     ladder = ladder_of(after) if after else None
-    if ladder is not None:
-        later = [r for r in rungs if r in ladder and ladder.index(r) > ladder.index(after)]
-        other = [] if again else [r for r in rungs if r not in ladder]
-        rungs = tuple(later or other)
+    if ladder is None:
+        return None if again else (rungs[0] if rungs else None)
+    later = [r for r in rungs if r in ladder and ladder.index(r) > ladder.index(after)]
+    other = [] if again else [r for r in rungs if r not in ladder]
+    rungs = tuple(later or other)
     return rungs[0] if rungs else None
 
 
@@ -102,7 +103,7 @@ def pick_technique(choices, applied, kernel: str | None, registers: int | None =
         rung = teaching_rung(t, kernel, again)
         if again and rung is None:
             continue
-        text = TECHNIQUES[t][0] + (f" (rung {rung})" if rung else "")
+        text = ("further than now: " if again else "") + TECHNIQUES[t][0] + (f" (rung {rung})" if rung else "")
         return t, rung, text
     done = [t for t in choices if t in applied]
     if done:
