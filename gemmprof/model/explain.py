@@ -114,7 +114,7 @@ def explain(f: KernelFacts, gpu) -> Explanation:
         lifted = b["lifted_s"]
         if isinstance(lifted, dict):
             lifted = lifted.get(technique, lifted[None])
-        gain = b["bound_s"] / max(lifted, others, 1e-30)
+        gain = max(1.0, b["bound_s"] / max(lifted, others, 1e-30))  # below the largest bound, lifting buys nothing
         limiters.append(_limiter(f, b, b["bound_s"], gain))
     lat = latency(f, m, top_s)
     if lat is not None:
@@ -123,7 +123,7 @@ def explain(f: KernelFacts, gpu) -> Explanation:
         if o is not None:
             gain = ref_s / (ref_s - o["overhead_s"]) if o["overhead_s"] else None
             limiters.append(_limiter(f, o, o["overhead_s"], gain, ceiling=False))
-    limiters.sort(key=lambda lim: -(lim.gain or 0.0))
+    limiters.sort(key=lambda lim: (-(lim.gain or 0.0), -(lim.bound_s or 0.0) if lim.kind in THROUGHPUT else 0.0))
     missing = () if f.measured_s is not None else ("latency",)
     notes = () if f.sass else ("no SASS facts (give --results of a run, or install nvdisasm beside nvcc): no issue-slot "
                                      "limiter",)

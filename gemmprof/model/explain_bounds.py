@@ -250,6 +250,9 @@ def latency(f: KernelFacts, m: Machine, top_s: float) -> dict | None:
             parts.append("stalls: " + ", ".join(f"{k} {100 * v:.0f}%" for k, v in
                                                  sorted(lat.items(), key=lambda kv: -kv[1])[:3] if v >= 0.01))
             choices = _latency_choices(worst, f)
+            g = f.sass or {}
+            if choices[0] == "vectorized" and worst == "long_scoreboard":
+                parts.append(f"global loads mostly narrow ({g.get('LDG', 0)} LDG, {g.get('LDG.128', 0)} LDG.128)")
     else:
         parts.append(f"{warps:.1f} warps per scheduler by theoretical occupancy (stalls need a profile)")
     return {"kind": "latency", "evidence": "; ".join(parts), "source": "ncu" if p is not None else "timing",
