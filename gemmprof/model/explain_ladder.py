@@ -89,7 +89,7 @@ def _why(match: bool, within: bool | None, a: Explanation, b: Explanation | None
         named = f"{top.kind} ({top.technique or 'nothing left in the ladder'})" if top else "none"
         parts.append(f"{a.kernel}'s top limiter is {named}; {step.next_rung} applies "
                      f"{', '.join(step.next_techniques)}")
-    if within is False and b is not None:
+    if (within is False or not match) and b is not None:  # what changed between the two, as the model sees it
         by_kind = {lim.kind: lim.bound_s for lim in b.limiters if lim.bound_s and lim.kind in THROUGHPUT}
         changes = [(lim.kind, by_kind[lim.kind] / lim.bound_s) for lim in a.limiters if lim.kind in by_kind]
         changes = sorted(changes, key=lambda kv: -abs(kv[1] - 1))[:3]
