@@ -124,6 +124,15 @@ def test_offline_explain_says_what_needs_a_measurement():
     assert sources["latency"] == "timing" and sources["issue"] == "sass" and sources["l1_wavefronts"] == "model"
 
 
+def test_files_that_hold_nothing_for_the_kernel_are_said(runner):
+    r = invoke(runner, ["explain", "h2", "--size", "4096", "--results", str(FIX / "run_hopper_fp16_4096.json"),
+                        "--profile", str(FIX / "profile_fp32_4096.json"), "--format", "json"])
+    assert r.exit_code == 0, r.output
+    notes = json.loads(r.output)["explanation"]["notes"]
+    assert any(n.startswith("--results: no verified run of wmma_multistage at 4096x4096x4096") for n in notes)
+    assert "--profile: no launch of wmma_multistage at 4096x4096x4096" in notes
+
+
 def test_applied_techniques_accumulate_along_the_ladder():
     assert applied_by("1") == ()
     assert "coalescing" in applied_by("3") and "register_tiling_2d" not in applied_by("4")
@@ -173,6 +182,8 @@ def test_explain_a_users_own_spec(runner, tmp_path, nvcc):
     (["explain", "--ladder", "fp32", "--results", str(FIX / "profile_fp16_4096.json")], "not a file `gemmprof run"),
     (["explain", "3", "--ladder", "fp32", "--results", str(FIX / "run_ladder_4096.json")], "give no VARIANTS"),
     (["explain", "6", "-m", "4095", "--results", str(FIX / "run_ladder_4096.json")], "shape 4095x4096x4096 rejected"),
+    (["explain", "--ladder", "fp32", "--size", "2048", "--results", str(FIX / "run_ladder_4096.json")],
+     "--ladder takes the shape"),
 ])
 def test_bad_input_is_one_line(runner, args, message):
     r = invoke(runner, args)
@@ -322,3 +333,12 @@ def test_a_profiled_hgmma_kernel_is_held_by_its_busy_tensor_pipe():
     assert pipe.bound_s == pytest.approx(launch.duration_ns * 1e-9 * 0.95)
     assert pipe.technique is None and "nothing in the ladder" in pipe.lift
     assert all(lim.technique not in e.applied for lim in e.limiters)
+
+
+def test_without_nvcc_the_model_still_explains(monkeypatch):
+    from gemmprof.measure import nvcc as nvccmod
+
+    monkeypatch.setattr(nvccmod, "find_nvcc", lambda: None)
+    [e] = gemmprof.explain(["3"], size=1024)
+    assert e.top.kind == "l1_wavefronts" and e.top.technique == "register_tiling"
+    assert any(n.startswith("not compiled (nvcc was not found") for n in e.notes), e.notes

@@ -69,6 +69,9 @@ def command(variants, spec_files, size, m, n, k, dtype, params, profile_files, r
     if ladder:
         if variants or spec_files or measure:
             raise InputError("--ladder checks a whole ladder from saved files: give no VARIANTS, --spec or --measure")
+        if any(x is not None for x in (size, m, n, k, dtype)) or params:
+            raise InputError("--ladder takes the shape, dtype and parameters from the runs: give no --size, -m, -n, "
+                             "-k, --dtype or --param")
         if not runs:
             raise InputError("--ladder: give the run(s) that timed the ladder with --results FILE.json")
         result, _ = inputs.explain_ladder(ladder, runs, profiles, spec)

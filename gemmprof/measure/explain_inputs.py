@@ -4,6 +4,7 @@ a saved run, else compiled here with nvcc), and a measurement when one is given 
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 from gemmprof.model import traffic as mdl
 from gemmprof.model.access_explain import analyse_kernel
@@ -92,14 +93,21 @@ def facts_for(kernel, shape: mdl.GemmShape, gpu, variant=None, findings=None, sa
 
 
 def build_facts(kernel, arch: str = "sm_90"):
-    """(sass facts, resources) from compiling `kernel` here with nvcc; (None, None) when it cannot be built."""
+    """(sass facts, resources, note) from compiling `kernel` here with nvcc; without nvcc, or when the kernel does
+    not compile, no SASS and a note saying why (the model still explains it)."""
+    from gemmprof.errors import GemmprofError
     from gemmprof.measure.build import nvcc_build_all
     from gemmprof.measure.sass import facts
 
-    result = nvcc_build_all([kernel], [arch], jobs=1)[0]
-    if not result.ok or result.skipped or result.cubin is None:
-        return None, result.resources
-    return facts(result.cubin, keep=True), result.resources
+    try:
+        result = nvcc_build_all([kernel], [arch], jobs=1)[0]
+    except GemmprofError as exc:
+        return None, None, f"not compiled ({exc})"
+    if not result.ok:
+        return None, None, f"nvcc failed on {kernel.variant_name}: {(result.log.strip().splitlines() or ['?'])[-1]}"
+    if result.skipped or result.cubin is None:
+        return None, result.resources, f"not compiled: {result.log}"
+    return facts(result.cubin, keep=True), result.resources, None
 
 
 def _latest_first(docs):
@@ -155,6 +163,7 @@ def explain_kernels(kernels, shape, gpu, runs=(), profiles=()) -> list:
     SASS from an nvcc build here; ncu's findings from the latest profile of it at this shape."""
     from gemmprof.model.explain import explain
 
+    runs_given = bool(runs)
     runs = [r for r in _latest_first(runs) if r.shape == shape]
     profiles = _latest_first(profiles)
     out = []
@@ -163,11 +172,18 @@ def explain_kernels(kernels, shape, gpu, runs=(), profiles=()) -> list:
         variant = next((v for r in runs for v in r.variants if v.name == kernel.variant_name and v.passed
                         and (not v.params or v.params == kernel.params)), None)
         findings = _launch_of(profiles, kernel.variant_name, shape)
-        sass = resources = None
+        sass = resources = built = None
         if variant is None or variant.build is None or not variant.build.sass:
-            sass, resources = build_facts(kernel)
+            sass, resources, built = build_facts(kernel)
         facts = facts_for(kernel, shape, gpu, variant=variant, findings=findings, sass=sass, resources=resources)
-        out.append(explain(facts, gpu))
+        notes = [built] if built else []
+        if runs_given and variant is None:
+            notes.append(f"--results: no verified run of {kernel.variant_name} at {shape.label} with these "
+                         "parameters; SASS from nvcc here")
+        if profiles and findings is None:
+            notes.append(f"--profile: no launch of {kernel.variant_name} at {shape.label}")
+        e = explain(facts, gpu)
+        out.append(replace(e, notes=e.notes + tuple(notes)) if notes else e)
     return out
 
 
