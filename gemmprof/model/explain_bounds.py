@@ -237,7 +237,8 @@ def latency(f: KernelFacts, m: Machine, top_s: float) -> dict | None:
     p = f.profile
     parts = [f"measured {f.measured_s * 1e3:.3f} ms against {top_s / ATTAINABLE * 1e3:.3f} ms at "
              f"{100 * ATTAINABLE:.0f}% of the largest throughput bound"]
-    choices = ("latency_hiding", "warp_specialization")
+    # without stalls: pipelining, then what the ladder does next for this kind of kernel
+    choices = ("latency_hiding", "warp_specialization" if f.dtype != "fp32" else "register_pipeline")
     warps = f.warps_per_sm / ISSUE_PER_CLOCK
     if p is not None and p.stalls:
         lat = {k: v for k, v in p.stalls.items() if k in LATENCY_STALLS}

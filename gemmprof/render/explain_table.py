@@ -7,7 +7,7 @@ from gemmprof.model.explain_ladder import TARGET_MATCH, TARGET_WITHIN, TOLERANCE
 from gemmprof.render.table import Column, Table
 
 LIMITER_COLUMNS = [
-    Column("rank", "#"), Column("limiter", "limiter", fmt="s"), Column("evidence", "evidence", fmt="s"),
+    Column("kernel", "kernel", fmt="s"), Column("rank", "#"), Column("limiter", "limiter", fmt="s"), Column("evidence", "evidence", fmt="s"),
     Column("bound_ms", "bound", "ms", ".3f"), Column("bound_tflops", "ceiling", "TFLOP/s", ".1f"),
     Column("gain", "gain if lifted", "x", ".2f"), Column("lift", "what lifts it", fmt="s"),
     Column("source", "from", fmt="s"),
@@ -25,7 +25,7 @@ LADDER_COLUMNS = [
 def explanation_table(e: Explanation) -> Table:
     rows = []
     for i, lim in enumerate(e.limiters, 1):
-        rows.append({"rank": i, "limiter": KINDS.get(lim.kind, lim.kind), "kind": lim.kind, "evidence": lim.evidence,
+        rows.append({"kernel": e.kernel, "rank": i, "limiter": KINDS.get(lim.kind, lim.kind), "kind": lim.kind, "evidence": lim.evidence,
                      "bound_ms": lim.bound_s * 1e3 if lim.bound_s is not None else None,
                      "bound_tflops": lim.bound_tflops, "gain": lim.gain, "lift": lim.lift,
                      "technique": lim.technique, "rung": lim.rung, "source": lim.source})
