@@ -6,7 +6,7 @@ In a notebook: ``gemmprof.to_dataframe(gemmprof.load("results.json"))``; a Pytho
 
 from gemmprof._version import __version__
 
-__all__ = ["__version__", "bench", "load", "to_dataframe"]
+__all__ = ["__version__", "bench", "explain", "ladder_check", "load", "to_dataframe"]
 
 
 def load(path):
@@ -33,3 +33,31 @@ def bench(fn, **kwargs):
     from gemmprof.api import bench as _bench
 
     return _bench(fn, **kwargs)
+
+
+def _loaded(items):
+    return [load(x) if isinstance(x, (str, bytes)) or hasattr(x, "__fspath__") else x for x in items]
+
+
+def explain(variants=(), *, size=4096, m=None, n=None, k=None, dtype=None, spec_files=(), results=(),
+            profiles=(), gpu="h100"):
+    """What limits each kernel, as `gemmprof explain` says it: a list of Explanation (gemmprof.model.explain),
+    one per kernel, its limiters ranked. `results`/`profiles`: saved files (paths or loaded results) of
+    `gemmprof run -o` and `gemmprof profile --save`."""
+    from gemmprof.catalog.gpu_specs import get_gpu
+    from gemmprof.catalog.selection import choose
+    from gemmprof.measure.explain_inputs import explain_kernels
+    from gemmprof.model.traffic import GemmShape
+
+    shape = GemmShape(m or size, n or size, k or size)
+    kernels = choose(tuple(variants), dtype=dtype, spec_files=tuple(spec_files))
+    return explain_kernels(kernels, shape, get_gpu(gpu), _loaded(results), _loaded(profiles))
+
+
+def ladder_check(ladder, results, profiles=(), gpu="h100"):
+    """`gemmprof explain --ladder`: a LadderCheck (gemmprof.model.explain_ladder) of the "fp32" or "fp16" ladder
+    from saved runs and profiles (paths or loaded results)."""
+    from gemmprof.catalog.gpu_specs import get_gpu
+    from gemmprof.measure.explain_inputs import explain_ladder
+
+    return explain_ladder(ladder, _loaded(results), _loaded(profiles), get_gpu(gpu))[0]

@@ -19,6 +19,7 @@ COMMANDS = {
     "occupancy": ("gemmprof.commands.occupancy", "Theoretical occupancy of a launch configuration on a GPU (no GPU)."),
     "gpus": ("gemmprof.commands.gpus", "List the GPU spec sheets, or show one with its sources."),
     "profile": ("gemmprof.commands.profile", "Run Nsight Compute on rungs (or read its CSV) and say what limits each."),
+    "explain": ("gemmprof.commands.explain", "Rank what limits a kernel and what would lift it; --ladder: checked on the ladder."),
     "compare-nsys": ("gemmprof.commands.compare_nsys", "Compare kernels from Nsight Systems reports side by side."),
     "roofline": ("gemmprof.commands.roofline", "Draw the roofline of the ladder against a GPU's ceilings, with a table."),
     "tune": ("gemmprof.commands.tune", "Search a rung's parameter space on the GPU (cached, resumable, multi-GPU, Ray)."),

@@ -47,10 +47,27 @@ def command(results, profile_results, output):
         svg = roofline_svg(data)
     except GemmprofError as exc:  # e.g. nothing verified to plot, or an unknown GPU spec: the page still helps
         note = f"roofline not drawn: {exc}"
+    explain, explain_note = _explain_section(run, profile)
     text = page(run, raw, run_table(run), profile=profile, svg=svg, roofline_note=note,
-                source=f"from {results}" + (f" and {profile_results}" if profile_results else ""))
+                source=f"from {results}" + (f" and {profile_results}" if profile_results else ""),
+                explain=explain, explain_note=explain_note)
     write_atomic(output, text)
     click.echo(f"report written to {output}", err=True)
+
+
+def _explain_section(run, profile):
+    """`gemmprof explain`'s top limiters of each rung, or why there are none; never stops the page."""
+    from gemmprof.measure.explain_inputs import explain_run
+    from gemmprof.render.explain_table import summary_table
+
+    try:
+        explanations = explain_run(run, profile, _gpu_spec(run.gpu_spec))
+    except GemmprofError as exc:
+        return None, f"explain: {exc}"
+    if not explanations:
+        return None, ""
+    return summary_table(explanations), ("gemmprof explain RUNG --results RESULTS.json for every limiter; "
+                                         "with --profile-results, latency is named by ncu's stalls")
 
 
 def _gpu_spec(named):

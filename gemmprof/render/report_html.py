@@ -155,7 +155,8 @@ def _clock_rows(run: RunResult):
 
 
 def page(run: RunResult, raw: dict, run_table: Table, *, profile: ProfileResults | None = None,
-         svg: str | None = None, roofline_note: str = "", source: str = "") -> str:
+         svg: str | None = None, roofline_note: str = "", source: str = "", explain: Table | None = None,
+         explain_note: str = "") -> str:
     """The whole page. `raw` is the results file as read (for records newer than this renderer's types:
     a top-level or per-variant `build`, and per-variant `sass`, rendered generically when present)."""
     d = run.device
@@ -183,6 +184,10 @@ def page(run: RunResult, raw: dict, run_table: Table, *, profile: ProfileResults
     if profile is not None:
         parts.append(f"<h2>Nsight Compute findings per rung ({e(profile.gpu or profile.gpu_spec or '?')})</h2>")
         parts.append(_launch_cards(profile.launches))
+    if explain is not None or explain_note:
+        parts.append("<h2>What limits each rung</h2>" + (table_html(explain) if explain is not None else ""))
+        if explain_note:
+            parts.append(f'<p class="muted">{e(explain_note)}</p>')
     build_and_sass = build_sass_html(raw)
     if build_and_sass:
         parts += ["<h2>Build and SASS</h2>", build_and_sass]

@@ -1,0 +1,99 @@
+"""gemmprof explain: what limits a kernel, ranked, with what would lift it; --ladder: that chain checked on the ladder."""
+
+from __future__ import annotations
+
+import click
+
+from gemmprof.commands._options import (
+    output_options,
+    refuse_directories,
+    refuse_overwrite,
+    resolve_gpu,
+    resolve_shape,
+    shape_options,
+)
+from gemmprof.errors import InputError
+
+
+@click.command("explain")
+@click.argument("variants", nargs=-1)
+@click.option("--spec", "spec_files", multiple=True, type=click.Path(dir_okay=False),
+              help="Explain your own kernel from its YAML spec (repeatable).")
+@shape_options
+@click.option("--dtype", type=click.Choice(["fp32", "fp16", "bf16"]), default=None,
+              help="Only rungs of this dtype (bf16 builds h4-h6 for bf16).")
+@click.option("--param", "params", multiple=True, metavar="NAME=VALUE", help="Override a rung parameter (repeatable).")
+@click.option("--profile", "profile_files", multiple=True, type=click.Path(dir_okay=False), metavar="FILE.json",
+              help="ncu's findings saved by `gemmprof profile --save` (repeatable): stalls, pipes, sectors, conflicts.")
+@click.option("--results", "results_files", multiple=True, type=click.Path(dir_okay=False), metavar="FILE.json",
+              help="A saved `gemmprof run` (repeatable): SASS mix, registers and median time, no compile needed.")
+@click.option("--measure", is_flag=True, help="Profile the kernels now with Nsight Compute (GPU and ncu needed).")
+@click.option("--ladder", type=click.Choice(["fp32", "fp16"]), default=None,
+              help="The ladder check: each rung's top limiter against the next rung's technique and speedup "
+                   "(needs --results; --profile makes it better).")
+@click.option("--gpu", "gpu", default=None, metavar="NAME", help="GPU spec name (default: H100 SXM).")
+@click.option("--gpu-file", "gpu_file", type=click.Path(dir_okay=False), default=None, metavar="FILE.yaml",
+              help="A GPU spec sheet of your own instead of --gpu.")
+@output_options
+def command(variants, spec_files, size, m, n, k, dtype, params, profile_files, results_files, measure, ladder,
+            gpu, gpu_file, fmt, output):
+    """Rank what limits each kernel: the evidence (model, SASS, ncu), the time bound each limiter forces, the
+    speedup lifting it predicts, and the technique that lifts it with the rung that teaches it.
+
+    Offline it reads the analytic model and the SASS (from --results, else compiled here with nvcc); latency needs
+    a measurement (--results, --profile or --measure). A technique the kernel already applies is never
+    recommended.
+
+    \b
+    Examples:
+      gemmprof explain 5 --size 4096                                  # offline: model + nvcc's SASS
+      gemmprof explain 15 --results run.json --profile profile.json   # with the run's time and ncu's stalls
+      gemmprof explain --spec my_kernel.yaml --size 2048
+      gemmprof explain --ladder fp32 --results run.json --profile profile.json
+    """
+    from gemmprof.measure import explain_inputs as inputs
+    from gemmprof.render.explain_table import explanation_table, ladder_table
+    from gemmprof.render.table import emit_many
+    from gemmprof.results.loading import load
+    from gemmprof.results.profile import ProfileResults
+    from gemmprof.results.run import RunResult
+
+    files = [*profile_files, *results_files]
+    refuse_directories(files, "a results file")
+    refuse_overwrite({"-o": output}, [*files, gpu_file])
+    if measure and profile_files:
+        raise InputError("--profile and --measure: give one (--measure profiles now, --profile reads a saved one)")
+    runs = [_typed(load(f), RunResult, f, "--results", "gemmprof run -o") for f in results_files]
+    profiles = [_typed(load(f), ProfileResults, f, "--profile", "gemmprof profile --save") for f in profile_files]
+    spec = resolve_gpu(gpu, gpu_file)
+    if ladder:
+        if variants or spec_files or measure:
+            raise InputError("--ladder checks a whole ladder from saved files: give no VARIANTS, --spec or --measure")
+        if any(x is not None for x in (size, m, n, k, dtype)) or params:
+            raise InputError("--ladder takes the shape, dtype and parameters from the runs: give no --size, -m, -n, "
+                             "-k, --dtype or --param")
+        if not runs:
+            raise InputError("--ladder: give the run(s) that timed the ladder with --results FILE.json")
+        result, _ = inputs.explain_ladder(ladder, runs, profiles, spec)
+        emit_many([ladder_table(result)], fmt, output)
+        return
+    from gemmprof.catalog.selection import choose
+
+    shape = resolve_shape(size, m, n, k)
+    kernels = choose(variants, dtype=dtype, spec_files=spec_files, params=params)
+    if measure:
+        import tempfile
+        from pathlib import Path
+
+        own = {Path(f).resolve() for f in spec_files}  # the child loads the user's specs from their files
+        names = [kern.spec.name for kern in kernels if Path(kern.spec.path).resolve() not in own]
+        with tempfile.TemporaryDirectory() as tmp:
+            profiles = [inputs.measure_profile(names, spec_files, shape, dtype, tmp, params)]
+    explanations = inputs.explain_kernels(kernels, shape, spec, runs, profiles)
+    emit_many([explanation_table(e) for e in explanations], fmt, output)
+
+
+def _typed(doc, kind, path, option, made_by):
+    if not isinstance(doc, kind):
+        raise InputError(f"{option} {path}: not a file `{made_by}` writes")
+    return doc
