@@ -99,7 +99,9 @@ def test_shape_constraint_names_nearest_valid_sizes(my_spec):
     (("grid: [cdiv(N, BN), cdiv(M, BM), 1]", "grid: [open('x')]"), "grid\\[0\\]"),
     (("id: \"7x\"", "id: \"my kernel\""), "id: 'my kernel': use letters"),  # any id, but no spaces
     (("params: {BM: 64, BN: 32}", "params: {BM: 64.5, BN: 32}"), "params.BM: expected an integer"),
-    (("layout: {A: row, B: row, C: row}", "layout: {A: row, B: row, C: col}"), "layout.C: C must be row-major"),
+    (("layout: {A: row, B: row, C: row}", "layout: {A: row, B: row, C: diag}"), "layout: expected {A: row|col"),
+    (("layout: {A: row, B: row, C: row}", "layout: {A: row, B: row, C: row, D: row}"), "layout.D: unknown key"),
+    (("block: [", "blok: ["), r"blok: unknown key \(did you mean block\?\)"),
 ])
 def test_malformed_specs_name_file_and_key(tmp_path, edit, match):
     (tmp_path / "my_kernel.cu").write_text("")

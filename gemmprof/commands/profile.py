@@ -159,7 +159,7 @@ def _live(variants, all_, spec_files, dtype, params, cublas, shape, sections, pc
 
     from gemmprof.adapters.ncu import run as ncu_run
     from gemmprof.adapters.ncu.findings import VariantInfo
-    from gemmprof.catalog.baselines import for_dtypes
+    from gemmprof.catalog.baselines import for_kernels
     from gemmprof.catalog.selection import choose
 
     if not variants and not all_ and not spec_files:
@@ -171,7 +171,7 @@ def _live(variants, all_, spec_files, dtype, params, cublas, shape, sections, pc
     chosen = [b.spec for b in bound]
     infos: dict[str, VariantInfo] = {b.variant_name: VariantInfo(dtype=b.run_dtype, tiles=b.tiles()) for b in bound}
     if cublas:
-        infos.update({b.name: VariantInfo(dtype=b.dtype) for b in for_dtypes({k.run_dtype for k in bound})})
+        infos.update({b.name: VariantInfo(dtype=b.dtype) for b in for_kernels({(k.run_dtype, k.spec.abi.c_dtype) for k in bound})})
     run_args = tuple(f"--param={p}" for p in params) + (() if cublas else ("--no-cublas",))
     run_args += ("--dtype", "bf16") if dtype == "bf16" else ()  # the child builds the same rungs for bf16
     metrics = ncu_run.metric_list(pc_sampling, tuple(skip_metrics), dtype)

@@ -160,7 +160,7 @@ def cupy_compile(kernel: BoundKernel) -> CompiledKernel:
         code = spec.file.read_text(encoding="utf-8")
     except OSError as exc:
         raise CompileError(f"{spec.file}: cannot read ({exc.strerror})") from None
-    options = (*BASE_OPTIONS, f"-I{spec.file.parent}", *kernel.define_flags, *spec.compile_options)
+    options = (*BASE_OPTIONS, *kernel.define_flags, *spec.compile_options, *nvccmod.spec_flags(kernel))
     try:
         if spec.backend == "nvcc":
             module = cupy.RawModule(code=code, options=options, backend="nvcc")

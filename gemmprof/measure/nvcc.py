@@ -2,8 +2,9 @@
 
 Templates are instantiated by taking the kernel's address, never by spelling its signature, so any kernel
 that takes the eight standard arguments builds (non-const pointers, other parameter names) as it is written.
-The cache key is the wrapper, the text of the kernel file and of every header it includes by a quoted path,
-the flags, the compiler's version and the arch; GEMMPROF_CACHE overrides ~/.cache/gemmprof.
+The cache key is the wrapper, the text of the kernel file and of every header it includes (by a quoted path
+beside it, or found in the spec's include_dirs), the flags (defines, include dirs and the spec's own flags among
+them), the compiler's version and the arch; GEMMPROF_CACHE overrides ~/.cache/gemmprof.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from gemmprof.catalog.spec import BoundKernel
 from gemmprof.errors import ToolNotFoundError
 
 BASE_FLAGS = ("-O3", "-std=c++17")
-_INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"]+)"', re.M)
+_INCLUDE = re.compile(r'^\s*#\s*include\s*(?:"([^"]+)"|<([^>]+)>)', re.M)
 
 
 def find_nvcc() -> str | None:
@@ -70,11 +71,18 @@ def target_arch(kernel: BoundKernel, arch: str) -> str:
 def flags_for(kernel: BoundKernel, arch: str) -> list[str]:
     compute = arch.replace("sm_", "compute_")
     return [*BASE_FLAGS, "-cubin", f"-gencode=arch={compute},code={arch}", "-Xptxas", "-v",
-            *kernel.define_flags, *kernel.spec.compile_options, f"-I{kernel.spec.file.parent}"]
+            *kernel.define_flags, *kernel.spec.compile_options, *spec_flags(kernel)]
 
 
-def source_text(path: Path, seen: set[Path] | None = None) -> str:
-    """The file and every header it includes by a quoted path (found beside it), recursively."""
+def spec_flags(kernel: BoundKernel) -> list[str]:
+    """The spec's include folders (its own first) and its extra nvcc flags."""
+    fields = kernel.spec.build_fields
+    return [f"-I{kernel.spec.file.parent}", *(f"-I{d}" for d in fields.include_dirs), *fields.flags]
+
+
+def source_text(path: Path, seen: set[Path] | None = None, include_dirs=()) -> str:
+    """The file and every header it includes, recursively: by a quoted path found beside it or in
+    `include_dirs`, or by <...> found in `include_dirs` (system headers are the compiler's version's)."""
     seen = set() if seen is None else seen
     path = path.resolve()
     if path in seen or not path.is_file():
@@ -82,8 +90,11 @@ def source_text(path: Path, seen: set[Path] | None = None) -> str:
     seen.add(path)
     text = path.read_text(encoding="utf-8", errors="replace")
     parts = [f"// {path.name}\n{text}"]
-    for inc in _INCLUDE.findall(text):
-        parts.append(source_text(path.parent / inc, seen))
+    for quoted, angled in _INCLUDE.findall(text):
+        places = ([path.parent] if quoted else []) + [Path(d) for d in include_dirs]
+        found = next((p / (quoted or angled) for p in places if (p / (quoted or angled)).is_file()), None)
+        if found is not None:
+            parts.append(source_text(found, seen, include_dirs))
     return "\n".join(parts)
 
 
@@ -109,7 +120,8 @@ def compile_cubin(kernel: BoundKernel, arch: str, nvcc: str | None = None, use_c
     version = nvcc_version(nvcc)
     wrapper = wrapper_source(kernel)
     flags = flags_for(kernel, arch)
-    key_text = json.dumps([wrapper, source_text(kernel.spec.file), flags, version, arch])
+    key_text = json.dumps([wrapper, source_text(kernel.spec.file, include_dirs=kernel.spec.build_fields.include_dirs),
+                           flags, version, arch])
     key = hashlib.sha256(key_text.encode()).hexdigest()[:32]
     cdir = cache_dir()
     cubin, meta = cdir / f"{key}.cubin", cdir / f"{key}.json"

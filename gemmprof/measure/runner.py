@@ -7,14 +7,15 @@ import secrets
 from dataclasses import dataclass
 
 from gemmprof import __version__
-from gemmprof.catalog.baselines import Baseline, for_dtypes, make_launcher
+from gemmprof.catalog.abi import kernel_values
+from gemmprof.catalog.baselines import Baseline, for_kernels, make_launcher
 from gemmprof.catalog.gpu_specs import GpuSpec
 from gemmprof.catalog.spec import BoundKernel
 from gemmprof.errors import GemmprofError, SpecError
 from gemmprof.measure import nvtx, tma_launch
-from gemmprof.measure.build import CompileError, compile_for_launch
+from gemmprof.measure.build import CompileError, compile_for_launch, device_arch
 from gemmprof.measure.device import device_name
-from gemmprof.measure.problem import TOLERANCE, Problem, kernel_args, make_problem, verify
+from gemmprof.measure.problem import Problem, make_problem, tolerance, verify
 from gemmprof.measure.timing import L2Flusher, TimingConfig, time_kernel
 from gemmprof.model.occupancy import occupancy
 from gemmprof.model.traffic import GemmShape, gemm_flops, get_dtype, min_arithmetic_intensity, tiled_traffic
@@ -115,11 +116,13 @@ class Runner:
         self._clocks: tuple | None = None  # (NvmlReader | None, why not)
         self._device: dict | None = None
 
-    def problem(self, storage: str) -> Problem:
-        if storage not in self._problems:
-            self._problems[storage] = make_problem(self.opt.shape, storage, self.opt.alpha, self.opt.beta,
-                                                   self.seed + {"fp16": 1, "bf16": 2}.get(storage, 0))
-        return self._problems[storage]
+    def problem(self, storage: str, c_dtype: str = "fp32") -> Problem:
+        """The inputs of `storage` dtype (the same for every C dtype), and C0 and the reference for C's dtype."""
+        key = (storage, c_dtype)
+        if key not in self._problems:
+            self._problems[key] = make_problem(self.opt.shape, storage, self.opt.alpha, self.opt.beta,
+                                               self.seed + {"fp16": 1, "bf16": 2}.get(storage, 0), c_dtype)
+        return self._problems[key]
 
     def flush(self):
         if self._flush is None and self.opt.timing.flush_l2:
@@ -161,9 +164,22 @@ class Runner:
             row.status, row.message = "rejected", str(exc)
             return row
         why_not = tma_launch.skip_reason(kernel, self.device["compute_capability"])
-        if why_not:
-            row.status, row.message = "skipped", why_not
+        abi = kernel.spec.abi
+        refused = abi.refuses(self.opt.alpha, self.opt.beta)
+        if why_not or refused:
+            row.status, row.message = ("skipped", why_not) if why_not else ("rejected", refused)
             return row
+        problem, c_layout = self.problem(dtype, abi.c_dtype), kernel.spec.layout["C"]
+        check = tolerance(dtype, abi.c_dtype)
+        if kernel.spec.launcher is not None:
+            from gemmprof.measure.launcher import prepare
+
+            try:
+                launch_into, row.build = prepare(kernel, problem, device_arch())
+            except GemmprofError as exc:
+                row.status, row.message = "error", str(exc)
+                return row
+            return self._verify_and_time(row, problem, launch_into, check, kernel.spec.reads_c, c_layout)
         grid, block, smem = kernel.launch_config(shape, sms=self.device["sm_count"])
         row.launch = LaunchConfig(grid, block, smem)
         try:
@@ -181,7 +197,6 @@ class Runner:
         func = compiled.function
         if smem > OPTIN_THRESHOLD:
             func.max_dynamic_shared_size_bytes = smem
-        problem = self.problem(dtype)
         layout = kernel.spec.layout
         launch = tma_launch.launcher(func, grid, block, smem, tma_launch.cluster_shape(kernel))
         try:
@@ -190,10 +205,14 @@ class Runner:
             row.status, row.message = "error", f"tensor maps: {exc}"
             return row
 
-        def launch_into(out):
-            return lambda: launch(kernel_args(problem, layout, out) + maps)
+        workspace = _workspace(kernel, shape)
 
-        return self._verify_and_time(row, problem, launch_into, TOLERANCE[dtype], kernel.spec.reads_c)
+        def launch_into(out):
+            buffers = {"A": problem.operand("A", layout["A"]), "B": problem.operand("B", layout["B"]), "C": out,
+                       "workspace": workspace}
+            return lambda: launch(kernel_values(abi, shape, layout, problem.alpha, problem.beta, buffers) + maps)
+
+        return self._verify_and_time(row, problem, launch_into, check, kernel.spec.reads_c, c_layout)
 
     @property
     def device(self) -> dict:
@@ -211,22 +230,25 @@ class Runner:
                             kind="baseline")
         row.nvtx_range = nvtx.range_name(baseline.name, self.opt.shape)
         row.model = model_figures(row.dtype, self.opt.shape, self.opt.beta, self.profile, None, baseline.peak_kind)
-        problem = self.problem(baseline.storage)
+        problem = self.problem(baseline.storage, baseline.c_dtype)
         return self._verify_and_time(row, problem, lambda out: make_launcher(baseline, problem, out),
-                                     TOLERANCE[baseline.tolerance_key])
+                                     tolerance(baseline.tolerance_key, baseline.c_dtype))
 
-    def _verify_and_time(self, row, problem, launch_into, tolerance, reads_c_declared=False) -> VariantResult:
+    def _verify_and_time(self, row, problem, launch_into, tolerance, reads_c_declared=False, c_layout="row"
+                         ) -> VariantResult:
         import cupy
 
+        from gemmprof.measure.launcher import LaunchFailed
+
         try:
-            poisoned = problem.fresh_output()
+            poisoned = problem.fresh_output(c_layout)
             launch_into(poisoned)()
             second = None
             if problem.beta == 0:  # a second launch over a finite sentinel tells unwritten from read-C
-                second = problem.sentinel_output()
+                second = problem.sentinel_output(c_layout)
                 launch_into(second)()
             cupy.cuda.Device().synchronize()
-            check = row.verification = verify(poisoned, second, problem, tolerance, reads_c_declared)
+            check = row.verification = verify(poisoned, second, problem, tolerance, reads_c_declared, c_layout)
             out = second if second is not None else poisoned
             if not check.passed:
                 row.status, row.message = "FAIL", check.describe()
@@ -234,7 +256,7 @@ class Runner:
             if check.findings:
                 row.message = check.describe()
             if self.opt.launch_once:
-                out = problem.fresh_output()
+                out = problem.fresh_output(c_layout)
                 nvtx.push(row.nvtx_range)
                 launch_into(out)()
                 nvtx.pop()
@@ -252,8 +274,8 @@ class Runner:
                 nvtx.pop()
             if seen.get("before") and seen.get("after"):
                 row.clocks = ClockRecord.from_samples(seen["before"], seen["after"], reader.max_sm_clock_mhz)
-        except _cuda_errors() as exc:
-            row.status, row.message = "error", f"CUDA error: {exc}"
+        except (*_cuda_errors(), LaunchFailed) as exc:
+            row.status, row.message = "error", str(exc) if isinstance(exc, LaunchFailed) else f"CUDA error: {exc}"
             if not _context_alive():
                 raise ContextLost(row.message) from None
         return row
@@ -271,4 +293,15 @@ def new_result(profile: GpuSpec, options: RunOptions, runner: Runner, command: s
 
 
 def baselines_for(kernels: list[BoundKernel], wanted: bool) -> list[Baseline]:
-    return for_dtypes({k.run_dtype for k in kernels}) if wanted else []
+    """cuBLAS for every input dtype run, and with the same C dtype where a kernel writes fp16 or bf16 C."""
+    return for_kernels({(k.run_dtype, k.spec.abi.c_dtype) for k in kernels}) if wanted else []
+
+
+def _workspace(kernel: BoundKernel, shape: GemmShape):
+    """The kernel's workspace (zeroed once; None when it takes none)."""
+    size = kernel.spec.abi.workspace_bytes({**kernel.env, "M": shape.M, "N": shape.N, "K": shape.K})
+    if not kernel.spec.abi.takes("workspace"):
+        return None
+    import cupy
+
+    return cupy.zeros(max(size, 1), dtype=cupy.uint8)

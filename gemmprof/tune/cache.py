@@ -33,6 +33,8 @@ def source_hash(spec) -> str:
     h = hashlib.sha256()
     h.update(Path(spec.file).read_bytes())
     h.update(repr((spec.entry, spec.backend, spec.template, spec.defines, spec.compile_options)).encode())
+    if spec.build_fields != type(spec.build_fields)() or not spec.abi.is_default:  # (older hashes stay valid)
+        h.update(repr((spec.build_fields, spec.abi)).encode())
     return h.hexdigest()[:16]
 
 
