@@ -28,6 +28,7 @@ class BuildResult:
     build: BuildInfo | None = None
     cubin: object = None  # pathlib.Path of the built cubin
     skipped: bool = False  # the spec builds only for other targets (e.g. sm_90a): nothing was compiled
+    kernel: object = None  # the BoundKernel built (a launcher gives one row per kernel in its .cu)
 
 
 class CompileError(GemmprofError):
@@ -59,7 +60,8 @@ def nvcc_build(kernel: BoundKernel, arch: str, nvcc: str | None = None, use_cach
     if out.ok and out.cubin is not None:
         info = BuildInfo("nvcc", out.version, out.flags, out.arch, nvccmod.sha256_file(out.cubin),
                          _symbol(out.cubin, kernel), sass=sassmod.facts(out.cubin, keep=True))
-    return BuildResult(kernel.variant_name, out.arch, out.ok and res is not None, res, out.log, info, out.cubin)
+    return BuildResult(kernel.variant_name, out.arch, out.ok and res is not None, res, out.log, info, out.cubin,
+                       kernel=kernel)
 
 
 def _symbol(cubin, kernel: BoundKernel) -> str | None:
@@ -78,20 +80,27 @@ def builds_for(kernel: BoundKernel, arch: str) -> bool:
 
 
 def nvcc_build_all(kernels: list[BoundKernel], archs: list[str], jobs: int = 2, progress=None) -> list[BuildResult]:
+    """Every kernel for every arch, in that order; a host launcher gives a row per kernel in its .cu."""
+    from gemmprof.measure.launcher_build import launcher_builds
+
     nvcc = nvccmod.nvcc_path()
     tasks = [(k, a) for a in archs for k in kernels]
-    out: list[BuildResult | None] = [None] * len(tasks)
+    out: list[list[BuildResult] | None] = [None] * len(tasks)
     for i, (k, a) in enumerate(tasks):
         if not builds_for(k, a):
-            out[i] = BuildResult(k.variant_name, a, True, None, f"builds only for {', '.join(k.spec.targets)}",
-                                 skipped=True)
+            out[i] = [BuildResult(k.variant_name, a, True, None, f"builds only for {', '.join(k.spec.targets)}",
+                                  skipped=True, kernel=k)]
+
+    def build(k, a):
+        return launcher_builds(k, a, nvcc) if k.spec.launcher is not None else [nvcc_build(k, a, nvcc)]
+
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-        futures = {pool.submit(nvcc_build, k, a, nvcc): i for i, (k, a) in enumerate(tasks) if out[i] is None}
+        futures = {pool.submit(build, k, a): i for i, (k, a) in enumerate(tasks) if out[i] is None}
         for fut, i in futures.items():
             out[i] = fut.result()
             if progress:
                 progress()
-    return [r for r in out if r is not None]
+    return [r for rows in out if rows is not None for r in rows]
 
 
 @dataclass

@@ -26,7 +26,7 @@ def function_symbols(data: bytes, table: int = 2) -> list[str]:
         stroff = sections[link][4]
         for pos in range(off, off + size, entsize or 24):
             st_name, st_info, _other, _shndx, _value, _size = struct.unpack_from("<IBBHQQ", data, pos)
-            if st_info & 0xF == STT_FUNC and st_info >> 4 == STB_GLOBAL:
+            if st_info & 0xF == STT_FUNC and st_info >> 4 == STB_GLOBAL and _shndx != 0:  # 0: undefined here
                 end = data.index(b"\0", stroff + st_name)
                 names.append(data[stroff + st_name:end].decode("ascii", "replace"))
     return names

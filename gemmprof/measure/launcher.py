@@ -11,6 +11,7 @@ from __future__ import annotations
 import difflib
 import hashlib
 import json
+import re
 import subprocess
 import tempfile
 from dataclasses import dataclass
@@ -99,11 +100,14 @@ def exported(library: Path) -> list[str]:
         return []
 
 
-def missing_entry(library: Path, entry: str) -> str | None:
-    """Why `entry` cannot be called from `library` (the close names it does export), or None."""
-    names = [n for n in exported(library) if not n.startswith("gemmprof_")]
+def missing_entry(library: Path, entry: str, source: str = "") -> str | None:
+    """Why `entry` cannot be called from `library`, or None. The hint names the exported functions that
+    `source` (the launcher's text) mentions, so the CUDA runtime linked in does not drown them."""
+    names = exported(library)
     if entry in names:
         return None
+    words = set(re.findall(r"\w+", source))
+    names = [n for n in names if n in words and not n.startswith("gemmprof_")] if source else names
     close = difflib.get_close_matches(entry, names, n=1)
     hint = f"did you mean {close[0]}?" if close else f"it exports {', '.join(names[:8]) or 'no C functions'}"
     return (f"no extern \"C\" function {entry!r} in the launcher's library ({hint}; a C++ function needs "
@@ -123,7 +127,7 @@ class Launcher:
         try:
             self._fn = getattr(self._lib, entry)
         except AttributeError:
-            raise LauncherError(missing_entry(library, entry) or f"no function {entry!r} in {library}") from None
+            raise LauncherError(f"{library}: no function {entry!r}") from None
         self._fn.restype = ctypes.c_int
         self._last_error = getattr(self._lib, "gemmprof_last_error", None)
         if self._last_error is not None:
@@ -157,7 +161,7 @@ def prepare(kernel: BoundKernel, problem, arch: str):
     built = build_library(kernel, arch)
     if not built.ok or built.library is None:
         raise LauncherError(f"{kernel.spec.name}: nvcc failed to build the launcher:\n{built.log}")
-    why = missing_entry(built.library, kernel.spec.entry)
+    why = missing_entry(built.library, kernel.spec.entry, kernel.spec.launcher.read_text(errors="replace"))
     if why:
         raise LauncherError(f"{kernel.spec.launcher}: {why}")
     key = (str(built.library), kernel.spec.entry)
