@@ -1,0 +1,86 @@
+"""Host launchers without a GPU: a tiny host-only shared library built by the C compiler in the test stands in for
+an nvcc-built one, so ctypes loading, argument packing, return codes, the CUDA-error shim, a missing symbol and a
+library that does not load are exercised for real."""
+
+import ctypes
+import shutil
+import subprocess
+
+import pytest
+
+from gemmprof.catalog import abi
+from gemmprof.measure.launcher import LaunchFailed, Launcher, LauncherError, exported, missing_entry
+from gemmprof.model.traffic import GemmShape
+
+# records what it was called with; returns `rc`; the shim reports `err` as the CUDA runtime's last error
+SOURCE = r"""
+static double seen[16]; static void* ptrs[4]; static int rc = 0, err = 0;
+int set_result(int r, int e) { rc = r; err = e; return 0; }
+double seen_value(int i) { return seen[i]; }
+void* seen_pointer(int i) { return ptrs[i]; }
+int my_gemm(const void* A, int lda, const void* B, int ldb, void* C, int ldc, int M, int N, int K, float alpha,
+            float beta, int splits, float scale, void* workspace, void* stream) {
+    double v[] = {lda, ldb, ldc, M, N, K, alpha, beta, splits, scale};
+    for (int i = 0; i < 10; ++i) seen[i] = v[i];
+    ptrs[0] = (void*)A; ptrs[1] = (void*)B; ptrs[2] = C; ptrs[3] = workspace; seen[10] = (double)(long)stream;
+    return rc;
+}
+int gemmprof_last_error(void) { int e = err; err = 0; return e; }
+const char* gemmprof_error_string(int code) { return code == 700 ? "an illegal memory access" : "other"; }
+"""
+ARGS = ["A", "lda", "B", "ldb", "C", "ldc", "M", "N", "K", "alpha", "beta", 4, "0.5f", "workspace", "stream"]
+
+
+@pytest.fixture(scope="module")
+def library(tmp_path_factory):
+    cc = shutil.which("cc") or shutil.which("gcc")
+    if cc is None:
+        pytest.skip("no C compiler")
+    folder = tmp_path_factory.mktemp("lib")
+    (folder / "stand_in.c").write_text(SOURCE)
+    subprocess.run([cc, "-shared", "-fPIC", "-o", str(folder / "libstandin.so"), str(folder / "stand_in.c")],
+                   check=True)
+    return folder / "libstandin.so"
+
+
+def _call(library, shape=GemmShape(5, 7, 3)):
+    a = abi.parse_abi("k.yaml", {"args": ARGS, "workspace": "M"}, launcher=True)
+    layout = {"A": "col", "B": "row", "C": "col"}
+    types, values = abi.ctypes_call(a, shape, layout, 2.0, 0.25,
+                                    {"A": 0x1000, "B": 0x2000, "C": 0x3000, "workspace": 0x4000, "stream": 0x50})
+    Launcher(library, "my_gemm").call(types, values)
+
+
+def test_the_call_passes_every_argument_in_the_order_args_gives(library):
+    _call(library)
+    lib = ctypes.CDLL(str(library))
+    lib.seen_value.restype, lib.seen_pointer.restype = ctypes.c_double, ctypes.c_void_p
+    assert [lib.seen_value(i) for i in range(11)] == [5, 7, 5, 5, 7, 3, 2.0, 0.25, 4, 0.5, 0x50]
+    assert [lib.seen_pointer(i) for i in range(4)] == [0x1000, 0x2000, 0x3000, 0x4000]
+
+
+def test_a_non_zero_return_or_a_cuda_error_fails_the_call(library):
+    lib = ctypes.CDLL(str(library))
+    lib.set_result(3, 0)
+    with pytest.raises(LaunchFailed, match="my_gemm returned 3"):
+        _call(library)
+    lib.set_result(0, 700)
+    with pytest.raises(LaunchFailed, match=r"CUDA error 700 \(an illegal memory access\)"):
+        _call(library)
+    lib.set_result(0, 0)
+    _call(library)  # the shim cleared the error: the next call passes
+
+
+def test_a_missing_symbol_names_what_the_library_exports(library):
+    assert {"my_gemm", "set_result"} <= set(exported(library))
+    assert missing_entry(library, "my_gemm") is None
+    assert "did you mean my_gemm?" in missing_entry(library, "my_gem", SOURCE)
+    with pytest.raises(LauncherError, match="no function 'my_gem'"):
+        Launcher(library, "my_gem")
+
+
+def test_a_library_that_does_not_load_is_one_error(tmp_path):
+    bad = tmp_path / "libbroken.so"
+    bad.write_bytes(b"\x7fELF not really")
+    with pytest.raises(LauncherError, match="cannot load the launcher's library .*libbroken.so"):
+        Launcher(bad, "my_gemm")
