@@ -115,3 +115,54 @@ def test_bad_launcher_and_build_keys_are_one_line(tmp_path, edit, match):
     spec.write_text(text.replace(edit[0], edit[1]))
     with pytest.raises(SpecError, match=match):
         specmod.load_spec(spec)
+
+
+def _run(runner, tmp_path, *args):
+    import json
+
+    out = tmp_path / "r.json"
+    r = invoke(runner, ["run", *args, "-o", str(out), "--budget", "0.05", "--max-reps", "10"])
+    return r, json.loads(out.read_text()) if out.exists() else None
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("beta", ["0", "0.5"])
+def test_every_example_verifies_on_the_gpu_beside_cublas_of_its_types(runner, tmp_path, beta):
+    specs = [x for rel in SPECS.values() for x in ("--spec", str(EXAMPLES / rel))]
+    r, doc = _run(runner, tmp_path, *specs, "-m", "301", "-n", "257", "-k", "95", "--alpha", "1", "--beta", beta)
+    assert doc is not None, r.output
+    rows = {v["name"]: v for v in doc["variants"]}
+    for name in SPECS:
+        want = "rejected" if name == "hgemm_half_c" and beta != "0" else "ok"  # it takes no beta
+        assert rows[name]["status"] == want, (name, rows[name]["message"])
+    assert rows["cublas_hgemm_cfp16"]["status"] == "ok" and rows["cublas_sgemm"]["status"] == "ok"
+
+
+@pytest.mark.gpu
+def test_a_failing_launcher_fails_its_variant_not_the_run(runner, tmp_path):
+    shutil.copytree(EXAMPLES / "splitk_launcher", tmp_path / "ex")
+    bad = tmp_path / "ex" / "splitk.yaml"
+    bad.write_text(bad.read_text().replace("workspace, 4, stream]", "workspace, 0, stream]"))  # 0 slices: rc 1
+    good = EXAMPLES / SPECS["sgemm_colmajor"]
+    r, doc = _run(runner, tmp_path, "--spec", str(bad), "--spec", str(good), "--size", "256", "--no-cublas")
+    rows = {v["name"]: v for v in doc["variants"]}
+    assert rows["splitk_launcher"]["status"] == "error" and "returned 1" in rows["splitk_launcher"]["message"]
+    assert rows["sgemm_colmajor"]["status"] == "ok" and r.exit_code == 1
+
+
+@pytest.mark.gpu
+def test_the_split_k_launchers_profile_shows_both_kernels(runner, tmp_path):
+    import json
+
+    from context import find_tool
+
+    if find_tool("ncu", "/opt/nvidia/nsight-compute/*/ncu") is None:
+        pytest.skip("ncu not installed")
+    out = tmp_path / "p.json"
+    r = invoke(runner, ["profile", "--spec", str(EXAMPLES / SPECS["splitk_launcher"]), "--size", "512",
+                        "--save", str(out)])
+    assert r.exit_code == 0, r.output
+    launches = json.loads(out.read_text())["launches"]
+    kernels = {launch["kernel_name"].split("(")[0].split()[-1] for launch in launches
+               if launch["variant"] == "splitk_launcher"}
+    assert kernels == {"splitk_partial", "splitk_reduce"}, launches

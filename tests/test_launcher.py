@@ -84,3 +84,20 @@ def test_a_library_that_does_not_load_is_one_error(tmp_path):
     bad.write_bytes(b"\x7fELF not really")
     with pytest.raises(LauncherError, match="cannot load the launcher's library .*libbroken.so"):
         Launcher(bad, "my_gemm")
+
+
+def test_profile_says_when_one_variant_launched_several_kernels():
+    from types import SimpleNamespace
+
+    from gemmprof.commands.profile import _multi_kernel_notes
+
+    def launch(variant, kernel, in_range=True):
+        return SimpleNamespace(variant=variant, kernel_name=kernel, nvtx_range="r" if in_range else None)
+
+    findings = [launch("splitk_launcher", "splitk_partial(int, int, int, int, const float *, const float *, float *)"),
+                launch("splitk_launcher", "splitk_reduce(int, int, int, float, const float *, float, float *)"),
+                launch("naive", "sgemm_naive"), launch("naive", "sgemm_naive"), launch("x", "a", in_range=False),
+                launch("x", "b", in_range=False)]
+    notes = _multi_kernel_notes(findings)
+    assert len(notes) == 1 and notes[0].startswith("splitk_launcher: 2 kernels under one variant "
+                                                   "(splitk_partial, splitk_reduce)")

@@ -98,6 +98,7 @@ def command(variants, all_, spec_files, size, m, n, k, params, cublas, from_file
         seen = {f.variant for f in findings}
         notes += [f"{name}: no launch was profiled (rejected shape or failed verification? see `gemmprof run`)"
                   for name in infos if name not in seen]
+    notes += _multi_kernel_notes(findings)
     notes += [f"ncu: {line}" for line in report.errors()]
     results = ProfileResults(findings, gpu=report.gpu, gpu_spec=gpu_spec.key if gpu_spec else None,
                              shape=shape, source=source, notes=notes,
@@ -111,6 +112,20 @@ def command(variants, all_, spec_files, size, m, n, k, params, cublas, from_file
         results.save(save_json)
         click.echo(f"profile results saved to {save_json}", err=True)
     emit_tables(results, fmt, output, top)
+
+
+def _multi_kernel_notes(findings) -> list[str]:
+    """A variant that launched several kernels (a host launcher's split-K, a library call) gets a row per kernel;
+    say so, since each row's model figures are the whole GEMM's."""
+    from gemmprof.adapters.kernel_names import base_kernel_name
+
+    kernels: dict[str, list[str]] = {}
+    for f in findings:
+        if f.nvtx_range:
+            kernels.setdefault(f.variant, []).append(base_kernel_name(f.kernel_name))
+    return [f"{v}: {len(set(ks))} kernels under one variant ({', '.join(dict.fromkeys(ks))}): one row each; the "
+            "FLOP, byte and TFLOP/s figures of each row are against the whole GEMM" for v, ks in kernels.items()
+            if len(set(ks)) > 1]
 
 
 def _read(path: str, ncu_path: str | None):
