@@ -9,7 +9,7 @@ import subprocess
 import pytest
 
 from gemmprof.catalog import abi
-from gemmprof.measure.launcher import LaunchFailed, Launcher, LauncherError, exported, missing_entry
+from gemmprof.measure.launcher import Launcher, LauncherError, LaunchFailed, exported, missing_entry
 from gemmprof.model.traffic import GemmShape
 
 # records what it was called with; returns `rc`; the shim reports `err` as the CUDA runtime's last error
@@ -43,10 +43,10 @@ def library(tmp_path_factory):
     return folder / "libstandin.so"
 
 
-def _call(library, shape=GemmShape(5, 7, 3)):
+def _call(library):
     a = abi.parse_abi("k.yaml", {"args": ARGS, "workspace": "M"}, launcher=True)
     layout = {"A": "col", "B": "row", "C": "col"}
-    types, values = abi.ctypes_call(a, shape, layout, 2.0, 0.25,
+    types, values = abi.ctypes_call(a, GemmShape(5, 7, 3), layout, 2.0, 0.25,
                                     {"A": 0x1000, "B": 0x2000, "C": 0x3000, "workspace": 0x4000, "stream": 0x50})
     Launcher(library, "my_gemm").call(types, values)
 

@@ -85,6 +85,9 @@ def parse_build_fields(path: Path, doc: dict, params: dict) -> tuple[tuple[str, 
         include_dirs.append(folder)
     launcher = doc.get("launcher")
     if launcher is not None:
+        for key in ("file", "grid", "block", "smem_dynamic", "template", "tma_args", "cluster"):
+            if key in doc:
+                _fail(path, key, "a launcher spec has none: its .cu is `launcher:` and it launches its kernels itself")
         launcher = source_file(path, launcher, "launcher")
     libs = doc.get("libs")
     if libs is not None:

@@ -11,8 +11,8 @@ from typing import Any
 from gemmprof.catalog import expr
 from gemmprof.catalog.abi import Abi, parse_abi
 from gemmprof.catalog.accesses import AccessBlock, parse_accesses
-from gemmprof.catalog.launch_fields import DTYPE_NAMES, TmaArg, launch_fields
 from gemmprof.catalog.build_fields import BuildFields, parse_build_fields
+from gemmprof.catalog.launch_fields import DTYPE_NAMES, TmaArg, launch_fields
 from gemmprof.catalog.paths import KERNELS_DIR
 from gemmprof.catalog.spec_fields import NESTED_KEYS, SPEC_KEYS, check_keys
 from gemmprof.catalog.spec_fields import names as _param_names
@@ -187,9 +187,6 @@ def parse_spec(path: Path, text: str) -> KernelSpec:
     for key in (("entry",) if launcher else _REQUIRED) + (_LADDER_REQUIRED if ladder_file else ()):
         if key not in doc:
             _fail(path, key, "missing")
-    for key in ("file", "grid", "block", "smem_dynamic", "template", "tma_args", "cluster") if launcher else ():
-        if key in doc:
-            _fail(path, key, "a launcher spec has none: its .cu is `launcher:` and it launches its kernels itself")
     name = str(doc.get("name", path.stem))
     sid = str(doc.get("id", name))
     if ladder_file and not _ID.match(sid):
@@ -246,9 +243,6 @@ def parse_spec(path: Path, text: str) -> KernelSpec:
             _parse(path, f"traffic.{k}", v)
     smem_dynamic = doc.get("smem_dynamic", 0)
     _parse(path, "smem_dynamic", smem_dynamic)
-    for i, item in enumerate(doc.get("tma_args") or ()):
-        if isinstance(item, dict):
-            check_keys(path, f"tma_args[{i}]", item, ("operand", "rows", "cols", "box", "swizzle"))
     return KernelSpec(
         id=sid, name=name, title=str(doc.get("title", name)), description=str(doc.get("description", "")).strip(),
         source={k: str(v) for k, v in source.items()}, dtype=doc["dtype"], layout=dict(layout), file=cu,

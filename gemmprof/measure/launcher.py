@@ -137,7 +137,8 @@ class Launcher:
         self.entry = entry
 
     def call(self, argtypes: list, values: list) -> None:
-        self._fn.argtypes = argtypes
+        if self._fn.argtypes != tuple(argtypes):
+            self._fn.argtypes = argtypes
         rc = self._fn(*values)
         err = self._last_error() if self._last_error is not None else 0
         if err:
@@ -156,6 +157,7 @@ def prepare(kernel: BoundKernel, problem, arch: str):
     import cupy
 
     from gemmprof.catalog.abi import ctypes_call
+    from gemmprof.measure.runner import workspace_buffer
     from gemmprof.results.run import BuildInfo
 
     built = build_library(kernel, arch)
@@ -168,8 +170,7 @@ def prepare(kernel: BoundKernel, problem, arch: str):
     if key not in _LOADED:
         _LOADED[key] = Launcher(built.library, kernel.spec.entry)
     launcher, spec, shape = _LOADED[key], kernel.spec, problem.shape
-    size = spec.abi.workspace_bytes({**kernel.env, "M": shape.M, "N": shape.N, "K": shape.K})
-    workspace = cupy.zeros(max(size, 1), dtype=cupy.uint8) if spec.abi.takes("workspace") else None
+    workspace = workspace_buffer(kernel, shape)
 
     def launch_into(out):
         pointers = {"A": problem.operand("A", spec.layout["A"]).data.ptr,

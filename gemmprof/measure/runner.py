@@ -205,12 +205,13 @@ class Runner:
             row.status, row.message = "error", f"tensor maps: {exc}"
             return row
 
-        workspace = _workspace(kernel, shape)
+        workspace = workspace_buffer(kernel, shape)
 
-        def launch_into(out):
+        def launch_into(out):  # the arguments packed once, outside the timed launches
             buffers = {"A": problem.operand("A", layout["A"]), "B": problem.operand("B", layout["B"]), "C": out,
                        "workspace": workspace}
-            return lambda: launch(kernel_values(abi, shape, layout, problem.alpha, problem.beta, buffers) + maps)
+            args = kernel_values(abi, shape, layout, problem.alpha, problem.beta, buffers) + maps
+            return lambda: launch(args)
 
         return self._verify_and_time(row, problem, launch_into, check, kernel.spec.reads_c, c_layout)
 
@@ -297,7 +298,7 @@ def baselines_for(kernels: list[BoundKernel], wanted: bool) -> list[Baseline]:
     return for_kernels({(k.run_dtype, k.spec.abi.c_dtype) for k in kernels}) if wanted else []
 
 
-def _workspace(kernel: BoundKernel, shape: GemmShape):
+def workspace_buffer(kernel: BoundKernel, shape: GemmShape):
     """The kernel's workspace (zeroed once; None when it takes none)."""
     size = kernel.spec.abi.workspace_bytes({**kernel.env, "M": shape.M, "N": shape.N, "K": shape.K})
     if not kernel.spec.abi.takes("workspace"):
