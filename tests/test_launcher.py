@@ -101,3 +101,19 @@ def test_profile_says_when_one_variant_launched_several_kernels():
     notes = _multi_kernel_notes(findings)
     assert len(notes) == 1 and notes[0].startswith("splitk_launcher: 2 kernels under one variant "
                                                    "(splitk_partial, splitk_reduce)")
+
+
+def test_compare_nsys_says_when_one_variant_launched_several_kernels():
+    from types import SimpleNamespace
+
+    from gemmprof.adapters.nsys.compare import several_kernels
+
+    def row(variant, kernel):
+        return SimpleNamespace(variant=variant, stats=SimpleNamespace(name=kernel))
+
+    rows = [row("splitk_launcher", "splitk_partial(int, int, int, int, const float *, const float *, float *)"),
+            row("splitk_launcher", "splitk_reduce(int, int, int, float, const float *, float, float *)"),
+            row("naive", "sgemm_naive(int)"), row(None, "a(int)"), row(None, "b(int)")]
+    notes = several_kernels("r.sqlite", rows)
+    assert notes == ["r.sqlite: splitk_launcher: 2 kernels per call (splitk_partial, splitk_reduce), a row each; "
+                     "each row's TFLOP/s is the whole GEMM's FLOPs over that kernel's time"]

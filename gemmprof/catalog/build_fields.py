@@ -79,9 +79,13 @@ def parse_build_fields(path: Path, doc: dict, params: dict) -> tuple[tuple[str, 
         _fail(path, "include_dirs", "expected a list of folders (relative to this spec)")
     include_dirs = []
     for i, d in enumerate(dirs or ()):
-        folder = (path.parent / d).resolve()
-        if "\0" in d or not folder.is_dir():
-            _fail(path, f"include_dirs[{i}]", f"{folder} is not a folder")
+        try:
+            folder = (path.parent / d).resolve()
+            found = "\0" not in d and len(d) < 4096 and folder.is_dir()
+        except (OSError, ValueError):
+            found = False
+        if not found:
+            _fail(path, f"include_dirs[{i}]", f"{str(path.parent / d)[:200]} is not a folder")
         include_dirs.append(folder)
     launcher = doc.get("launcher")
     if launcher is not None:

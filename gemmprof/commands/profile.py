@@ -24,7 +24,8 @@ from gemmprof.errors import GemmprofError, InputError
 @click.argument("variants", nargs=-1)
 @click.option("--all", "all_", is_flag=True, help="Every rung of the ladder (with --dtype, every rung of that dtype).")
 @click.option("--spec", "spec_files", multiple=True, type=click.Path(dir_okay=False),
-              help="Profile your own kernel from its YAML spec (repeatable). See docs/kernel-spec.md.")
+              help="Profile your own kernel or host launcher (every kernel it launches) from its YAML spec "
+                   "(repeatable). See docs/kernel-spec.md.")
 @shape_options
 @click.option("--param", "params", multiple=True, metavar="NAME=VALUE", help="Override a rung parameter (repeatable).")
 @click.option("--cublas", is_flag=True, help="Also profile the cuBLAS baselines of the selected rungs' dtypes.")

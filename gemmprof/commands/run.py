@@ -29,7 +29,8 @@ from gemmprof.render.table import FORMATS, choose_format, emit
 @click.option("--dtype", type=click.Choice(["fp32", "fp16", "bf16"]), default=None,
               help="Only rungs of this dtype (bf16: the rungs whose source also builds for bf16, h4-h6).")
 @click.option("--spec", "spec_files", multiple=True, type=click.Path(dir_okay=False),
-              help="Run your own kernel from its YAML spec (repeatable). See docs/kernel-spec.md.")
+              help="Run your own kernel or host launcher from its YAML spec (repeatable). See docs/kernel-spec.md "
+                   "and examples/.")
 @shape_options
 @click.option("--param", "params", multiple=True, metavar="NAME=VALUE",
               help="Override a tunable parameter of the selected rungs (repeatable), e.g. --param BK=16.")
