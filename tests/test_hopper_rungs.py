@@ -170,10 +170,10 @@ def test_runner_appends_tensor_maps_and_opts_into_large_shared_memory(monkeypatc
     monkeypatch.setattr(runmod, "compile_for_launch", lambda k, c: CompiledKernel(k, func, Resources(168, 0)))
     monkeypatch.setattr(hopper_host, "encode_tiled", fake_encode)
     r = _cpu_runner(shape)
-    r.problem = lambda dtype: _FakeProblem(shape)
+    r.problem = lambda dtype, c_dtype="fp32": _FakeProblem(shape)
     seen = {}
 
-    def fake_verify_and_time(row, problem, launch_into, tolerance, reads_c=False):
+    def fake_verify_and_time(row, problem, launch_into, tolerance, reads_c=False, c_layout="row"):
         launch_into("C")()
         seen["tolerance"] = tolerance
         return row
