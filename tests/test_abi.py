@@ -147,3 +147,32 @@ def test_a_spec_with_its_own_abi_loads(tmp_path):
                                      "args: [M, N, K, alpha, A, lda, B, ldb, beta, C, ldc]\nc_dtype: fp16\n")
     s = specmod.load_spec(tmp_path / "k.yaml")
     assert [a.name for a in s.abi.args][5] == "lda" and s.abi.c_dtype == "fp16" and s.layout["C"] == "col"
+
+
+def test_leading_dimensions_above_the_packed_ones():
+    a = parse(args=["M", "N", "K", "alpha", "A", "lda", "B", "ldb", "beta", "C", "ldc"],
+              ld={"lda": "M + 4", "ldc": "M + BM"})
+    layout = {"A": "col", "B": "col", "C": "col"}
+    assert a.leading(SHAPE, layout, {"BM": 8}) == {"lda": 9, "ldb": 3, "ldc": 13}
+    with pytest.raises(SpecError, match=r"ld.ldc: M \+ BM is 3 at 5x7x3, below the packed 5"):
+        a.leading(SHAPE, layout, {"BM": -2})
+    with pytest.raises(SpecError, match=r"ld.ldd: unknown key \(did you mean ldd?"):
+        parse(args=["A", "B", "C", "lda"], ld={"ldd": "M"})
+    with pytest.raises(SpecError, match="ld.ldb: the kernel takes no ldb"):
+        parse(args=["A", "B", "C", "lda"], ld={"ldb": "K"})
+
+
+@pytest.mark.parametrize("c_dtype", ["fp32", "fp16", "bf16"])
+def test_padded_operands_and_c_are_checked_on_their_logical_part(c_dtype):
+    problem = _problem(c_dtype, 0.5, np.random.default_rng(5))
+    a = problem.operand("A", "col", 9)
+    assert a.shape == (3, 9) and np.isnan(a[:, 5:]).all() and (a[:, :5] == problem.A.T).all()
+    assert problem.operand("A", "col", 5) is problem.operand("A", "col")  # packed: the same array as before
+    c = problem.fresh_output("col", 8)
+    assert c.shape == (7, 8)
+    _fake_kernel(problem, c[:, :5], "col")  # a kernel honouring ldc writes the first M of each stored column
+    assert verify(c, None, problem, tolerance("fp32", c_dtype), layout="col").passed
+    wrong = problem.fresh_output("col", 8)
+    _fake_kernel(problem, wrong.reshape(-1)[:35].reshape(7, 5), "col")  # a kernel that took ldc = M writes here
+    check = verify(wrong, None, problem, tolerance("fp32", c_dtype), layout="col")
+    assert not check.passed and check.wrong > 0

@@ -28,8 +28,8 @@ class _Problem:
     def __init__(self, shape):
         self.shape = shape
 
-    def operand(self, which, layout):
-        return f"{which}:{layout}"
+    def operand(self, which, layout, ld=None):
+        return f"{which}:{layout}" + (f":{ld}" if ld is not None else "")
 
 
 class _Function:
@@ -64,9 +64,9 @@ def test_a_column_major_kernel_gets_its_arguments_in_its_order(monkeypatch):
     shape = GemmShape(300, 200, 100)
     r = _runner(shape)
 
-    def fake_verify_and_time(row, problem, launch_into, tolerance, reads_c=False, c_layout="row"):
+    def fake_verify_and_time(row, problem, launch_into, tolerance, reads_c=False, c_store=("row", None)):
         launch_into("C")()
-        seen.update(tolerance=tolerance, c_layout=c_layout)
+        seen.update(tolerance=tolerance, c_store=c_store)
         return row
 
     r._verify_and_time = fake_verify_and_time
@@ -74,9 +74,9 @@ def test_a_column_major_kernel_gets_its_arguments_in_its_order(monkeypatch):
     assert row.status == "ok", row.message
     grid, block, args = func.calls[0]
     assert grid == (19, 13, 1) and block == (16, 16, 1)
-    assert [a if isinstance(a, str) else a.item() for a in args] == [300, 200, 100, 1.0, "A:col", 300, "B:col", 100,
-                                                                     0.0, "C", 300]
-    assert seen == {"tolerance": 1e-4, "c_layout": "col"}
+    assert [a if isinstance(a, str) else a.item() for a in args] == [300, 200, 100, 1.0, "A:col:304", 304, "B:col:104",
+                                                                     104, 0.0, "C", 304]
+    assert seen == {"tolerance": 1e-4, "c_store": ("col", 304)}  # the example's ld: M + 4, K + 4, M + 4
 
 
 def test_a_half_c_kernel_without_beta_is_rejected_at_beta_not_zero_and_checked_at_its_tolerance(monkeypatch):
@@ -90,10 +90,10 @@ def test_a_half_c_kernel_without_beta_is_rejected_at_beta_not_zero_and_checked_a
     row = _runner(GemmShape(64, 64, 64), beta=0.5).run_kernel(kernel)
     assert row.status == "rejected" and "run with --beta 0" in row.message and not func.calls
     r = _runner(GemmShape(64, 48, 32))
-    r._verify_and_time = lambda row, problem, launch_into, tolerance, reads_c=False, c_layout="row": (
+    r._verify_and_time = lambda row, problem, launch_into, tolerance, reads_c=False, c_store=("row", None): (
         launch_into("C")(), seen.update(tolerance=tolerance), row)[-1]
     assert r.run_kernel(kernel).status == "ok"
-    assert [a if isinstance(a, str) else a.item() for a in func.calls[0][2]] == ["A:row", "B:row", "C", 64, 48, 32]
+    assert [a if isinstance(a, str) else a.item() for a in func.calls[0][2]] == ["A:row:32", "B:row:48", "C", 64, 48, 32]
     assert seen["tolerance"] == 1e-2
 
 
@@ -103,11 +103,11 @@ def test_the_runner_hands_a_launcher_to_prepare_and_times_what_it_returns(monkey
 
     calls = []
     monkeypatch.setattr(runmod, "device_arch", lambda: "sm_90")
-    monkeypatch.setattr(launchmod, "prepare", lambda k, p, arch: (lambda out: lambda: calls.append((arch, out)),
+    monkeypatch.setattr(launchmod, "prepare", lambda k, p, arch, lds: (lambda out: lambda: calls.append((arch, out)),
                                                                    None))
     monkeypatch.setattr(runmod, "compile_for_launch", lambda *a: pytest.fail("a launcher is not compiled as a cubin"))
     r = _runner(GemmShape(64, 64, 64))
-    r._verify_and_time = lambda row, problem, launch_into, tolerance, reads_c=False, c_layout="row": (
+    r._verify_and_time = lambda row, problem, launch_into, tolerance, reads_c=False, c_store=("row", None): (
         launch_into("C")(), row)[-1]
     row = r.run_kernel(_spec("splitk_launcher/splitk.yaml"))
     assert row.status == "ok" and row.launch is None and calls == [("sm_90", "C")]
@@ -122,7 +122,7 @@ def test_the_real_launcher_is_built_loaded_and_its_failed_launches_are_one_error
                            cuda=SimpleNamespace(get_current_stream=lambda: SimpleNamespace(ptr=0)))
     monkeypatch.setitem(sys.modules, "cupy", fake)
     problem = SimpleNamespace(shape=GemmShape(64, 64, 64), alpha=1.0, beta=0.0,
-                              operand=lambda which, layout: _Buffer({"A": 0x1000, "B": 0x2000}[which]))
+                              operand=lambda which, layout, ld=None: _Buffer({"A": 0x1000, "B": 0x2000}[which]))
     launch_into, info = prepare(_spec("splitk_launcher/splitk.yaml"), problem, "sm_90")
     assert info.symbol == "splitk_sgemm" and "-shared" in info.flags and len(info.cubin_sha256) == 64
     with pytest.raises(LaunchFailed, match=r"splitk_sgemm: CUDA error \d+ \(.+\) in a launch it made"):

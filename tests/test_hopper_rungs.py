@@ -150,7 +150,7 @@ class _FakeProblem:
     def __init__(self, shape):
         self.shape = shape
 
-    def operand(self, which, layout):
+    def operand(self, which, layout, ld=None):
         return _Operand({"A": 1 << 20, "B": 2 << 20}[which])
 
 
@@ -173,7 +173,7 @@ def test_runner_appends_tensor_maps_and_opts_into_large_shared_memory(monkeypatc
     r.problem = lambda dtype, c_dtype="fp32": _FakeProblem(shape)
     seen = {}
 
-    def fake_verify_and_time(row, problem, launch_into, tolerance, reads_c=False, c_layout="row"):
+    def fake_verify_and_time(row, problem, launch_into, tolerance, reads_c=False, c_store=("row", None)):
         launch_into("C")()
         seen["tolerance"] = tolerance
         return row

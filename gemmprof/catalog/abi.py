@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import difflib
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from gemmprof.catalog import expr
@@ -54,6 +54,7 @@ class Abi:
     args: tuple[Arg, ...] = tuple(Arg(n) for n in DEFAULT_ARGS)
     c_dtype: str = "fp32"
     workspace: Any = None  # bytes: an expression over the parameters and M, N, K (with `workspace` in args)
+    ld: dict[str, Any] = field(default_factory=dict)  # lda/ldb/ldc: expressions; the packed ones by default
 
     def takes(self, name: str) -> bool:
         return any(a.name == name for a in self.args)
@@ -70,6 +71,17 @@ class Abi:
         if not self.takes("beta") and beta != 0:
             return f"takes no beta (it computes beta = 0): run with --beta 0, not {beta:g}"
         return None
+
+    def leading(self, shape: GemmShape, layout: dict, env: dict) -> dict[str, int]:
+        """lda, ldb and ldc at `shape`: the spec's `ld:` where it gives one (at least the packed value), else packed."""
+        out = leading_dims(shape, layout)
+        env = {**env, "M": shape.M, "N": shape.N, "K": shape.K}
+        for name, text in self.ld.items():
+            value = int(expr.evaluate(text, env))
+            if value < out[name]:
+                raise SpecError(f"ld.{name}: {text} is {value} at {shape.label}, below the packed {out[name]}")
+            out[name] = value
+        return out
 
     def workspace_bytes(self, env: dict) -> int:
         if self.workspace is None:
@@ -145,32 +157,50 @@ def parse_abi(path, doc: dict, launcher: bool) -> Abi:
             expr.parse(str(workspace))
         except SpecError as exc:
             _fail(path, "workspace", str(exc))
-    return Abi(args, c_dtype, workspace)
+    ld = doc.get("ld") or {}
+    if not isinstance(ld, dict):
+        _fail(path, "ld", "expected a mapping {lda: EXPRESSION, ldb: ..., ldc: ...}")
+    from gemmprof.catalog.spec_fields import check_keys
+
+    check_keys(path, "ld", ld, ("lda", "ldb", "ldc"))
+    for name, text in ld.items():
+        if name not in names:
+            _fail(path, f"ld.{name}", f"the kernel takes no {name}: add it to args")
+        if isinstance(text, bool) or not isinstance(text, (int, str)):
+            _fail(path, f"ld.{name}", f"expected an expression, got {str(text)[:40]!r}")
+        try:
+            expr.parse(str(text))
+        except SpecError as exc:
+            _fail(path, f"ld.{name}", str(exc))
+    return Abi(args, c_dtype, workspace, dict(ld))
 
 
-def values(abi: Abi, shape: GemmShape, layout: dict, alpha: float, beta: float, buffers: dict) -> list:
-    """Every argument's value in order, as Python numbers and the `buffers` given (A, B, C, workspace, stream)."""
-    known = {"M": shape.M, "N": shape.N, "K": shape.K, **leading_dims(shape, layout), "alpha": alpha, "beta": beta,
-             **buffers}
+def values(abi: Abi, shape: GemmShape, layout: dict, alpha: float, beta: float, buffers: dict,
+           lds: dict | None = None) -> list:
+    """Every argument's value in order, as Python numbers and the `buffers` given (A, B, C, workspace, stream);
+    `lds`: the leading dimensions (Abi.leading), packed when not given."""
+    known = {"M": shape.M, "N": shape.N, "K": shape.K, **(lds or leading_dims(shape, layout)), "alpha": alpha,
+             "beta": beta, **buffers}
     return [a.literal if not a.name else known[a.name] for a in abi.args]
 
 
-def kernel_values(abi: Abi, shape: GemmShape, layout: dict, alpha: float, beta: float, buffers: dict) -> tuple:
+def kernel_values(abi: Abi, shape: GemmShape, layout: dict, alpha: float, beta: float, buffers: dict,
+                  lds: dict | None = None) -> tuple:
     """The arguments of a CuPy kernel launch: int32 and float32 scalars, the device arrays as given."""
     import numpy as np
 
     cast = {"int": np.int32, "float": np.float32}
     return tuple(cast[a.kind](v) if a.kind in cast else v
-                 for a, v in zip(abi.args, values(abi, shape, layout, alpha, beta, buffers), strict=True))
+                 for a, v in zip(abi.args, values(abi, shape, layout, alpha, beta, buffers, lds), strict=True))
 
 
-def ctypes_call(abi: Abi, shape: GemmShape, layout: dict, alpha: float, beta: float, pointers: dict
-                ) -> tuple[list, list]:
+def ctypes_call(abi: Abi, shape: GemmShape, layout: dict, alpha: float, beta: float, pointers: dict,
+                lds: dict | None = None) -> tuple[list, list]:
     """(argtypes, values) of a host launcher's call: int, float, and void* for device pointers and the stream
     (`pointers`: addresses by name, the stream's included)."""
     import ctypes
 
     types = {"int": ctypes.c_int, "float": ctypes.c_float, "pointer": ctypes.c_void_p, "stream": ctypes.c_void_p}
     argtypes = [types[a.kind] for a in abi.args]
-    vals = [t(v) for t, v in zip(argtypes, values(abi, shape, layout, alpha, beta, pointers), strict=True)]
+    vals = [t(v) for t, v in zip(argtypes, values(abi, shape, layout, alpha, beta, pointers, lds), strict=True)]
     return argtypes, vals

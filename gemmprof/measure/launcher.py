@@ -151,7 +151,7 @@ class Launcher:
 _LOADED: dict[tuple[str, str], Launcher] = {}
 
 
-def prepare(kernel: BoundKernel, problem, arch: str):
+def prepare(kernel: BoundKernel, problem, arch: str, lds: dict | None = None):
     """(launch_into(out) -> a no-argument call of the launcher writing C into `out`, BuildInfo) on the current
     device; the call passes the current CuPy stream, on which the timing's events are recorded."""
     import cupy
@@ -173,11 +173,12 @@ def prepare(kernel: BoundKernel, problem, arch: str):
     workspace = workspace_buffer(kernel, shape)
 
     def launch_into(out):
-        pointers = {"A": problem.operand("A", spec.layout["A"]).data.ptr,
-                    "B": problem.operand("B", spec.layout["B"]).data.ptr, "C": out.data.ptr,
+        lead = lds or {}
+        pointers = {"A": problem.operand("A", spec.layout["A"], lead.get("lda")).data.ptr,
+                    "B": problem.operand("B", spec.layout["B"], lead.get("ldb")).data.ptr, "C": out.data.ptr,
                     "workspace": workspace.data.ptr if workspace is not None else None,
                     "stream": cupy.cuda.get_current_stream().ptr}
-        argtypes, values = ctypes_call(spec.abi, shape, spec.layout, problem.alpha, problem.beta, pointers)
+        argtypes, values = ctypes_call(spec.abi, shape, spec.layout, problem.alpha, problem.beta, pointers, lds)
         return lambda: launcher.call(argtypes, values)
 
     info = BuildInfo("nvcc", built.version, built.flags, built.arch, nvccmod.sha256_file(built.library),

@@ -39,31 +39,54 @@ class Problem:
     c_dtype: str = "fp32"  # C's storage: fp32, fp16, or bf16 (as uint16 bit patterns)
     _layouts: dict = field(default_factory=dict)
 
-    def operand(self, which: str, layout: str):
-        """A or B stored row- or column-major (column-major A is stored as K rows of M)."""
+    def operand(self, which: str, layout: str, ld: int | None = None):
+        """A or B stored row- or column-major (column-major A is stored as K rows of M); with a leading dimension
+        `ld` above the packed one, each stored row is padded to `ld` elements with NaN (a read of the padding
+        spoils the result)."""
         key = (which, layout)
         if key not in self._layouts:
-            import cupy
-
+            xp = _array_module(self.A)
             logical = self.A if which == "A" else self.B
-            self._layouts[key] = logical if layout == "row" else cupy.ascontiguousarray(logical.T)
-        return self._layouts[key]
+            self._layouts[key] = logical if layout == "row" else xp.ascontiguousarray(logical.T)
+        packed = self._layouts[key]
+        if ld is None or ld == packed.shape[1]:
+            return packed
+        if (which, layout, ld) not in self._layouts:
+            self._layouts[(which, layout, ld)] = pad_rows(packed, ld, float("nan"))
+        return self._layouts[(which, layout, ld)]
 
-    def sentinel_output(self, layout: str = "row"):
+    def sentinel_output(self, layout: str = "row", ldc: int | None = None):
         """C filled with a finite sentinel (beta == 0) or C0: the second launch of a verification."""
         from gemmprof.measure.verify import sentinel
 
-        return self._output(sentinel(self.c_dtype) if self.beta == 0 else None, layout)
+        return self._output(sentinel(self.c_dtype) if self.beta == 0 else None, layout, ldc)
 
-    def fresh_output(self, layout: str = "row"):
+    def fresh_output(self, layout: str = "row", ldc: int | None = None):
         """C as the kernel must find it: NaN when beta == 0 (it must not be read), else C0."""
-        return self._output(np.nan if self.beta == 0 else None, layout)
+        return self._output(np.nan if self.beta == 0 else None, layout, ldc)
 
-    def _output(self, fill, layout: str):
-        """C stored as the kernel writes it: in c_dtype, row-major M x N or column-major (N rows of M)."""
+    def _output(self, fill, layout: str, ldc: int | None):
+        """C stored as the kernel writes it: in c_dtype, row-major M x N or column-major (N rows of M), each row
+        padded to `ldc` elements (with the sentinel) where ldc is above the packed one."""
+        from gemmprof.measure.verify import sentinel
+
         xp = _array_module(self.A)  # CuPy on the GPU; NumPy where the tests check it without one
         values = self.C0 if fill is None else xp.full((self.shape.M, self.shape.N), fill, dtype=xp.float32)
-        return store_c(values, self.c_dtype, layout)
+        stored = store_c(values, self.c_dtype, layout)
+        if ldc is None or ldc == stored.shape[1]:
+            return stored
+        pad = store_c(xp.full((1, 1), sentinel(self.c_dtype), dtype=xp.float32), self.c_dtype, "row")[0, 0].item()
+        return pad_rows(stored, ldc, pad)
+
+
+def pad_rows(stored, ld: int, fill):
+    """A row-major array with each row widened to `ld` elements, the new ones `fill` (bf16 bit patterns: NaN's)."""
+    xp = _array_module(stored)
+    if stored.dtype == xp.uint16 and isinstance(fill, float):
+        fill = 0x7FC0  # bf16 NaN
+    out = xp.full((stored.shape[0], ld), fill, dtype=stored.dtype)
+    out[:, :stored.shape[1]] = stored
+    return out
 
 
 def store_c(values, c_dtype: str, layout: str):
@@ -130,9 +153,10 @@ def verify(poisoned, second, problem: Problem, tolerance: float, reads_c_declare
     (beta == 0), or None (then `poisoned` started from C0, which is finite)."""
     from gemmprof.measure.verify import classify, sentinel
 
-    poisoned = logical_c(poisoned, problem.c_dtype, layout)
+    inner = problem.shape.N if layout == "row" else problem.shape.M  # C's padding past ldc's packed value: unread
+    poisoned = logical_c(poisoned[:, :inner], problem.c_dtype, layout)
     if problem.beta == 0:
-        return classify(logical_c(second, problem.c_dtype, layout), problem.ref, tolerance,
+        return classify(logical_c(second[:, :inner], problem.c_dtype, layout), problem.ref, tolerance,
                         initial=sentinel(problem.c_dtype), poisoned=poisoned, reads_c_declared=reads_c_declared)
     return classify(poisoned, problem.ref, tolerance, initial=problem.C0, reads_c_declared=reads_c_declared)
 

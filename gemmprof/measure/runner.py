@@ -169,17 +169,23 @@ class Runner:
         if why_not or refused:
             row.status, row.message = ("skipped", why_not) if why_not else ("rejected", refused)
             return row
-        problem, c_layout = self.problem(dtype, abi.c_dtype), kernel.spec.layout["C"]
+        layout = kernel.spec.layout
+        try:
+            lds = abi.leading(shape, layout, kernel.env)
+        except SpecError as exc:
+            row.status, row.message = "rejected", str(exc)
+            return row
+        problem, c_store = self.problem(dtype, abi.c_dtype), (layout["C"], lds["ldc"])
         check = tolerance(dtype, abi.c_dtype)
         if kernel.spec.launcher is not None:
             from gemmprof.measure.launcher import prepare
 
             try:
-                launch_into, row.build = prepare(kernel, problem, device_arch())
+                launch_into, row.build = prepare(kernel, problem, device_arch(), lds)
             except GemmprofError as exc:
                 row.status, row.message = "error", str(exc)
                 return row
-            return self._verify_and_time(row, problem, launch_into, check, kernel.spec.reads_c, c_layout)
+            return self._verify_and_time(row, problem, launch_into, check, kernel.spec.reads_c, c_store)
         grid, block, smem = kernel.launch_config(shape, sms=self.device["sm_count"])
         row.launch = LaunchConfig(grid, block, smem)
         try:
@@ -197,7 +203,6 @@ class Runner:
         func = compiled.function
         if smem > OPTIN_THRESHOLD:
             func.max_dynamic_shared_size_bytes = smem
-        layout = kernel.spec.layout
         launch = tma_launch.launcher(func, grid, block, smem, tma_launch.cluster_shape(kernel))
         try:
             maps = tma_launch.tensor_maps(kernel, shape, {w: problem.operand(w, layout[w]) for w in "AB"})
@@ -208,12 +213,12 @@ class Runner:
         workspace = workspace_buffer(kernel, shape)
 
         def launch_into(out):  # the arguments packed once, outside the timed launches
-            buffers = {"A": problem.operand("A", layout["A"]), "B": problem.operand("B", layout["B"]), "C": out,
-                       "workspace": workspace}
-            args = kernel_values(abi, shape, layout, problem.alpha, problem.beta, buffers) + maps
+            buffers = {"A": problem.operand("A", layout["A"], lds["lda"]),
+                       "B": problem.operand("B", layout["B"], lds["ldb"]), "C": out, "workspace": workspace}
+            args = kernel_values(abi, shape, layout, problem.alpha, problem.beta, buffers, lds) + maps
             return lambda: launch(args)
 
-        return self._verify_and_time(row, problem, launch_into, check, kernel.spec.reads_c, c_layout)
+        return self._verify_and_time(row, problem, launch_into, check, kernel.spec.reads_c, c_store)
 
     @property
     def device(self) -> dict:
@@ -235,21 +240,22 @@ class Runner:
         return self._verify_and_time(row, problem, lambda out: make_launcher(baseline, problem, out),
                                      tolerance(baseline.tolerance_key, baseline.c_dtype))
 
-    def _verify_and_time(self, row, problem, launch_into, tolerance, reads_c_declared=False, c_layout="row"
+    def _verify_and_time(self, row, problem, launch_into, tolerance, reads_c_declared=False, c_store=("row", None)
                          ) -> VariantResult:
+        """c_store: C's layout and leading dimension (None: packed)."""
         import cupy
 
         from gemmprof.measure.launcher import LaunchFailed
 
         try:
-            poisoned = problem.fresh_output(c_layout)
+            poisoned = problem.fresh_output(*c_store)
             launch_into(poisoned)()
             second = None
             if problem.beta == 0:  # a second launch over a finite sentinel tells unwritten from read-C
-                second = problem.sentinel_output(c_layout)
+                second = problem.sentinel_output(*c_store)
                 launch_into(second)()
             cupy.cuda.Device().synchronize()
-            check = row.verification = verify(poisoned, second, problem, tolerance, reads_c_declared, c_layout)
+            check = row.verification = verify(poisoned, second, problem, tolerance, reads_c_declared, c_store[0])
             out = second if second is not None else poisoned
             if not check.passed:
                 row.status, row.message = "FAIL", check.describe()
@@ -257,7 +263,7 @@ class Runner:
             if check.findings:
                 row.message = check.describe()
             if self.opt.launch_once:
-                out = problem.fresh_output(c_layout)
+                out = problem.fresh_output(*c_store)
                 nvtx.push(row.nvtx_range)
                 launch_into(out)()
                 nvtx.pop()

@@ -187,12 +187,14 @@ class CupyMeasure(Measure):
             launch = tma_launch.launcher(func, grid, block, smem, tma_launch.cluster_shape(kernel))
             workspace = workspace_buffer(kernel, shape)
 
-            def args_into(c):  # the spec's own argument list (args:), as run packs it
-                buffers = {"A": problem.operand("A", layout["A"]), "B": problem.operand("B", layout["B"]), "C": c,
-                           "workspace": workspace}
-                return kernel_values(abi, shape, layout, problem.alpha, problem.beta, buffers) + maps
+            lds = abi.leading(shape, layout, kernel.env)
 
-            first, out = problem.fresh_output(layout["C"]), problem.sentinel_output(layout["C"])
+            def args_into(c):  # the spec's own argument list (args:), as run packs it
+                buffers = {"A": problem.operand("A", layout["A"], lds["lda"]),
+                           "B": problem.operand("B", layout["B"], lds["ldb"]), "C": c, "workspace": workspace}
+                return kernel_values(abi, shape, layout, problem.alpha, problem.beta, buffers, lds) + maps
+
+            first, out = problem.fresh_output(layout["C"], lds["ldc"]), problem.sentinel_output(layout["C"], lds["ldc"])
             for c in (first, out):
                 launch(args_into(c))
             cupy.cuda.Device().synchronize()
