@@ -4,7 +4,8 @@ import pytest
 
 from gemmprof.catalog import spec as specmod
 from gemmprof.catalog.binding import bind
-from gemmprof.measure.build import nvcc_build_all, parse_ptxas
+from gemmprof.measure.build import parse_ptxas
+from gemmprof.measure.compile_pool import nvcc_build_all
 
 PTXAS_LOG = """ptxas info    : 0 bytes gmem
 ptxas info    : Compiling entry function '_Z20sgemm_blocktiling_2dILi128ELi128ELi8ELi8ELi8EEviiifPKfS1_fPf' for 'sm_90'

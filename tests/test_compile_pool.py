@@ -10,7 +10,8 @@ from gemmprof.catalog import spec as specmod
 from gemmprof.catalog.binding import bind
 from gemmprof.measure import build as buildmod
 from gemmprof.measure import compile_pool
-from gemmprof.measure.build import BuildResult, nvcc_build_all
+from gemmprof.measure.build import BuildResult
+from gemmprof.measure.compile_pool import nvcc_build_all
 from gemmprof.model.traffic import GemmShape
 
 

@@ -151,7 +151,7 @@ class _FakeProblem:
     def __init__(self, shape):
         self.shape = shape
 
-    def operand(self, which, layout):
+    def operand(self, which, layout, ld=None):
         return _Operand({"A": 1 << 20, "B": 2 << 20}[which])
 
 
@@ -171,10 +171,10 @@ def test_runner_appends_tensor_maps_and_opts_into_large_shared_memory(monkeypatc
     monkeypatch.setattr(runmod, "compile_for_launch", lambda k, c: CompiledKernel(k, func, Resources(168, 0)))
     monkeypatch.setattr(hopper_host, "encode_tiled", fake_encode)
     r = _cpu_runner(shape)
-    r.problem = lambda dtype: _FakeProblem(shape)
+    r.problem = lambda dtype, c_dtype="fp32": _FakeProblem(shape)
     seen = {}
 
-    def fake_verify(row, problem, launch_into, tolerance, reads_c=False):
+    def fake_verify(row, problem, launch_into, tolerance, reads_c=False, c_store=("row", None)):
         launch_into("C")()
         seen["tolerance"] = tolerance
         return row, None  # verified, nothing to time

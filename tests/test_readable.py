@@ -68,7 +68,9 @@ def test_build_without_a_disassembler_says_so_once(cli, monkeypatch):
         return [buildmod.BuildResult(k.variant_name, a, True, Resources(32, 0, 0, 0, 0), "",
                                      BuildInfo("nvcc", "13.0", (), a)) for a in archs for k in kernels]
 
-    monkeypatch.setattr(buildmod, "nvcc_build_all", fake_build_all)
+    import gemmprof.measure.compile_pool as poolmod
+
+    monkeypatch.setattr(poolmod, "nvcc_build_all", fake_build_all)
     monkeypatch.setattr(sassmod, "find_disassembler", lambda: None)
     res = invoke(cli, ["build", "1", "2"])
     assert res.exit_code == 0, res.output

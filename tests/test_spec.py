@@ -1,5 +1,7 @@
 """Kernel specs: the shipped ladder loads; selection, binding and shape constraints behave."""
 
+from pathlib import Path
+
 import pytest
 
 from gemmprof.catalog import spec as specmod
@@ -100,7 +102,9 @@ def test_shape_constraint_names_nearest_valid_sizes(my_spec):
     (("grid: [cdiv(N, BN), cdiv(M, BM), 1]", "grid: [open('x')]"), "grid\\[0\\]"),
     (("id: \"7x\"", "id: \"my kernel\""), "id: 'my kernel': use letters"),  # any id, but no spaces
     (("params: {BM: 64, BN: 32}", "params: {BM: 64.5, BN: 32}"), "params.BM: expected an integer"),
-    (("layout: {A: row, B: row, C: row}", "layout: {A: row, B: row, C: col}"), "layout.C: C must be row-major"),
+    (("layout: {A: row, B: row, C: row}", "layout: {A: row, B: row, C: diag}"), "layout: expected {A: row|col"),
+    (("layout: {A: row, B: row, C: row}", "layout: {A: row, B: row, C: row, D: row}"), "layout.D: unknown key"),
+    (("block: [", "blok: ["), r"blok: unknown key \(did you mean block\?\)"),
 ])
 def test_malformed_specs_name_file_and_key(tmp_path, edit, match):
     (tmp_path / "my_kernel.cu").write_text("")
@@ -173,3 +177,33 @@ def test_rung14_access_analysis_takes_the_launch_grid_or_the_default_sm_count():
     per_block = offline.results[0].requests_per_launch / 528
     assert per_block == int(per_block) > 0
     assert profiled.results[0].requests_per_launch == per_block * 544
+
+
+@pytest.mark.parametrize("edit,match", [
+    (("source: {document: test}", "source: {document: test, sectoin: x}"), r"source.sectoin: unknown key \(did you mean section\?\)"),
+    (("entry: my_kernel", "entry: my_kernel\nc_dtyp: fp16"), r"c_dtyp: unknown key \(did you mean c_dtype\?\)"),
+    (("entry: my_kernel", "entry: my_kernel\nzzz_future_key: 1"), r"zzz_future_key: unknown key \(known keys: "),
+    (("entry: my_kernel", "entry: my_kernel\ntma_args: [{operand: A, rows: M, cols: K, box: [64, 64], swizle: 128}]"),
+     r"tma_args\[0\].swizle: unknown key \(did you mean swizzle\?\)"),
+])
+def test_every_mapping_of_a_spec_is_strict(tmp_path, edit, match):
+    (tmp_path / "my_kernel.cu").write_text("")
+    path = tmp_path / "bad.yaml"
+    text = SPEC_TEXT.replace("source: {document: me}", "source: {document: test}")
+    assert edit[0] in text, edit[0]
+    path.write_text(text.replace(*edit))
+    with pytest.raises(SpecError, match=match):
+        specmod.load_spec(path)
+
+
+def test_an_access_entry_with_a_typo_names_the_key_meant():
+    from gemmprof.catalog.accesses import parse_accesses
+
+    block = {"loop": {"var": "bk", "trips": "K"}, "list": [{"array": "As", "space": "shared", "op": "load",
+                                                           "bytes": 4, "index": "lane", "predicted": True}]}
+    with pytest.raises(SpecError, match=r"accesses.list\[0\].predicted: unknown key \(did you mean predicated\?\)"):
+        parse_accesses(Path("k.yaml"), block)
+    block["list"][0].pop("predicted")
+    block["loop"]["strat"] = 0
+    with pytest.raises(SpecError, match=r"accesses.loop.strat: unknown key \(did you mean start\?\)"):
+        parse_accesses(Path("k.yaml"), block)

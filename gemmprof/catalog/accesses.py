@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from gemmprof.catalog import expr
+from gemmprof.catalog.spec_fields import check_keys
 from gemmprof.errors import SpecError
 
 SPACES = ("global", "shared")
@@ -109,9 +110,7 @@ def _access(path, i, node) -> Access:
     key = f"list[{i}]"
     if not isinstance(node, dict):
         _fail(path, key, "expected a mapping {array, space, op, bytes, index, ...}")
-    unknown = set(node) - _KEYS
-    if unknown:
-        _fail(path, key, f"unknown keys {', '.join(sorted(map(str, unknown)))}")
+    check_keys(path, f"accesses.{key}", node, _KEYS)
     for req in ("array", "space", "op", "bytes", "index"):
         if req not in node:
             _fail(path, f"{key}.{req}", "missing")
@@ -148,6 +147,7 @@ def _notes(path, node) -> tuple[DocumentedDifference, ...]:
     for i, item in enumerate(node):
         if not isinstance(item, dict) or not {"quantity", "ncu", "why"} <= set(item):
             _fail(path, f"notes[{i}]", "expected {quantity, ncu, why}")
+        check_keys(path, f"accesses.notes[{i}]", item, ("quantity", "ncu", "why"))
         if item["quantity"] not in NCU_QUANTITIES:
             _fail(path, f"notes[{i}].quantity", f"{item['quantity']!r} is not one of {', '.join(NCU_QUANTITIES)}")
         ncu = item["ncu"]
@@ -163,9 +163,11 @@ def parse_accesses(path: Path, node) -> AccessBlock | None:
         return None
     if not isinstance(node, dict) or "list" not in node or "loop" not in node:
         _fail(path, "", "expected {loop: {var, trips}, list: [...]}")
+    check_keys(path, "accesses", node, ("loop", "list", "notes", "claims"))
     loop = node["loop"]
     if not isinstance(loop, dict) or "var" not in loop or "trips" not in loop:
         _fail(path, "loop", "expected {var: NAME, trips: EXPRESSION, start: EXPRESSION}")
+    check_keys(path, "accesses.loop", loop, ("var", "trips", "start"))
     _check_expr(path, "loop.trips", loop["trips"])
     _check_expr(path, "loop.start", loop.get("start", 0))
     if not isinstance(node["list"], list) or not node["list"]:

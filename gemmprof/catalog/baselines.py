@@ -1,10 +1,11 @@
-"""cuBLAS baselines (SGEMM, TF32, HGEMM and bf16 with fp32 accumulate): what each is compared with and bounded by.
+"""cuBLAS baselines (SGEMM, TF32, HGEMM and bf16 with fp32 accumulate): what each is compared with and bounded by;
+with an fp16 or bf16 C where a kernel writes one (cuBLAS takes a C of the inputs' half type with fp32 compute).
 
 gemmprof.measure.cublas launches them through cublasGemmEx like any rung."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 
 @dataclass(frozen=True)
@@ -15,6 +16,7 @@ class Baseline:
     storage: str  # fp32 | fp16: the problem it runs on
     tolerance_key: str
     peak_kind: str
+    c_dtype: str = "fp32"  # the output's type
 
 
 BASELINES = {
@@ -35,6 +37,18 @@ def for_dtypes(dtypes: set[str]) -> list[Baseline]:
         out.append(BASELINES["cublas_hgemm"])
     if "bf16" in dtypes:
         out.append(BASELINES["cublas_bf16"])
+    return out
+
+
+def for_kernels(pairs: set[tuple[str, str]]) -> list[Baseline]:
+    """for_dtypes of the input dtypes, plus the baseline writing the same half-type C as a kernel that does (an
+    fp32-input kernel writing half C has none: cuBLAS computes fp32 inputs into fp32 C only)."""
+    out = for_dtypes({d for d, _ in pairs})
+    for dtype, c_dtype in sorted(pairs):
+        if c_dtype != "fp32" and c_dtype == dtype:
+            base = next(b for b in out if b.dtype == dtype)
+            out.append(replace(base, name=f"{base.name}_c{c_dtype}", c_dtype=c_dtype,
+                               title=f"{base.title.rstrip(')')}, {c_dtype} C)"))
     return out
 
 

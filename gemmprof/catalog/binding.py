@@ -45,6 +45,7 @@ class BoundKernel:
     @property
     def define_flags(self) -> tuple[str, ...]:
         flags = tuple(f"-D{n}={self.params[n]}" for n in self.spec.defines)
+        flags += tuple(f"-D{n}={v}" for n, v in self.spec.build_fields.define_literals)
         if self.spec.dtype_define and self.run_dtype == "bf16":
             flags += (f"-D{self.spec.dtype_define}=1",)
         return flags

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gemmprof.catalog import expr
+from gemmprof.catalog.spec_fields import check_keys
 from gemmprof.errors import SpecError
 
 DTYPE_NAMES = ("fp32", "fp16", "bf16")
@@ -58,6 +59,7 @@ def launch_fields(path, doc: dict) -> dict:
         key = f"tma_args[{i}]"
         if not isinstance(item, dict) or item.get("operand") not in ("A", "B"):
             _fail(path, key, "expected {operand: A|B, rows: EXPR, cols: EXPR, box: [EXPR, EXPR], swizzle: 128}")
+        check_keys(path, key, item, ("operand", "rows", "cols", "box", "swizzle"))
         box = item.get("box")
         if not isinstance(box, list) or len(box) != 2:
             _fail(path, f"{key}.box", "expected [box rows, box cols]")

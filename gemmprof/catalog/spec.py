@@ -9,9 +9,12 @@ from pathlib import Path
 from typing import Any
 
 from gemmprof.catalog import expr
+from gemmprof.catalog.abi import Abi, parse_abi
 from gemmprof.catalog.accesses import AccessBlock, parse_accesses
+from gemmprof.catalog.build_fields import BuildFields, parse_build_fields
 from gemmprof.catalog.launch_fields import DTYPE_NAMES, TmaArg, launch_fields
 from gemmprof.catalog.paths import KERNELS_DIR
+from gemmprof.catalog.spec_fields import NESTED_KEYS, SPEC_KEYS, check_keys
 from gemmprof.catalog.spec_fields import names as _param_names
 from gemmprof.catalog.spec_fields import source_file as _source_file
 from gemmprof.catalog.spec_fields import text as _text
@@ -67,6 +70,13 @@ class KernelSpec:
     tma_args: tuple[TmaArg, ...] = ()  # CUtensorMaps passed after the eight standard arguments
     cluster: tuple[Any, Any, Any] | None = None  # thread-block cluster shape: launched through cuLaunchKernelEx
     decomposition: dict[str, Any] = field(default_factory=dict)  # names over M, N, K, SMS (e.g. split-K's slices)
+    abi: Abi = Abi()  # its parameters in order (`args`), C's dtype, the workspace
+    build_fields: BuildFields = BuildFields()  # include_dirs, flags, literal defines, a host launcher, libs
+
+    @property
+    def launcher(self) -> Path | None:
+        """The host launcher's .cu (then `entry` is its extern "C" function and `file` the same .cu)."""
+        return self.build_fields.launcher
 
     @property
     def targets(self) -> tuple[str, ...]:
@@ -111,6 +121,7 @@ def _constraints(path, key, node) -> tuple[Constraint, ...]:
     for i, item in enumerate(node):
         if not isinstance(item, dict) or "check" not in item or "message" not in item:
             _fail(path, f"{key}[{i}]", "expected {check: EXPRESSION, message: TEXT}")
+        check_keys(path, f"{key}[{i}]", item, ("check", "message"))
         _parse(path, f"{key}[{i}].check", item["check"])
         out.append(Constraint(str(item["check"]), str(item["message"])))
     return tuple(out)
@@ -168,8 +179,13 @@ def _tune_space(path, node, params) -> dict[str, tuple[int, ...]]:
 
 def parse_spec(path: Path, text: str) -> KernelSpec:
     doc = parse_mapping(path, text, SpecError)
+    check_keys(path, "", doc, SPEC_KEYS)
+    for key, known in NESTED_KEYS.items():
+        if isinstance(doc.get(key), dict):
+            check_keys(path, key, doc[key], known)
     ladder_file = path.is_relative_to(KERNELS_DIR.resolve())
-    for key in _REQUIRED + (_LADDER_REQUIRED if ladder_file else ()):
+    launcher = "launcher" in doc
+    for key in (("entry",) if launcher else _REQUIRED) + (_LADDER_REQUIRED if ladder_file else ()):
         if key not in doc:
             _fail(path, key, "missing")
     name = str(doc.get("name", path.stem))
@@ -201,11 +217,10 @@ def parse_spec(path: Path, text: str) -> KernelSpec:
         if not isinstance(k, str) or isinstance(v, bool) or not isinstance(v, int) or abs(v) > 2 ** 31:
             _fail(path, f"params.{k}", f"expected an integer default, got {str(v)[:40]!r}")
     template = _param_names(path, "template", doc.get("template"))
-    defines = _param_names(path, "defines", doc.get("defines"))
-    for key, names in (("template", template), ("defines", defines)):
-        for n in names:
-            if n not in params:
-                _fail(path, key, f"{n!r} is not a parameter")
+    for n in template:
+        if n not in params:
+            _fail(path, "template", f"{n!r} is not a parameter")
+    defines, build_fields = parse_build_fields(path, doc, params)
     derived = doc.get("derived") or {}
     if not isinstance(derived, dict):
         _fail(path, "derived", "expected a mapping NAME: expression")
@@ -216,13 +231,11 @@ def parse_spec(path: Path, text: str) -> KernelSpec:
     layout = doc["layout"]
     if not isinstance(layout, dict) or set(layout) != {"A", "B", "C"} or not all(
             v in ("row", "col") for v in layout.values()):
-        _fail(path, "layout", "expected {A: row|col, B: row|col, C: row}")
-    if layout["C"] != "row":
-        _fail(path, "layout.C", "C must be row-major")
+        _fail(path, "layout", "expected {A: row|col, B: row|col, C: row|col}")
     source = doc["source"]
     if not isinstance(source, dict) or "document" not in source:
         _fail(path, "source", "expected {document: ..., section: ...}")
-    cu = _source_file(path, doc["file"])
+    cu = build_fields.launcher or _source_file(path, doc["file"])
     traffic = doc.get("traffic") or {}
     if not isinstance(traffic, dict):
         _fail(path, "traffic", "expected a mapping {BM, BN, TM, TN, smem}")
@@ -237,14 +250,15 @@ def parse_spec(path: Path, text: str) -> KernelSpec:
         entry=_text(path, "entry", doc["entry"]), backend=backend, template=template, defines=defines, params=dict(params),
         derived={k: v for k, v in derived.items()}, constraints=_constraints(path, "constraints", doc.get("constraints")),
         shape_constraints=_constraints(path, "shape_constraints", doc.get("shape_constraints")),
-        grid=_triple(path, "grid", doc["grid"]), block=_triple(path, "block", doc["block"]), smem_dynamic=smem_dynamic,
+        grid=_triple(path, "grid", doc.get("grid", [1])), block=_triple(path, "block", doc.get("block", [1])),
+        smem_dynamic=smem_dynamic,
         traffic=traffic, path=path, compile_options=_param_names(path, "compile_options", doc.get("compile_options")),
         aliases=_names(path, "aliases", doc.get("aliases")),
         accesses=parse_accesses(path, doc.get("accesses")),
         tune=_tune_space(path, doc.get("tune"), params),
         extra={k: doc[k] for k in ("arch_suffix", "targets") if k in doc}, compiler=compiler,
         compiler_reason=str(doc.get("compiler_reason") or ""), reads_c=bool(doc.get("reads_c", False)),
-        **launch_fields(path, doc),
+        abi=parse_abi(path, doc, launcher), build_fields=build_fields, **launch_fields(path, doc),
     )
 
 

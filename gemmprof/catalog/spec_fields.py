@@ -25,15 +25,39 @@ def names(path, key, node) -> tuple[str, ...]:
     return tuple(node)
 
 
-def source_file(path, node) -> Path:
-    name = text(path, "file", node)
+def source_file(path, node, key: str = "file") -> Path:
+    name = text(path, key, node)
     if len(name) > 255 or "\0" in name:
-        _fail(path, "file", f"{name[:40]!r}... is not a usable file name")
+        _fail(path, key, f"{name[:40]!r}... is not a usable file name")
     cu = (path.parent / name).resolve()
     try:
         found = cu.is_file()
     except OSError as exc:
-        _fail(path, "file", f"{name[:60]!r}: {exc.strerror or exc}")
+        _fail(path, key, f"{name[:60]!r}: {exc.strerror or exc}")
     if not found:
-        _fail(path, "file", f"{cu} does not exist")
+        _fail(path, key, f"{cu} does not exist")
     return cu
+
+
+# every key a spec may have (docs/kernel-spec.md); anything else is refused, with the key probably meant
+SPEC_KEYS = ("id", "name", "title", "description", "source", "dtype", "layout", "file", "entry", "backend",
+             "template", "defines", "params", "derived", "constraints", "shape_constraints", "grid", "block",
+             "smem_dynamic", "traffic", "compile_options", "aliases", "accesses", "tune", "compiler",
+             "compiler_reason", "reads_c", "dtypes", "dtype_define", "tma_args", "cluster", "arch_suffix", "targets",
+             "args", "c_dtype", "workspace", "ld", "include_dirs", "flags", "launcher", "libs", "decomposition")
+NESTED_KEYS = {"layout": ("A", "B", "C"), "source": ("document", "section"),
+               "traffic": ("BM", "BN", "TM", "TN", "smem")}
+
+
+def check_keys(path, where: str, node: dict, known) -> None:
+    """Refuse a key the format does not have (a typo such as `blok:`, or a key of a newer version), naming the
+    key that was probably meant."""
+    import difflib
+
+    for key in node:
+        if key in known:
+            continue
+        shown = str(key)[:40]
+        close = difflib.get_close_matches(shown, [str(k) for k in known], n=1)
+        hint = f"did you mean {close[0]}?" if close else f"known keys: {', '.join(sorted(map(str, known)))}"
+        _fail(path, f"{where}.{shown}" if where else shown, f"unknown key ({hint})")

@@ -25,7 +25,7 @@ def _sass_columns(kernel, r) -> dict:
     if sass is None:
         return {}
     out = {c.key: sass.get(c.key) for c in SASS_COLUMNS[:14]}
-    if "loop_FFMA" in sass:
+    if "loop_FFMA" in sass and kernel.spec.launcher is None:  # a launcher's kernels: block size unknown here
         loop = {k[5:]: v for k, v in sass.items() if k.startswith("loop_")}
         out["loop_flops"] = flops_per_trip(loop, kernel.threads_per_block)
         t = kernel.spec.traffic
@@ -48,7 +48,8 @@ def _sass_columns(kernel, r) -> dict:
 def command(variants, archs, spec_files, params, jobs, fmt, output):
     """Compile kernels with nvcc and report registers, shared memory, spills and the SASS instruction mix.
 
-    With no VARIANTS, every rung of the ladder is built. Exits non-zero if any kernel fails to compile.
+    With no VARIANTS, every rung of the ladder is built. A host launcher (`launcher:` in its spec) gets a row per
+    kernel in its .cu, named LAUNCHER:KERNEL. Exits non-zero if any kernel fails to compile.
 
     \b
     Examples:
@@ -56,7 +57,7 @@ def command(variants, archs, spec_files, params, jobs, fmt, output):
       gemmprof build 10 --param BK=16 --arch sm_90
     """
     from gemmprof.catalog.selection import choose
-    from gemmprof.measure.build import nvcc_build_all
+    from gemmprof.measure.compile_pool import nvcc_build_all
     from gemmprof.measure.pools import default_jobs
 
     kernels = choose(variants, spec_files=spec_files, params=params, everything_by_default=True)
@@ -67,9 +68,9 @@ def command(variants, archs, spec_files, params, jobs, fmt, output):
     from gemmprof.measure.sass import find_disassembler
 
     rows = []
-    for kernel, r in zip([k for _ in archs for k in kernels], results, strict=True):
+    for r in results:
         res = r.resources
-        rows.append({**_sass_columns(kernel, r),"name": r.name, "arch": r.arch, "status": "skipped" if r.skipped else ("ok" if r.ok else "error"),
+        rows.append({**_sass_columns(r.kernel, r), "name": r.name, "arch": r.arch, "status": "skipped" if r.skipped else ("ok" if r.ok else "error"),
                      "registers": res.registers if res else None, "static_smem": res.static_smem if res else None,
                      "spill_stores": res.spill_stores if res else None, "spill_loads": res.spill_loads if res else None,
                      "stack_frame": res.stack_frame if res else None})

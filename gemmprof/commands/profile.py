@@ -25,7 +25,8 @@ from gemmprof.measure.arrays import ARRAY_KINDS
 @click.argument("variants", nargs=-1)
 @click.option("--all", "all_", is_flag=True, help="Every rung of the ladder (with --dtype, every rung of that dtype).")
 @click.option("--spec", "spec_files", multiple=True, type=click.Path(dir_okay=False),
-              help="Profile your own kernel from its YAML spec (repeatable). See docs/kernel-spec.md.")
+              help="Profile your own kernel or host launcher (every kernel it launches) from its YAML spec "
+                   "(repeatable). See docs/kernel-spec.md.")
 @click.option("--callable", "callables", multiple=True, metavar="FILE.py:FUNCTION",
               help="Profile every kernel a Python function fn(A, B, C, alpha, beta) launches (repeatable; "
                    "inputs in --dtype, default fp32). See docs/callables.md.")
@@ -107,6 +108,7 @@ def command(variants, all_, spec_files, callables, arrays, size, m, n, k, params
         seen = {f.variant for f in findings}
         notes += [f"{name}: no launch was profiled (rejected shape or failed verification? see `gemmprof run`)"
                   for name in infos if name not in seen]
+    notes += _multi_kernel_notes(findings)
     notes += [f"ncu: {line}" for line in report.errors()]
     results = ProfileResults(findings, gpu=report.gpu, gpu_spec=gpu_spec.key if gpu_spec else None,
                              shape=shape, source=source, notes=notes,
@@ -120,6 +122,20 @@ def command(variants, all_, spec_files, callables, arrays, size, m, n, k, params
         results.save(save_json)
         click.echo(f"profile results saved to {save_json}", err=True)
     emit_tables(results, fmt, output, top)
+
+
+def _multi_kernel_notes(findings) -> list[str]:
+    """A variant that launched several kernels (a host launcher's split-K, a library call) gets a row per kernel;
+    say so, since each row's model figures are the whole GEMM's."""
+    from gemmprof.adapters.kernel_names import base_kernel_name
+
+    kernels: dict[str, list[str]] = {}
+    for f in findings:
+        if f.nvtx_range:
+            kernels.setdefault(f.variant, []).append(base_kernel_name(f.kernel_name))
+    return [f"{v}: {len(set(ks))} kernels under one variant ({', '.join(dict.fromkeys(ks))}): one row each; the "
+            "FLOP, byte and TFLOP/s figures of each row are against the whole GEMM" for v, ks in kernels.items()
+            if len(set(ks)) > 1]
 
 
 def _read(path: str, ncu_path: str | None):
@@ -169,7 +185,7 @@ def _live(variants, all_, spec_files, dtype, params, cublas, shape, sections, pc
 
     from gemmprof.adapters.ncu import run as ncu_run
     from gemmprof.adapters.ncu.findings import VariantInfo
-    from gemmprof.catalog.baselines import TORCH_MATMUL, for_dtypes, torch_installed
+    from gemmprof.catalog.baselines import TORCH_MATMUL, for_kernels, torch_installed
     from gemmprof.catalog.selection import choose
     from gemmprof.measure import python_jobs
 
@@ -188,8 +204,8 @@ def _live(variants, all_, spec_files, dtype, params, cublas, shape, sections, pc
                                      for b in bound}  # no traffic: block, no model bytes
     infos.update({r.name: VariantInfo(dtype=dtype or "fp32") for r in refs})
     if cublas:
-        dtypes = {k.run_dtype for k in bound} | ({dtype or "fp32"} if refs else set())
-        infos.update({b.name: VariantInfo(dtype=b.dtype) for b in for_dtypes(dtypes)})
+        pairs = {(k.run_dtype, k.spec.abi.c_dtype) for k in bound} | ({(dtype or "fp32", "fp32")} if refs else set())
+        infos.update({b.name: VariantInfo(dtype=b.dtype) for b in for_kernels(pairs)})
         if refs and torch_installed():  # the torch.matmul range a child `run --callable` opens, for ncu
             infos[TORCH_MATMUL] = VariantInfo(dtype=dtype or "fp32")
     run_args = tuple(f"--param={p}" for p in params) + (() if cublas else ("--no-cublas",))

@@ -42,7 +42,8 @@ def view_options(f):
               help="Only rungs of this dtype (bf16: the rungs whose source also builds for bf16, h4-h6); "
                    "also the input dtype of --callable functions (default fp32).")
 @click.option("--spec", "spec_files", multiple=True, type=click.Path(dir_okay=False),
-              help="Run your own kernel from its YAML spec (repeatable). See docs/kernel-spec.md.")
+              help="Run your own kernel or host launcher from its YAML spec (repeatable). See docs/kernel-spec.md "
+                   "and examples/.")
 @click.option("--callable", "callables", multiple=True, metavar="FILE.py:FUNCTION",
               help="Verify and time a Python function fn(A, B, C, alpha, beta) that fills C in place (repeatable): "
                    "A and B in --dtype (default fp32), C fp32. See docs/callables.md.")

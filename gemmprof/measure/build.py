@@ -27,6 +27,7 @@ class BuildResult:
     build: BuildInfo | None = None
     cubin: object = None  # pathlib.Path of the built cubin
     skipped: bool = False  # the spec builds only for other targets (e.g. sm_90a): nothing was compiled
+    kernel: object = None  # the BoundKernel built (a launcher gives one row per kernel in its .cu)
 
 
 class CompileError(GemmprofError):
@@ -58,7 +59,8 @@ def nvcc_build(kernel: BoundKernel, arch: str, nvcc: str | None = None, use_cach
     if out.ok and out.cubin is not None:
         info = BuildInfo("nvcc", out.version, out.flags, out.arch, nvccmod.sha256_file(out.cubin),
                          _symbol(out.cubin, kernel), sass=sassmod.facts(out.cubin, keep=True))
-    return BuildResult(kernel.variant_name, out.arch, out.ok and res is not None, res, out.log, info, out.cubin)
+    return BuildResult(kernel.variant_name, out.arch, out.ok and res is not None, res, out.log, info, out.cubin,
+                       kernel=kernel)
 
 
 def _symbol(cubin, kernel: BoundKernel) -> str | None:
@@ -74,40 +76,6 @@ def builds_for(kernel: BoundKernel, arch: str) -> bool:
     """Whether the kernel builds for `arch`: any arch, unless its spec names targets (sm_90a: sm_90's a-variant)."""
     targets = kernel.spec.targets
     return not targets or any(t.rstrip("a") == arch.rstrip("a") for t in targets)
-
-
-def nvcc_build_all(kernels: list[BoundKernel], archs: list[str], jobs: int | None = None, progress=None,
-                   build=None) -> list[BuildResult]:
-    """Every kernel for every arch, in that order, built in the shared compile pool; progress(done, total) as
-    each build ends. A build that raises is that kernel's error row, never the others' loss."""
-    from concurrent.futures import as_completed
-    from functools import partial
-
-    from gemmprof.measure.pools import default_jobs, process_pool, thread_pool
-
-    pool_of = thread_pool if build is not None else process_pool  # stand-ins in threads, nvcc in processes
-    if build is None:
-        build = partial(nvcc_build, nvcc=nvccmod.nvcc_path())  # missing nvcc: one error before any work
-    tasks = [(k, a) for a in archs for k in kernels]
-    out: list[BuildResult | None] = [None] * len(tasks)
-    for i, (k, a) in enumerate(tasks):
-        if not builds_for(k, a):
-            out[i] = BuildResult(k.variant_name, a, True, None, f"builds only for {', '.join(k.spec.targets)}",
-                                 skipped=True)
-    todo = [i for i in range(len(tasks)) if out[i] is None]
-    if todo:
-        with pool_of(max(1, min(jobs or default_jobs(), len(todo)))) as pool:
-            futures = {pool.submit(build, *tasks[i]): i for i in todo}
-            for n, fut in enumerate(as_completed(futures), 1):
-                i = futures[fut]
-                k, a = tasks[i]
-                try:
-                    out[i] = fut.result()
-                except Exception as exc:  # noqa: BLE001 - one kernel's crash is its own error row
-                    out[i] = BuildResult(k.variant_name, a, False, None, f"{type(exc).__name__}: {exc}")
-                if progress:
-                    progress(n, len(todo))
-    return [r for r in out if r is not None]
 
 
 @dataclass
@@ -181,7 +149,7 @@ def cupy_compile(kernel: BoundKernel) -> CompiledKernel:
         code = spec.file.read_text(encoding="utf-8")
     except OSError as exc:
         raise CompileError(f"{spec.file}: cannot read ({exc.strerror})") from None
-    options = (*BASE_OPTIONS, f"-I{spec.file.parent}", *kernel.define_flags, *spec.compile_options)
+    options = (*BASE_OPTIONS, *kernel.define_flags, *spec.compile_options, *nvccmod.spec_flags(kernel))
     try:
         if spec.backend == "nvcc":
             module = cupy.RawModule(code=code, options=options, backend="nvcc")

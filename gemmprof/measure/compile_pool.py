@@ -16,6 +16,8 @@ from collections.abc import Callable, Iterable
 from concurrent.futures import Future
 from typing import TYPE_CHECKING
 
+from gemmprof.measure.build import BuildResult, builds_for, nvcc_build
+from gemmprof.measure.nvcc import nvcc_path
 from gemmprof.measure.pools import default_jobs, process_pool, thread_pool
 
 if TYPE_CHECKING:
@@ -109,3 +111,45 @@ def announce(ahead: CompileAhead) -> str:
     """The compile phase's progress line."""
     n = len(ahead)
     return f"compiling {n} kernel{'s' * (n != 1)} with nvcc on {ahead.jobs} worker{'s' * (ahead.jobs != 1)}..."
+
+
+def build_rows(kernel: BoundKernel, arch: str, nvcc: str) -> list[BuildResult]:
+    """One kernel's build rows: one, or one per kernel in a host launcher's .cu (module-level: a process pool
+    pickles it)."""
+    from gemmprof.measure.launcher_build import launcher_builds
+
+    return launcher_builds(kernel, arch, nvcc) if kernel.spec.launcher is not None else [nvcc_build(kernel, arch, nvcc)]
+
+
+def nvcc_build_all(kernels: list[BoundKernel], archs: list[str], jobs: int | None = None, progress=None,
+                   build=None) -> list[BuildResult]:
+    """Every kernel for every arch, in that order, built in the shared compile pool; progress(done, total) as
+    each build ends; a host launcher gives a row per kernel in its .cu. A build that raises is that kernel's
+    error row, never the others' loss."""
+    from concurrent.futures import as_completed
+    from functools import partial
+
+    pool_of = thread_pool if build is not None else process_pool  # stand-ins in threads, nvcc in processes
+    if build is None:
+        build = partial(build_rows, nvcc=nvcc_path())  # missing nvcc: one error before any work
+    tasks = [(k, a) for a in archs for k in kernels]
+    out: list[list[BuildResult] | None] = [None] * len(tasks)
+    for i, (k, a) in enumerate(tasks):
+        if not builds_for(k, a):
+            out[i] = [BuildResult(k.variant_name, a, True, None, f"builds only for {', '.join(k.spec.targets)}",
+                                  skipped=True, kernel=k)]
+    todo = [i for i in range(len(tasks)) if out[i] is None]
+    if todo:
+        with pool_of(max(1, min(jobs or default_jobs(), len(todo)))) as pool:
+            futures = {pool.submit(build, *tasks[i]): i for i in todo}
+            for n, fut in enumerate(as_completed(futures), 1):
+                i = futures[fut]
+                k, a = tasks[i]
+                try:
+                    rows = fut.result()
+                    out[i] = rows if isinstance(rows, list) else [rows]
+                except Exception as exc:  # noqa: BLE001 - one kernel's crash is its own error row
+                    out[i] = [BuildResult(k.variant_name, a, False, None, f"{type(exc).__name__}: {exc}", kernel=k)]
+                if progress:
+                    progress(n, len(todo))
+    return [r for rows in out if rows is not None for r in rows]

@@ -11,8 +11,9 @@ STT_FUNC = 2
 STB_GLOBAL = 1
 
 
-def function_symbols(data: bytes) -> list[str]:
-    """Names of the global functions (kernels) in an ELF64 little-endian cubin's .symtab."""
+def function_symbols(data: bytes, table: int = 2) -> list[str]:
+    """Names of the global functions (kernels) in an ELF64 little-endian cubin's .symtab (table=2), or those a
+    shared library exports (its .dynsym: table=11)."""
     if data[:4] != b"\x7fELF" or data[4] != 2 or data[5] != 1:
         raise GemmprofError("not a 64-bit little-endian ELF file (a cubin)")
     shoff, = struct.unpack_from("<Q", data, 0x28)
@@ -20,12 +21,12 @@ def function_symbols(data: bytes) -> list[str]:
     sections = [struct.unpack_from("<IIQQQQIIQQ", data, shoff + i * shentsize) for i in range(shnum)]
     names = []
     for _name, sh_type, _f, _a, off, size, link, _i, _al, entsize in sections:
-        if sh_type != 2:  # SHT_SYMTAB
+        if sh_type != table:  # SHT_SYMTAB or SHT_DYNSYM
             continue
         stroff = sections[link][4]
         for pos in range(off, off + size, entsize or 24):
             st_name, st_info, _other, _shndx, _value, _size = struct.unpack_from("<IBBHQQ", data, pos)
-            if st_info & 0xF == STT_FUNC and st_info >> 4 == STB_GLOBAL:
+            if st_info & 0xF == STT_FUNC and st_info >> 4 == STB_GLOBAL and _shndx != 0:  # 0: undefined here
                 end = data.index(b"\0", stroff + st_name)
                 names.append(data[stroff + st_name:end].decode("ascii", "replace"))
     return names

@@ -14,7 +14,8 @@ CUBLAS_GEMM_DEFAULT = -1
 
 
 def make_launcher(baseline: Baseline, problem: Problem, out):
-    """A no-argument callable running C = alpha*A@B + beta*C (row-major) with cuBLAS into `out`."""
+    """A no-argument callable running C = alpha*A@B + beta*C (row-major) with cuBLAS into `out` (of the
+    baseline's C dtype)."""
     from cupy.cuda import cublas, device
 
     s = problem.shape
@@ -26,10 +27,11 @@ def make_launcher(baseline: Baseline, problem: Problem, out):
     compute = CUBLAS_COMPUTE_32F_FAST_TF32 if baseline.name == "cublas_tf32" else CUBLAS_COMPUTE_32F
     alpha = np.array(problem.alpha, dtype=np.float32)
     beta = np.array(problem.beta, dtype=np.float32)
+    ctype = {"fp16": CUDA_R_16F, "bf16": CUDA_R_16BF}.get(baseline.c_dtype, CUDA_R_32F)
 
     def launch():
         cublas.gemmEx(handle, CUBLAS_OP_N, CUBLAS_OP_N, s.N, s.M, s.K, alpha.ctypes.data, B.data.ptr, dtype, s.N,
-                      A.data.ptr, dtype, s.K, beta.ctypes.data, out.data.ptr, CUDA_R_32F, s.N, compute,
+                      A.data.ptr, dtype, s.K, beta.ctypes.data, out.data.ptr, ctype, s.N, compute,
                       CUBLAS_GEMM_DEFAULT)
 
     return launch

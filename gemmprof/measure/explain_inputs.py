@@ -96,7 +96,7 @@ def build_facts(kernel, arch: str = "sm_90"):
     """(sass facts, resources, note) from compiling `kernel` here with nvcc; without nvcc, or when the kernel does
     not compile, no SASS and a note saying why (the model still explains it)."""
     from gemmprof.errors import GemmprofError
-    from gemmprof.measure.build import nvcc_build_all
+    from gemmprof.measure.compile_pool import nvcc_build_all
     from gemmprof.measure.sass import facts
 
     try:

@@ -2,8 +2,9 @@
 
 Templates are instantiated by taking the kernel's address, never by spelling its signature, so any kernel
 that takes the eight standard arguments builds (non-const pointers, other parameter names) as it is written.
-The cache key is the wrapper, the text of the kernel file and of every header it includes by a quoted path,
-the flags, the compiler's version and the arch; GEMMPROF_CACHE overrides ~/.cache/gemmprof.
+The cache key is the wrapper, the text of the kernel file and of every header it includes (by a quoted path
+beside it, or found in the spec's include_dirs), the flags (defines, include dirs and the spec's own flags among
+them), the compiler's version and the arch; GEMMPROF_CACHE overrides ~/.cache/gemmprof.
 """
 
 from __future__ import annotations
@@ -70,7 +71,13 @@ def target_arch(kernel: BoundKernel, arch: str) -> str:
 def flags_for(kernel: BoundKernel, arch: str) -> list[str]:
     compute = arch.replace("sm_", "compute_")
     return [*BASE_FLAGS, "-cubin", f"-gencode=arch={compute},code={arch}", "-Xptxas", "-v",
-            *kernel.define_flags, *kernel.spec.compile_options, f"-I{kernel.spec.file.parent}"]
+            *kernel.define_flags, *kernel.spec.compile_options, *spec_flags(kernel)]
+
+
+def spec_flags(kernel: BoundKernel) -> list[str]:
+    """The spec's include folders (its own first) and its extra nvcc flags."""
+    fields = kernel.spec.build_fields
+    return [f"-I{kernel.spec.file.parent}", *(f"-I{d}" for d in fields.include_dirs), *fields.flags]
 
 
 def cache_dir() -> Path:
@@ -95,7 +102,8 @@ def compile_cubin(kernel: BoundKernel, arch: str, nvcc: str | None = None, use_c
     version = nvcc_version(nvcc)
     wrapper = wrapper_source(kernel)
     flags = flags_for(kernel, arch)
-    key_text = json.dumps([wrapper, source_text(kernel.spec.file), flags, version, arch])
+    key_text = json.dumps([wrapper, source_text(kernel.spec.file, include_dirs=kernel.spec.build_fields.include_dirs),
+                           flags, version, arch])
     key = hashlib.sha256(key_text.encode()).hexdigest()[:32]
     cdir = cache_dir()
     cubin, meta = cdir / f"{key}.cubin", cdir / f"{key}.json"

@@ -7,12 +7,21 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from gemmprof.catalog.binding import BoundKernel
 from gemmprof.model.traffic import GemmShape
 from gemmprof.results.run import Verification
 
 # ||out - ref|| / ||ref|| must stay under these (ref in float64 from the same, already-rounded inputs)
 # (bf16 like fp16: the reference is built from the rounded bf16 inputs, so only the fp32 accumulation differs)
 TOLERANCE = {"fp32": 1e-4, "tf32": 5e-3, "fp16": 2e-3, "bf16": 2e-3}
+# an fp16 or bf16 C adds its own rounding (2**-11, 2**-8 relative per element); an element up to about 20 times
+# the reference's RMS must still pass, so these follow the output type
+C_TOLERANCE = {"fp32": 0.0, "fp16": 1e-2, "bf16": 8e-2}
+
+
+def tolerance(dtype: str, c_dtype: str = "fp32") -> float:
+    """The check's tolerance for inputs of `dtype` (or tf32) written to a C of `c_dtype`."""
+    return max(TOLERANCE[dtype], C_TOLERANCE[c_dtype])
 
 
 @dataclass
@@ -26,40 +35,78 @@ class Problem:
     seed: int
     A: object  # logical M x K, row-major, input dtype
     B: object  # logical K x N, row-major, input dtype
-    C0: object  # M x N float32: C's value before the GEMM (random when beta != 0)
+    C0: object  # M x N float32: C's value before the GEMM (random when beta != 0), rounded to c_dtype
     ref: object  # M x N float64
+    c_dtype: str = "fp32"  # C's storage: fp32, fp16, or bf16 (as uint16 bit patterns)
     _layouts: dict = field(default_factory=dict)
 
-    def operand(self, which: str, layout: str):
-        """A or B stored row- or column-major (column-major A is stored as K rows of M)."""
+    def operand(self, which: str, layout: str, ld: int | None = None):
+        """A or B stored row- or column-major (column-major A is stored as K rows of M); with a leading dimension
+        `ld` above the packed one, each stored row is padded to `ld` elements with NaN (a read of the padding
+        spoils the result)."""
         key = (which, layout)
         if key not in self._layouts:
-            import cupy
-
+            xp = _array_module(self.A)
             logical = self.A if which == "A" else self.B
-            self._layouts[key] = logical if layout == "row" else cupy.ascontiguousarray(logical.T)
-        return self._layouts[key]
+            self._layouts[key] = logical if layout == "row" else xp.ascontiguousarray(logical.T)
+        packed = self._layouts[key]
+        if ld is None or ld == packed.shape[1]:
+            return packed
+        if (which, layout, ld) not in self._layouts:
+            self._layouts[(which, layout, ld)] = pad_rows(packed, ld, float("nan"))
+        return self._layouts[(which, layout, ld)]
 
-    def sentinel_output(self):
+    def sentinel_output(self, layout: str = "row", ldc: int | None = None):
         """C filled with a finite sentinel (beta == 0) or C0: the second launch of a verification."""
-        import cupy
+        from gemmprof.measure.verify import sentinel
 
-        from gemmprof.measure.verify import SENTINEL
+        return self._output(sentinel(self.c_dtype) if self.beta == 0 else None, layout, ldc)
 
-        if self.beta == 0:
-            return cupy.full((self.shape.M, self.shape.N), SENTINEL, dtype=cupy.float32)
-        return self.C0.copy()
-
-    def fresh_output(self):
+    def fresh_output(self, layout: str = "row", ldc: int | None = None):
         """C as the kernel must find it: NaN when beta == 0 (it must not be read), else C0."""
-        import cupy
+        return self._output(np.nan if self.beta == 0 else None, layout, ldc)
 
-        if self.beta == 0:
-            return cupy.full((self.shape.M, self.shape.N), np.nan, dtype=cupy.float32)
-        return self.C0.copy()
+    def _output(self, fill, layout: str, ldc: int | None):
+        """C stored as the kernel writes it: in c_dtype, row-major M x N or column-major (N rows of M), each row
+        padded to `ldc` elements (with the sentinel) where ldc is above the packed one."""
+        from gemmprof.measure.verify import sentinel
+
+        xp = _array_module(self.A)  # CuPy on the GPU; NumPy where the tests check it without one
+        values = self.C0 if fill is None else xp.full((self.shape.M, self.shape.N), fill, dtype=xp.float32)
+        stored = store_c(values, self.c_dtype, layout)
+        if ldc is None or ldc == stored.shape[1]:
+            return stored
+        pad = store_c(xp.full((1, 1), sentinel(self.c_dtype), dtype=xp.float32), self.c_dtype, "row")[0, 0].item()
+        return pad_rows(stored, ldc, pad)
 
 
-def make_problem(shape: GemmShape, dtype: str, alpha: float, beta: float, seed: int) -> Problem:
+def pad_rows(stored, ld: int, fill):
+    """A row-major array with each row widened to `ld` elements, the new ones `fill` (bf16 bit patterns: NaN's)."""
+    xp = _array_module(stored)
+    if stored.dtype == xp.uint16 and isinstance(fill, float):
+        fill = 0x7FC0  # bf16 NaN
+    out = xp.full((stored.shape[0], ld), fill, dtype=stored.dtype)
+    out[:, :stored.shape[1]] = stored
+    return out
+
+
+def store_c(values, c_dtype: str, layout: str):
+    """An M x N float32 array as a kernel's C holds it (NumPy or CuPy): fp32, fp16, or bf16 bit patterns, row-
+    or column-major."""
+    xp = _array_module(values)
+    stored = to_bf16_bits(values) if c_dtype == "bf16" else values.astype(
+        xp.float16 if c_dtype == "fp16" else xp.float32)
+    return xp.ascontiguousarray(stored.T if layout == "col" else stored)
+
+
+def logical_c(out, c_dtype: str, layout: str):
+    """store_c's inverse: C as M x N float32 values (a view where it can be)."""
+    values = from_bf16_bits(out) if c_dtype == "bf16" else out.astype(_array_module(out).float32, copy=False)
+    return values.T if layout == "col" else values
+
+
+def make_problem(shape: GemmShape, dtype: str, alpha: float, beta: float, seed: int, c_dtype: str = "fp32"
+                 ) -> Problem:
     import cupy
 
     rng = cupy.random.default_rng(seed)
@@ -70,7 +117,7 @@ def make_problem(shape: GemmShape, dtype: str, alpha: float, beta: float, seed: 
         return (rng.random((rows, cols), dtype=cupy.float32) * 2 - 1).astype(store)
 
     A, B = rand(shape.M, shape.K), rand(shape.K, shape.N)
-    C0 = rand(shape.M, shape.N).astype(cupy.float32)
+    C0 = logical_c(store_c(rand(shape.M, shape.N).astype(cupy.float32), c_dtype, "row"), c_dtype, "row")
     if dtype == "bf16":  # CuPy has no bfloat16: the operands are its bit patterns, the reference their values
         A, B = to_bf16_bits(A), to_bf16_bits(B)
         ref = alpha * (from_bf16_bits(A).astype(cupy.float64) @ from_bf16_bits(B).astype(cupy.float64))
@@ -78,7 +125,7 @@ def make_problem(shape: GemmShape, dtype: str, alpha: float, beta: float, seed: 
         ref = alpha * (A.astype(cupy.float64) @ B.astype(cupy.float64))
     if beta != 0:
         ref += beta * C0.astype(cupy.float64)
-    return Problem(shape, dtype, alpha, beta, seed, A, B, C0, ref)
+    return Problem(shape, dtype, alpha, beta, seed, A, B, C0, ref, c_dtype)
 
 
 def to_bf16_bits(x32):
@@ -101,14 +148,17 @@ def _array_module(a):
     return np
 
 
-def verify(poisoned, second, problem: Problem, tolerance: float, reads_c_declared: bool = False) -> Verification:
-    """poisoned: C after a launch over fresh_output(); second: C after a launch over sentinel_output()
+def verify(poisoned, second, problem: Problem, tolerance: float, reads_c_declared: bool = False,
+           layout: str = "row") -> Verification:
+    """poisoned: C after a launch over fresh_output(layout); second: C after a launch over sentinel_output(layout)
     (beta == 0), or None (then `poisoned` started from C0, which is finite)."""
-    from gemmprof.measure.verify import SENTINEL, classify
+    from gemmprof.measure.verify import classify, sentinel
 
+    inner = problem.shape.N if layout == "row" else problem.shape.M  # C's padding past ldc's packed value: unread
+    poisoned = logical_c(poisoned[:, :inner], problem.c_dtype, layout)
     if problem.beta == 0:
-        return classify(second, problem.ref, tolerance, initial=SENTINEL, poisoned=poisoned,
-                        reads_c_declared=reads_c_declared)
+        return classify(logical_c(second[:, :inner], problem.c_dtype, layout), problem.ref, tolerance,
+                        initial=sentinel(problem.c_dtype), poisoned=poisoned, reads_c_declared=reads_c_declared)
     return classify(poisoned, problem.ref, tolerance, initial=problem.C0, reads_c_declared=reads_c_declared)
 
 
@@ -116,3 +166,13 @@ def kernel_args(problem: Problem, layout: dict, out):
     s = problem.shape
     return (np.int32(s.M), np.int32(s.N), np.int32(s.K), np.float32(problem.alpha),
             problem.operand("A", layout["A"]), problem.operand("B", layout["B"]), np.float32(problem.beta), out)
+
+
+def workspace_buffer(kernel: BoundKernel, shape: GemmShape):
+    """The kernel's workspace (zeroed once; None when it takes none)."""
+    size = kernel.spec.abi.workspace_bytes({**kernel.env, "M": shape.M, "N": shape.N, "K": shape.K})
+    if not kernel.spec.abi.takes("workspace"):
+        return None
+    import cupy
+
+    return cupy.zeros(max(size, 1), dtype=cupy.uint8)

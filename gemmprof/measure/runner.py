@@ -9,15 +9,16 @@ from dataclasses import dataclass
 from functools import partial
 
 from gemmprof._version import __version__
-from gemmprof.catalog.baselines import Baseline, for_dtypes
+from gemmprof.catalog.abi import kernel_values
+from gemmprof.catalog.baselines import Baseline, for_kernels
 from gemmprof.catalog.binding import BoundKernel
 from gemmprof.catalog.gpu_specs import GpuSpec
 from gemmprof.errors import GemmprofError, SpecError
 from gemmprof.measure import nvtx, timing, tma_launch
-from gemmprof.measure.build import CompileError, compile_for_launch
+from gemmprof.measure.build import CompileError, compile_for_launch, device_arch
 from gemmprof.measure.cublas import make_launcher
 from gemmprof.measure.device import device_name
-from gemmprof.measure.problem import TOLERANCE, Problem, kernel_args, make_problem, verify
+from gemmprof.measure.problem import Problem, make_problem, tolerance, verify, workspace_buffer
 from gemmprof.measure.timing import L2Flusher, TimingConfig, time_kernel
 from gemmprof.model.occupancy import occupancy
 from gemmprof.model.traffic import GemmShape, gemm_flops, get_dtype, min_arithmetic_intensity, tiled_traffic
@@ -122,11 +123,13 @@ class Runner:
         self._device: dict | None = None
         self.ahead = None  # compile_pool.CompileAhead: nvcc builds started before measuring (None: build in line)
 
-    def problem(self, storage: str) -> Problem:
-        if storage not in self._problems:
-            self._problems[storage] = make_problem(self.opt.shape, storage, self.opt.alpha, self.opt.beta,
-                                                   self.seed + {"fp16": 1, "bf16": 2}.get(storage, 0))
-        return self._problems[storage]
+    def problem(self, storage: str, c_dtype: str = "fp32") -> Problem:
+        """The inputs of `storage` dtype (the same for every C dtype), and C0 and the reference for C's dtype."""
+        key = (storage, c_dtype)
+        if key not in self._problems:
+            self._problems[key] = make_problem(self.opt.shape, storage, self.opt.alpha, self.opt.beta,
+                                               self.seed + {"fp16": 1, "bf16": 2}.get(storage, 0), c_dtype)
+        return self._problems[key]
 
     def flush(self):
         if self._flush is None and self.opt.timing.flush_l2:
@@ -175,9 +178,28 @@ class Runner:
             row.status, row.message = "rejected", str(exc)
             return row, None
         why_not = tma_launch.skip_reason(kernel, self.device["compute_capability"])
-        if why_not:
-            row.status, row.message = "skipped", why_not
+        abi = kernel.spec.abi
+        refused = abi.refuses(self.opt.alpha, self.opt.beta)
+        if why_not or refused:
+            row.status, row.message = ("skipped", why_not) if why_not else ("rejected", refused)
             return row, None
+        layout = kernel.spec.layout
+        try:
+            lds = abi.leading(shape, layout, kernel.env)
+        except SpecError as exc:
+            row.status, row.message = "rejected", str(exc)
+            return row, None
+        problem, c_store = self.problem(dtype, abi.c_dtype), (layout["C"], lds["ldc"])
+        check = tolerance(dtype, abi.c_dtype)
+        if kernel.spec.launcher is not None:
+            from gemmprof.measure.launcher import prepare
+
+            try:
+                launch_into, row.build = prepare(kernel, problem, device_arch(), lds)
+            except GemmprofError as exc:
+                row.status, row.message = "error", str(exc)
+                return row, None
+            return self._verify(row, problem, launch_into, check, kernel.spec.reads_c, c_store)
         grid, block, smem = kernel.launch_config(shape, sms=self.device["sm_count"])
         row.launch = LaunchConfig(grid, block, smem)
         try:
@@ -197,8 +219,6 @@ class Runner:
         func = compiled.function
         if smem > OPTIN_THRESHOLD:
             func.max_dynamic_shared_size_bytes = smem
-        problem = self.problem(dtype)
-        layout = kernel.spec.layout
         launch = tma_launch.launcher(func, grid, block, smem, tma_launch.cluster_shape(kernel))
         try:
             maps = tma_launch.tensor_maps(kernel, shape, {w: problem.operand(w, layout[w]) for w in "AB"})
@@ -206,10 +226,15 @@ class Runner:
             row.status, row.message = "error", f"tensor maps: {exc}"
             return row, None
 
-        def launch_into(out):
-            return lambda: launch(kernel_args(problem, layout, out) + maps)
+        workspace = workspace_buffer(kernel, shape)
 
-        row, verified = self._verify(row, problem, launch_into, TOLERANCE[dtype], kernel.spec.reads_c)
+        def launch_into(out):  # the arguments packed once, outside the timed launches
+            buffers = {"A": problem.operand("A", layout["A"], lds["lda"]),
+                       "B": problem.operand("B", layout["B"], lds["ldb"]), "C": out, "workspace": workspace}
+            args = kernel_values(abi, shape, layout, problem.alpha, problem.beta, buffers, lds) + maps
+            return lambda: launch(args)
+
+        row, verified = self._verify(row, problem, launch_into, check, kernel.spec.reads_c, c_store)
         split = kernel.decomposition_note(shape, self.device["sm_count"])  # e.g. split-K's slices, in the note
         if split:
             row.message = f"{split}; {row.message}" if row.message else split
@@ -231,24 +256,27 @@ class Runner:
                             kind="baseline")
         row.nvtx_range = nvtx.range_name(baseline.name, self.opt.shape)
         row.model = model_figures(row.dtype, self.opt.shape, self.opt.beta, self.gpu_spec, None, baseline.peak_kind)
-        problem = self.problem(baseline.storage)
+        problem = self.problem(baseline.storage, baseline.c_dtype)
         return self._verify(row, problem, lambda out: make_launcher(baseline, problem, out),
-                            TOLERANCE[baseline.tolerance_key])
+                            tolerance(baseline.tolerance_key, baseline.c_dtype))
 
-    def _verify(self, row, problem, launch_into, tolerance, reads_c_declared=False) -> tuple[VariantResult,
-                                                                                             Launch | None]:
-        """Check the output against the reference; with --launch-once, launch once more in the NVTX range."""
+    def _verify(self, row, problem, launch_into, tolerance, reads_c_declared=False, c_store=("row", None)
+                ) -> tuple[VariantResult, Launch | None]:
+        """Check the output against the reference; with --launch-once, launch once more in the NVTX range.
+        c_store: C's layout and leading dimension (None: packed)."""
         import cupy
 
+        from gemmprof.measure.launcher import LaunchFailed
+
         try:
-            poisoned = problem.fresh_output()
+            poisoned = problem.fresh_output(*c_store)
             launch_into(poisoned)()
             second = None
             if problem.beta == 0:  # a second launch over a finite sentinel tells unwritten from read-C
-                second = problem.sentinel_output()
+                second = problem.sentinel_output(*c_store)
                 launch_into(second)()
             cupy.cuda.Device().synchronize()
-            check = row.verification = verify(poisoned, second, problem, tolerance, reads_c_declared)
+            check = row.verification = verify(poisoned, second, problem, tolerance, reads_c_declared, c_store[0])
             out = second if second is not None else poisoned
             if not check.passed:
                 row.status, row.message = "FAIL", check.describe()
@@ -256,25 +284,27 @@ class Runner:
             if check.findings:
                 row.message = check.describe()
             if self.opt.launch_once:
-                out = problem.fresh_output()
+                out = problem.fresh_output(*c_store)
                 nvtx.push(row.nvtx_range)
                 launch_into(out)()
                 nvtx.pop()
                 cupy.cuda.Device().synchronize()
                 return row, None
             return row, launch_into(out)
-        except _cuda_errors() as exc:
+        except (*_cuda_errors(), LaunchFailed) as exc:
             _cuda_error(row, exc)
         return row, None
 
     def _time(self, row: VariantResult, launch: Launch | None) -> VariantResult:
+        from gemmprof.measure.launcher import LaunchFailed
+
         if launch is None:
             return row
         reader, hooks, seen = self.clock_hooks()
         nvtx.push(row.nvtx_range)
         try:
             row.timing = time_kernel(launch, self.opt.timing, self.flush(), **hooks)
-        except _cuda_errors() as exc:
+        except (*_cuda_errors(), LaunchFailed) as exc:
             _cuda_error(row, exc)
         finally:
             nvtx.pop()
@@ -319,7 +349,9 @@ def _clock_record(reader, hooks, seen) -> ClockRecord | None:
 
 
 def _cuda_error(row: VariantResult, exc: Exception) -> None:
-    row.status, row.message = "error", f"CUDA error: {exc}"
+    from gemmprof.measure.launcher import LaunchFailed
+
+    row.status, row.message = "error", str(exc) if isinstance(exc, LaunchFailed) else f"CUDA error: {exc}"
     if not _context_alive():
         raise ContextLost(row.message) from None
 
@@ -336,4 +368,5 @@ def new_result(gpu_spec: GpuSpec, options: RunOptions, runner: Runner, command: 
 
 
 def baselines_for(kernels: list[BoundKernel], wanted: bool) -> list[Baseline]:
-    return for_dtypes({k.run_dtype for k in kernels}) if wanted else []
+    """cuBLAS for every input dtype run, and with the same C dtype where a kernel writes fp16 or bf16 C."""
+    return for_kernels({(k.run_dtype, k.spec.abi.c_dtype) for k in kernels}) if wanted else []

@@ -13,6 +13,12 @@ from gemmprof.results.run import Verification
 
 # finite, far from any value a GEMM of inputs in [-1, 1) can produce, and 0 * SENTINEL == 0
 SENTINEL = 1.0e30
+# the same in an fp16 or bf16 C: exactly representable there and in float32, far beyond |K * alpha|'s usual range
+SENTINELS = {"fp32": SENTINEL, "fp16": 30000.0, "bf16": 2.0 ** 99}
+
+
+def sentinel(c_dtype: str = "fp32") -> float:
+    return SENTINELS[c_dtype]
 
 
 def _xp(a):

@@ -165,10 +165,11 @@ class CupyMeasure(Measure):
     def _launcher(self, params):
         import cupy
 
+        from gemmprof.catalog.abi import kernel_values
         from gemmprof.catalog.binding import bind
         from gemmprof.measure import tma_launch
         from gemmprof.measure.build import compile_for_launch
-        from gemmprof.measure.problem import TOLERANCE, kernel_args, verify
+        from gemmprof.measure.problem import tolerance, verify, workspace_buffer
         from gemmprof.measure.runner import OPTIN_THRESHOLD
 
         key = config_key(params)
@@ -178,18 +179,29 @@ class CupyMeasure(Measure):
             func = compile_for_launch(kernel, self.cfg.compiler).function
             if smem > OPTIN_THRESHOLD:
                 func.max_dynamic_shared_size_bytes = smem
-            problem = self.runner.problem(kernel.run_dtype)
+            abi, shape = kernel.spec.abi, self.runner.opt.shape
+            problem = self.runner.problem(kernel.run_dtype, abi.c_dtype)
             layout = kernel.spec.layout
             # a spec with tma_args or a cluster launches as run launches it (tensor maps appended, cuLaunchKernelEx)
             maps = tma_launch.tensor_maps(kernel, self.runner.opt.shape,
                                           {w: problem.operand(w, layout[w]) for w in "AB"})
             launch = tma_launch.launcher(func, grid, block, smem, tma_launch.cluster_shape(kernel))
-            first, out = problem.fresh_output(), problem.sentinel_output()
+            workspace = workspace_buffer(kernel, shape)
+
+            lds = abi.leading(shape, layout, kernel.env)
+
+            def args_into(c):  # the spec's own argument list (args:), as run packs it
+                buffers = {"A": problem.operand("A", layout["A"], lds["lda"]),
+                           "B": problem.operand("B", layout["B"], lds["ldb"]), "C": c, "workspace": workspace}
+                return kernel_values(abi, shape, layout, problem.alpha, problem.beta, buffers, lds) + maps
+
+            first, out = problem.fresh_output(layout["C"], lds["ldc"]), problem.sentinel_output(layout["C"], lds["ldc"])
             for c in (first, out):
-                launch(kernel_args(problem, layout, c) + maps)
+                launch(args_into(c))
             cupy.cuda.Device().synchronize()
-            args = kernel_args(problem, layout, out) + maps
-            check = verify(first, out if problem.beta == 0 else None, problem, TOLERANCE[kernel.run_dtype])
+            args = args_into(out)
+            check = verify(first, out if problem.beta == 0 else None, problem,
+                           tolerance(kernel.run_dtype, abi.c_dtype), layout=layout["C"])
             if not check.passed:  # verified again before it is re-timed
                 raise RuntimeError(f"{key}: {check.describe()}")
             self._launchers[key] = lambda: launch(args)

@@ -57,6 +57,9 @@ class SearchSpace:
 
 
 def tune_axes(spec, override: dict[str, list[int]] | None = None) -> dict[str, tuple[int, ...]]:
+    if spec.launcher is not None:
+        raise SpecError(f"{spec.path}: tune: a host launcher is not tuned (it chooses its own launches); tune the "
+                        "kernels it launches through their own specs")
     axes = {k: tuple(v) for k, v in (override if override is not None else spec.tune).items()}
     if not axes:
         raise SpecError(f"{spec.path}: tune: this spec has no `tune:` space (candidate values per parameter); "

@@ -147,6 +147,7 @@ def compare(reports: list[NsysReport], *, baseline: str | None = None, shape: Ge
         if gpu_spec is not None and own is not gpu_spec:
             notes.append(f"{rep.path}: peaks of its own GPU ({own.name}), not of --gpu/--gpu-file")
         rows = _rows(rep, by_range, shape, dtype, own, notes)
+        notes += several_kernels(rep.path, rows) if by_range else []
         if own is None and any(r.shape for r in rows):
             notes.append(f"{rep.path}: no GPU spec for {rep.gpu_name or 'its GPU'}: no % of peak "
                          "(pass --gpu or --gpu-file)")
@@ -177,6 +178,17 @@ def compare(reports: list[NsysReport], *, baseline: str | None = None, shape: Ge
         notes.extend(rep.notes)
     inputs += [{"input": path, "error": message} for path, message in (failed or {}).items()]
     return Comparison(_interleave(parts), inputs, _activity(reports), notes)
+
+
+def several_kernels(path, rows) -> list[str]:
+    """A variant that launches several kernels per call (a host launcher's split-K and its reduction) has a row per
+    kernel under its one range: say so, since each row's TFLOP/s is the whole GEMM over that kernel's time."""
+    names: dict[str, set[str]] = {}
+    for r in rows:
+        if r.variant:
+            names.setdefault(r.variant, set()).add(short_kernel_name(r.stats.name))
+    return [f"{path}: {v}: {len(k)} kernels per call ({', '.join(sorted(k))}), a row each; each row's TFLOP/s is "
+            "the whole GEMM's FLOPs over that kernel's time" for v, k in names.items() if len(k) > 1]
 
 
 def _rows(rep: NsysReport, by_range: bool, shape, dtype, gpu_spec, notes: list[str]) -> list[CompareRow]:
