@@ -133,7 +133,7 @@ def test_the_launch_uses_the_build_made_ahead(monkeypatch):
     assert loaded == [made, None]
 
 
-@pytest.mark.parametrize("cores, jobs", [(1, 1), (2, 1), (4, 2), (64, 8)])
+@pytest.mark.parametrize("cores, jobs", [(1, 1), (2, 1), (4, 2), (16, 14), (64, 16)])
 def test_default_jobs_leaves_two_cores(monkeypatch, cores, jobs):
     from gemmprof.measure import pools
 
@@ -201,3 +201,57 @@ def test_run_starts_every_build_first_and_measures_each_as_it_is_ready(monkeypat
     assert [(a, b) for a, b, _ in _AheadRunner.got] == [(n, n) for n in names]  # each its own build, in order
     assert _AheadRunner.got[-1][2] - t0 < 0.3 * 4 * 0.75  # built side by side, not one after another
     assert fake.most >= 2
+
+
+def test_builds_the_cache_holds_start_no_process_and_are_read_when_asked(monkeypatch):
+    from gemmprof.measure import nvcc as nvccmod
+
+    kernels = _kernels(4)
+    cached = {id(kernels[1]), id(kernels[3])}
+    built = []
+    monkeypatch.setattr(nvccmod, "is_cached", lambda k, arch, nvcc=None: id(k) in cached)
+    monkeypatch.setattr(compile_pool, "nvcc_build", lambda k, arch: built.append(k.spec.name) or f"read {k.spec.name}")
+    submitted = []
+
+    class Pool:
+        def __init__(self, jobs):
+            self.jobs = jobs
+
+        def submit(self, fn, k, arch):
+            submitted.append(k.spec.name)
+            from concurrent.futures import Future
+
+            f = Future()
+            f.set_result(f"compiled {k.spec.name}")
+            return f
+
+        def shutdown(self, **_):
+            pass
+
+    monkeypatch.setattr(compile_pool, "process_pool", Pool)
+    ahead = compile_pool.CompileAhead(kernels, "sm_90")
+    assert submitted == [kernels[0].spec.name, kernels[2].spec.name]  # the misses alone
+    assert ahead.jobs == min(compile_pool.default_jobs(), 2)
+    assert built == []  # cache hits are read when asked for, in the asking thread
+    assert ahead.get(kernels[3]) == f"read {kernels[3].spec.name}" and built == [kernels[3].spec.name]
+    assert ahead.get(kernels[0]) == f"compiled {kernels[0].spec.name}"
+
+
+def test_all_cached_means_no_pool(monkeypatch):
+    from gemmprof.measure import nvcc as nvccmod
+
+    monkeypatch.setattr(nvccmod, "is_cached", lambda k, arch, nvcc=None: True)
+    monkeypatch.setattr(compile_pool, "process_pool", lambda jobs: pytest.fail("a pool for cached builds"))
+    monkeypatch.setattr(compile_pool, "nvcc_build", lambda k, arch: k.spec.name)
+    kernels = _kernels(3)
+    with compile_pool.CompileAhead(kernels, "sm_90") as ahead:
+        assert [ahead.get(k) for k in kernels] == [k.spec.name for k in kernels]
+
+
+def test_the_first_kernel_is_built_first_then_the_largest_sources():
+    specs = {s.id: s for s in specmod.ladder()}
+    kernels = [bind(specs[i]) for i in ("1", "2", "15", "5", "16", "13")]
+    order = [k.spec.id for k in compile_pool.longest_first(kernels)]
+    assert order[0] == "1"  # measured first: built first
+    assert order[1] == "16"  # rung 16 includes rung 15's file: the largest source
+    assert order.index("15") < order.index("5") and order.index("13") < order.index("2")

@@ -188,3 +188,15 @@ def test_ctrl_c_during_the_interleaved_timing_leaves_no_row_that_reads_as_timed(
     saved = RunResult.from_dict(json.loads(out.read_text()))
     assert [v.status for v in saved.variants] == ["error", "error"]
     assert all("interrupted during the interleaved timing" in v.message for v in saved.variants)
+
+
+def test_repetitions_fill_the_budget_with_a_floor_that_yields_for_slow_kernels():
+    from gemmprof.measure.timing import repetitions
+
+    config = TimingConfig()  # budget 1 s, at least 10, at most 200
+    assert repetitions([2.7, 2.7, 2.7], config) == 200  # fast: max_reps
+    assert repetitions([27.5, 27.5, 27.5], config) == 36  # the budget decides
+    assert repetitions([150.0, 150.0, 150.0], config) == 10  # 10 x 0.15 s <= 2 s: min_reps holds
+    assert repetitions([275.0, 275.0, 275.0], config) == 5  # 10 x 0.275 s > 2 s: at least 5
+    assert repetitions([275.0, 275.0, 275.0], TimingConfig(min_reps=3)) == 3  # never more than min_reps asks
+    assert repetitions([275.0, 275.0, 275.0], TimingConfig(min_reps=8, max_reps=8, budget_s=0.0)) == 8  # tune's

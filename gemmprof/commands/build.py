@@ -43,7 +43,7 @@ def _sass_columns(kernel, r) -> dict:
 @click.option("--spec", "spec_files", multiple=True, type=click.Path(dir_okay=False), help="Also build these specs.")
 @click.option("--param", "params", multiple=True, metavar="NAME=VALUE", help="Override a parameter.")
 @click.option("-j", "--jobs", type=click.IntRange(1, 256), default=None,
-              help="Parallel nvcc processes (default: CPU cores less two, 1 to 8).")
+              help="Parallel nvcc processes (default: CPU cores less two, 1 to 16).")
 @output_options
 def command(variants, archs, spec_files, params, jobs, fmt, output):
     """Compile kernels with nvcc and report registers, shared memory, spills and the SASS instruction mix.

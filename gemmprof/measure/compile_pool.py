@@ -33,16 +33,36 @@ class CompileAhead:
     def __init__(self, kernels: Iterable[BoundKernel], arch: str, build: Callable | None = None,
                  jobs: int | None = None):
         processes = build is None  # the real build in processes; a stand-in (not picklable, say) in threads
-        if build is None:
-            from gemmprof.measure.build import nvcc_build as build
         unique: dict[int, BoundKernel] = {}
         for k in kernels:  # a kernel timed with two compilers, or listed twice, is built once
             unique.setdefault(id(k), k)
         self.kernels = list(unique.values())
-        self.jobs = max(1, min(jobs or default_jobs(), len(self.kernels) or 1))
+        self._futures: dict[int, Future] = {}
+        todo = self.kernels
+        if build is None:
+            build, todo = nvcc_build, self._take_cached(arch)
+        self.jobs = max(1, min(jobs or default_jobs(), len(todo) or 1))
         pool = process_pool if processes else thread_pool
-        self._pool = pool(self.jobs) if self.kernels else None
-        self._futures: dict[int, Future] = {id(k): self._pool.submit(build, k, arch) for k in self.kernels}
+        self._pool = pool(self.jobs) if todo else None
+        for k in longest_first(todo) if processes else todo:
+            self._futures[id(k)] = self._pool.submit(build, k, arch)
+
+    def _take_cached(self, arch: str) -> list[BoundKernel]:
+        """Builds the cubin cache already holds are read here, when asked for (milliseconds, no process to
+        start); the rest are returned to be compiled."""
+        from gemmprof.measure.nvcc import is_cached
+
+        todo = []
+        for k in self.kernels:
+            try:
+                cached = is_cached(k, arch)
+            except Exception:  # noqa: BLE001 - no nvcc, an unreadable source: the build reports it
+                cached = False
+            if cached:
+                self._futures[id(k)] = _Lazy(nvcc_build, k, arch)
+            else:
+                todo.append(k)
+        return todo
 
     def __len__(self) -> int:
         return len(self._futures)
@@ -69,7 +89,7 @@ class CompileAhead:
         return [self.get(k) for k in self.kernels]
 
     def close(self) -> None:
-        if self._pool is not None:
+        if getattr(self, "_pool", None) is not None:
             self._pool.shutdown(wait=False, cancel_futures=True)
 
     def __enter__(self):
@@ -77,6 +97,41 @@ class CompileAhead:
 
     def __exit__(self, *exc):
         self.close()
+
+
+class _Lazy(Future):
+    """A build from the cache: done when first asked for, in the asking thread."""
+
+    def __init__(self, fn, *args):
+        super().__init__()
+        self._call = (fn, args)
+
+    def result(self, timeout=None):
+        if not self.done():
+            fn, args = self._call
+            try:
+                self.set_result(fn(*args))
+            except Exception as exc:  # noqa: BLE001 - raised again to the caller, as a pool's future would
+                self.set_exception(exc)
+        return super().result(timeout)
+
+
+def longest_first(kernels: list[BoundKernel]) -> list[BoundKernel]:
+    """The order builds are submitted in: the first kernel to be measured first (the GPU starts on it as soon as
+    it is built), then the rest by their source's size with the headers it includes, largest first (big kernels
+    such as rungs 14-16 compile for tens of seconds; started last, they would keep the GPU waiting at the end)."""
+    from gemmprof.catalog.sources import source_text
+
+    if len(kernels) < 3:
+        return list(kernels)
+
+    def size(k: BoundKernel) -> int:
+        try:
+            return len(source_text(k.spec.file, include_dirs=k.spec.build_fields.include_dirs))
+        except OSError:
+            return 0
+
+    return [kernels[0], *sorted(kernels[1:], key=size, reverse=True)]
 
 
 def worth_building(kernel: BoundKernel, arch: str, shape, compiler: str | None) -> bool:

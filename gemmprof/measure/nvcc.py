@@ -96,8 +96,9 @@ class NvccOutput:
     cached: bool
 
 
-def compile_cubin(kernel: BoundKernel, arch: str, nvcc: str | None = None, use_cache: bool = True) -> NvccOutput:
-    nvcc = nvcc or nvcc_path()
+def _cache_entry(kernel: BoundKernel, arch: str, nvcc: str):
+    """(arch, version, wrapper, flags, key, cubin path, meta path) of the kernel's build: the key covers the
+    wrapper, the source with every header it includes, the flags, the compiler's version and the arch."""
     arch = target_arch(kernel, arch)
     version = nvcc_version(nvcc)
     wrapper = wrapper_source(kernel)
@@ -106,7 +107,19 @@ def compile_cubin(kernel: BoundKernel, arch: str, nvcc: str | None = None, use_c
                            flags, version, arch])
     key = hashlib.sha256(key_text.encode()).hexdigest()[:32]
     cdir = cache_dir()
-    cubin, meta = cdir / f"{key}.cubin", cdir / f"{key}.json"
+    return arch, version, wrapper, flags, key, cdir / f"{key}.cubin", cdir / f"{key}.json"
+
+
+def is_cached(kernel: BoundKernel, arch: str, nvcc: str | None = None) -> bool:
+    """Whether compile_cubin would find this build in the cache (nothing to compile)."""
+    *_, cubin, meta = _cache_entry(kernel, arch, nvcc or nvcc_path())
+    return cubin.is_file() and meta.is_file()
+
+
+def compile_cubin(kernel: BoundKernel, arch: str, nvcc: str | None = None, use_cache: bool = True) -> NvccOutput:
+    nvcc = nvcc or nvcc_path()
+    arch, version, wrapper, flags, key, cubin, meta = _cache_entry(kernel, arch, nvcc)
+    cdir = cubin.parent
     if use_cache and cubin.is_file() and meta.is_file():
         log = json.loads(meta.read_text()).get("log", "")
         return NvccOutput(True, arch, tuple(flags), version, log, cubin, True)

@@ -24,6 +24,8 @@ class TimingConfig:
         method = ("CUDA events around each launch; L2 flushed by a memset of 2x its size before each repetition"
                   if self.flush_l2 else "CUDA events around each launch")
         d = {"method": method, "warmup": self.warmup, "min_reps": self.min_reps, "max_reps": self.max_reps,
+             "slow_kernels": "one warm-up launch when it takes 10% of the budget; at least 5 repetitions when "
+                             "min_reps would take over twice the budget",
              "budget_s": self.budget_s, "statistic": "median; spread = IQR / median"}
         if self.interleave_rounds:
             d["method"] += (f"; variants interleaved: each one's repetitions in {self.interleave_rounds} batches "
@@ -74,17 +76,30 @@ def event_timer(launch: Callable[[], None], flush: Callable[[], None] | None,
 
 
 def warm_up(launch: Callable[[], None], config: TimingConfig) -> None:
+    """config.warmup launches, or fewer when one launch alone takes a tenth of the budget or more (the naive
+    rung at 4096, 0.28 s: its verification launches have just run, and one more is warm-up enough)."""
+    import time
+
     import cupy
 
-    for _ in range(config.warmup):
+    for i in range(config.warmup):
+        t0 = time.perf_counter()
         launch()
+        if i == 0:
+            cupy.cuda.Device().synchronize()
+            if time.perf_counter() - t0 >= 0.1 * config.budget_s > 0:
+                break
     cupy.cuda.Device().synchronize()
 
 
 def repetitions(probe_ms: list[float], config: TimingConfig) -> int:
-    """How many launches fill the time budget, judged by the middle of three probe launches."""
+    """How many launches fill the time budget, judged by the middle of three probe launches: at least
+    config.min_reps, unless those would take more than twice the budget, then at least 5 (a kernel of a tenth of
+    a second or more is steady from launch to launch; its spread is reported all the same)."""
     per = max(sorted(probe_ms)[1], 1e-4) * 1e-3
-    return int(min(config.max_reps, max(config.min_reps, config.budget_s / per)))
+    slow = config.budget_s > 0 and config.min_reps * per > 2 * config.budget_s  # budget 0: exactly min_reps
+    floor = min(config.min_reps, 5) if slow else config.min_reps
+    return int(min(config.max_reps, max(floor, config.budget_s / per)))
 
 
 def time_kernel(launch: Callable[[], None], config: TimingConfig, flush: Callable[[], None] | None,
