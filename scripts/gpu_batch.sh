@@ -21,7 +21,7 @@ step() {  # step NAME CMD...: run, log, remember the exit code
   local name=$1; shift
   local t0=$SECONDS
   echo "=== $name: $*" | tee -a "$B/commands.txt"
-  "$@" >"$B/$name.log" 2>&1
+  timeout "${STEP_TIMEOUT:-0}" "$@" >"$B/$name.log" 2>&1  # STEP_TIMEOUT=SECONDS: a step that hangs loses only itself
   local rc=$?
   summary+=("$name rc=$rc $((SECONDS - t0))s")
   tail -n 40 "$B/$name.log"

@@ -240,3 +240,14 @@ def _compile_first(bound, shape) -> None:
         if len(ahead):
             click.echo(compile_pool.announce(ahead), err=True)
             ahead.wait_all()
+    launchers = [b for b in bound if b.spec.launcher is not None]
+    if launchers:  # their shared libraries too: nvcc would otherwise run under ncu, which follows every process
+        from gemmprof.measure.build import device_arch
+        from gemmprof.measure.launcher import build_library
+
+        try:
+            arch = device_arch()
+        except Exception:  # noqa: BLE001 - no device to read: the child builds them and reports what fails
+            return
+        for b in launchers:
+            build_library(b, arch)
