@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One device call, many GPU checks: run from the repo root on the GPU machine.
 #   bash scripts/gpu_batch.sh STAGE [STAGE ...]
-# Stages: env hopper hopperfin fp32top fp32topprof ladder odd beta fp16 tune ncu nsys pytest compilers report rawprof paths interleave splitk sweep startup every_py explain every_cuda. Logs and results go to $OUT/batch/ and are tarred into
+# Stages: env hopper hopperfin fp32top fp32topprof ladder odd beta fp16 tune ncu nsys pytest compilers report rawprof paths interleave splitk sweep startup every_py explain every_cuda splitk16. Logs and results go to $OUT/batch/ and are tarred into
 # $OUT/batch.tar.gz (the device tool brings back at most 8 files); a short summary is printed last.
 set -u
 if [ $# -eq 0 ]; then  # no stage: print the usage above and stop
@@ -177,6 +177,15 @@ for stage in "$@"; do
       if [ -f .gpu/nsys-env.sh ]; then
         step every_cuda_nsys bash -c "source .gpu/nsys-env.sh; nsys profile -t cuda,nvtx -s none --cpuctxsw=none --export=sqlite --force-overwrite=true -o $B/every_cuda_nsys ${GP[*]} run ${specs[*]} --size $SIZE --budget 0.2; ${GP[*]} compare-nsys $B/every_cuda_nsys.sqlite --format json -o $B/every_cuda_nsys.json"
       fi ;;
+    splitk16)  # issue 26b: rung 16 at its tuned small-problem defaults (128 x 128, 128 threads) beside rung 15 and cuBLAS
+      step splitk16_tests python3 -m pytest -q -m gpu tests/test_gpu.py -k "top_fp32 or rung16"
+      for s in 1000 2048 4096 8192; do
+        step "splitk16_$s" "${GP[@]}" run 15 16 --size "$s" --budget 0.5 -o "$B/splitk16_$s.json"
+      done
+      step splitk16_odd "${GP[@]}" run 15 16 -m 4095 -n 4097 -k 1023 --budget 0.5 -o "$B/splitk16_odd.json"
+      step splitk16_m128 "${GP[@]}" run 15 16 -m 128 -n 4096 -k 4096 --budget 0.5 -o "$B/splitk16_128x4096x4096.json"
+      # the earlier defaults (rung 15's tile), for the same-session comparison at 1000^3
+      step splitk16_r15params "${GP[@]}" run 16 --param BM=128 --param BN=256 --param THREADS=256 --size 1000 --budget 0.5 -o "$B/splitk16_1000_rung15_params.json" ;;
     *)
       echo "unknown stage $stage" ;;
   esac

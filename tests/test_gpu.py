@@ -96,11 +96,12 @@ def test_every_timed_variant_records_its_clocks(runner, tmp_path):
 
 
 @pytest.mark.parametrize("shape", [("1000", "1027", "999"), ("257", "263", "33"), ("33", "2", "19"), ("130", "4", "9"),
-                                   ("2000", "4100", "64"), ("300", "301", "77")])
+                                   ("2000", "4100", "64"), ("300", "301", "77"), ("500", "515", "999")])
 def test_top_fp32_rungs_verify_at_odd_shapes(runner, tmp_path, shape):
     """Rungs 13-16 take any M, N, K >= 1: N % 4 in 0..3 (16- and 4-byte copies of B, float4 or staged stores of C),
-    K shorter than the pipeline, N < 4, a shape whose grid swaps the tile orientation (2000 x 4100), and shapes
-    that rung 16 splits along K (1000 x 1027 x 999 in 3 slices, 300 x 301 x 77 in 2)."""
+    K shorter than the pipeline, N < 4, a shape whose grid swaps the tile orientation (2000 x 4100; not rung 16's
+    square default tiles), and shapes that rung 16 splits along K (257 x 263 x 33 in 2 slices, 300 x 301 x 77 in 5,
+    500 x 515 x 999 in 6 of about 21 k-tiles)."""
     m, n, k = shape
     r, doc = _run(runner, tmp_path, "13-16", "-m", m, "-n", n, "-k", k, "--alpha", "1.5", "--beta", "-0.75",
                   "--no-cublas")

@@ -18,28 +18,48 @@ def _bound(rid, params=None):
     return binding.bind(next(s for s in specmod.ladder() if s.id == rid), params)
 
 
+def _rung15_params():
+    """Rung 15's defaults, as `--param` overrides of rung 16 (its template parameters are rung 15's)."""
+    return dict(_bound("15").params)
+
+
 @pytest.mark.parametrize(("shape", "tiles", "split"), [
-    # 8 x 4 tiles of 128 x 256 fill 32 of 132 SMs: 132 // 32 = 4 slices of 125 // 4 k-tiles, 128 blocks
-    (GemmShape(1000, 1000, 1000), 32, 4),
-    (GemmShape(4096, 4096, 4096), 512, 1),  # 3.9 waves of tiles: no split, rung 15's launch
-    (GemmShape(8192, 8192, 8192), 2048, 1),
-    (GemmShape(2048, 2048, 2048), 128, 1),  # 128 tiles: a 2nd slice each would start a second wave
-    (GemmShape(4095, 4097, 1023), 16 * 33, 1),  # rung 15's orientation: 528 tiles of 256 x 128
-    (GemmShape(128, 4096, 4096), 16, 8),  # 16 tiles of 128 x 256 in 8 slices, not 32 half-empty 256 x 128 in 4
-    (GemmShape(1000, 1000, 24), 32, 1),  # 3 k-tiles: fewer than SPLIT_MIN_KTILES (4) per slice
-    (GemmShape(1000, 1000, 64), 32, 2),  # 8 k-tiles: 2 slices of 4
-    (GemmShape(16, 256, 16384), 1, 16),  # one tile: SPLIT_MAX slices
+    # 8 x 8 tiles of 128 x 128 fill 64 of 132 SMs: 132 // 64 = 2 slices of 125 // 2 k-tiles, 128 blocks
+    (GemmShape(1000, 1000, 1000), 64, 2),
+    (GemmShape(2048, 2048, 2048), 256, 1),  # 256 tiles: nearly two waves already, no split
+    (GemmShape(4096, 4096, 4096), 1024, 1),
+    (GemmShape(8192, 8192, 8192), 4096, 1),
+    (GemmShape(4095, 4097, 1023), 32 * 33, 1),  # square tiles: one orientation
+    (GemmShape(128, 4096, 4096), 32, 4),  # one row of 32 tiles: 132 // 32 = 4 slices of 128 k-tiles
+    (GemmShape(1000, 1000, 24), 64, 1),  # 3 k-tiles: not two slices of SPLIT_MIN_KTILES (2)
+    (GemmShape(512, 512, 48), 16, 3),  # 6 k-tiles: 3 slices of 2, where the wave would hold 132 // 16 = 8
+    (GemmShape(16, 128, 16384), 1, 16),  # one tile: SPLIT_MAX slices
 ])
 def test_rung16_split_rule_at_the_issue_shapes(shape, tiles, split):
     k = _bound("16")
     grid, block, _ = k.launch_config(shape, sms=H100_SMS)
-    assert grid == (tiles, 1, split) and block == (256, 1, 1)
+    assert grid == (tiles, 1, split) and block == (128, 1, 1)
     assert grid[0] * grid[2] <= H100_SMS or split == 1  # a split launch is one wave
     assert k.decomposition_note(shape, H100_SMS) == f"TILES={tiles}, SPLIT_K={split}"
 
 
-def test_rung16_launches_rung15_wherever_it_does_not_split():
-    k16, k15 = _bound("16"), _bound("15")
+def test_rung16_picks_the_orientation_of_fewer_waves_times_k_tiles():
+    """Rung 15's 128 x 256 tiles can turn (the defaults' square ones cannot): at M = 128, N = K = 4096, 16 tiles of
+    128 x 256 in 8 slices of 64 k-tiles, not 32 half-empty tiles of 256 x 128 in 4 of 128."""
+    k = _bound("16", _rung15_params())
+    assert k.env["CAN_SWAP"] and not _bound("16").env["CAN_SWAP"]
+    assert k.launch_config(GemmShape(128, 4096, 4096), sms=H100_SMS)[0] == (16, 1, 8)
+    assert k.launch_config(GemmShape(4096, 128, 4096), sms=H100_SMS)[0] == (16, 1, 8)  # the same, turned
+    # unsplit, rung 15's rule: 528 tiles of 256 x 128 (4 full waves) rather than 544 of 128 x 256 (a 5th of 16)
+    assert k.launch_config(GemmShape(4095, 4097, 1023), sms=H100_SMS)[0] == (16 * 33, 1, 1)
+
+
+@pytest.mark.parametrize("with_rung15_params", [False, True], ids=["defaults", "rung15_params"])
+def test_rung16_launches_rung15_wherever_it_does_not_split(with_rung15_params):
+    """Unsplit, rung 16 runs rung 15's block: at its own (default) tile the launch of rung 15 given rung 16's
+    parameters, and given rung 15's parameters explicitly (--param overrides) rung 15's own launch."""
+    k16 = _bound("16", _rung15_params() if with_rung15_params else None)
+    k15 = _bound("15", {p: k16.params[p] for p in k16.spec.template})  # rung 15's template is rung 16's
     unsplit = 0
     for m, n, kk in itertools.product([1, 100, 1000, 2000, 4095, 4096, 8192], [1, 300, 4097, 4352, 14336],
                                       [8, 1023, 4096]):
@@ -49,17 +69,19 @@ def test_rung16_launches_rung15_wherever_it_does_not_split():
             unsplit += 1
             assert (grid, block, smem) == k15.launch_config(shape, sms=H100_SMS), shape
         else:  # split: never more than one wave, never a slice below SPLIT_MIN_KTILES k-tiles
-            assert grid[0] * grid[2] <= H100_SMS and -(-kk // 8) // grid[2] >= 4, shape
+            assert grid[0] * grid[2] <= H100_SMS, shape
+            assert -(-kk // 8) // grid[2] >= k16.params["SPLIT_MIN_KTILES"], shape
     assert 0 < unsplit < 105
 
 
 def test_rung16_split_follows_the_wave_size_and_its_parameters():
-    shape = GemmShape(1000, 1000, 1000)
-    assert _bound("16").launch_config(shape, sms=66)[0] == (32, 1, 2)  # half the SMs: half the slices
-    assert _bound("16", {"SPLIT_MAX": 2}).launch_config(shape, sms=H100_SMS)[0] == (32, 1, 2)
-    assert _bound("16", {"SPLIT_MIN_KTILES": 64}).launch_config(shape, sms=H100_SMS)[0] == (32, 1, 1)
-    small = {"BM": 128, "BN": 128, "THREADS": 128, "MINBLOCKS": 2}  # 64 tiles, two blocks per SM: 264 // 64 = 4
-    assert _bound("16", small).launch_config(shape, sms=H100_SMS)[0] == (64, 1, 4)
+    shape = GemmShape(1000, 1000, 1000)  # 64 tiles of 128 x 128, 125 k-tiles: 2 slices on 132 SMs
+    assert _bound("16").launch_config(shape, sms=66)[0] == (64, 1, 1)  # half the SMs: a wave of 64 tiles, no room
+    assert _bound("16").launch_config(shape, sms=264)[0] == (64, 1, 4)  # twice the SMs: twice the slices
+    assert _bound("16", {"MINBLOCKS": 2}).launch_config(shape, sms=H100_SMS)[0] == (64, 1, 4)  # 264 // 64
+    assert _bound("16", {"MINBLOCKS": 2, "SPLIT_MAX": 3}).launch_config(shape, sms=H100_SMS)[0] == (64, 1, 3)
+    assert _bound("16", {"MINBLOCKS": 2, "SPLIT_MIN_KTILES": 40}).launch_config(shape, sms=H100_SMS)[0] == (64, 1, 3)
+    assert _bound("16", {"SPLIT_MIN_KTILES": 64}).launch_config(shape, sms=H100_SMS)[0] == (64, 1, 1)
     with pytest.raises(SpecError, match="SPLIT_MAX .* at least 1"):
         _bound("16", {"SPLIT_MAX": 0})
 
@@ -76,15 +98,18 @@ def test_rung16_flag_count_matches_its_kernel():
 
 
 def test_rung16_access_model_counts_one_slice_of_k_per_block():
-    def a_requests(rid, shape):
-        la = analyse_kernel(_bound(rid), shape, sms=H100_SMS)
+    k16 = _bound("16")
+    k15 = _bound("15", {p: k16.params[p] for p in k16.spec.template})  # rung 15 at rung 16's tile
+
+    def a_requests(k, shape):
+        la = analyse_kernel(k, shape, sms=H100_SMS)
         return next(r for r in la.results if r.access.name.startswith("A copies")).requests_per_launch
 
-    # 1000^3: rung 15 runs 32 blocks x 125 k-tiles, rung 16 32 x 4 blocks x (125 // 4 = 31) for slice 0's share
+    # 1000^3: rung 15 runs 64 blocks x 125 k-tiles, rung 16 64 x 2 blocks x (125 // 2 = 62) for slice 0's share
     small = GemmShape(1000, 1000, 1000)
-    assert a_requests("16", small) / a_requests("15", small) == pytest.approx(128 * 31 / (32 * 125))
+    assert a_requests(k16, small) / a_requests(k15, small) == pytest.approx(128 * 62 / (64 * 125))
     big = GemmShape(4096, 4096, 4096)
-    assert a_requests("16", big) == a_requests("15", big)  # unsplit: rung 15's accesses
+    assert a_requests(k16, big) == a_requests(k15, big)  # unsplit: rung 15's accesses
 
 
 SPEC = """file: k.cu

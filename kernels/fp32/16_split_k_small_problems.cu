@@ -5,8 +5,8 @@
 // fragments, FFMA order and epilogues, included from its file) and splits the K loop over gridDim.z = S slices:
 //  1. The spec picks S at each shape (its `decomposition`): as many slices as one wave has room for, SMS * MINBLOCKS
 //     blocks over the tiles, each slice at least SPLIT_MIN_KTILES k-tiles deep; S = 1 when the tiles fill a wave
-//     (4096, 8192: then the launch runs rung 15's block, its code as compiled there). The run's note shows TILES
-//     and SPLIT_K.
+//     (2048 and up with the spec's defaults: then the launch runs rung 15's block at rung 16's parameters, its
+//     128 x 128 tile rather than rung 15's 128 x 256). The run's note shows TILES and SPLIT_K.
 //  2. Slice s computes k-tiles [s * KT / S, (s + 1) * KT / S) of KT = cdiv(K, BK): sizes differ by at most one.
 //     The partial k-tile is the first one of slice 0 (zero-filled before k = 0, as in rung 15).
 //  3. A deterministic, serial reduction in C (CUTLASS's serial split-K): slice 0 stores alpha * acc + beta * C
@@ -201,8 +201,8 @@ __device__ __forceinline__ void blockTile(int M, int N, int K, float alpha, cons
 }  // namespace sk16
 
 // Orientation as rung 15 (BN x BM tiles when gridDim.x is not the BM x BN count); slices along gridDim.z. An
-// unsplit launch runs rung 15's block itself (il15::blockTile), so that at 2048 and up rung 16 is rung 15: the slice
-// bookkeeping of sk16::gemm changed ptxas's register allocation and instruction order in the main loop.
+// unsplit launch runs rung 15's block function itself (il15::blockTile, at rung 16's parameters), not sk16::gemm: the
+// slice bookkeeping of sk16::gemm changed ptxas's register allocation and instruction order in the main loop.
 template <unsigned BM, unsigned BN, unsigned BK, unsigned MI, unsigned NI, unsigned WTY, unsigned THREADS,
           unsigned STAGES, unsigned GROUP_M, unsigned MINBLOCKS>
 __global__ void __launch_bounds__(THREADS, MINBLOCKS)
