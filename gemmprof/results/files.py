@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import IO
 
 from gemmprof.errors import InputError
+from gemmprof.results import cells
 
 
 def finite(value):
@@ -60,15 +61,43 @@ def save_json(path, doc: dict) -> None:
     write_atomic(path, json.dumps(json_safe(doc), indent=1) + "\n")
 
 
+MAX_DEPTH = 64  # gemmprof's own files nest a handful of levels; deeper is damage, and recursion would fail later
+
+
+def parse_json(text: str | bytes, where: str):
+    """JSON text as Python values, integers through the cell parser (a 5000-digit one is damage, not a
+    ValueError); a failure is one InputError starting with `where` (the file, or file:line)."""
+    try:
+        doc = json.loads(text, parse_int=cells.json_int)
+    except UnicodeDecodeError:
+        raise InputError(f"{where}: not a text file (not UTF-8)") from None
+    except json.JSONDecodeError as exc:
+        raise InputError(f"{where}: line {exc.lineno}: not valid JSON ({exc.msg})") from None
+    except cells.CellError as exc:
+        raise InputError(f"{where}: {exc}") from None
+    except RecursionError:
+        raise InputError(f"{where}: nested too deeply to be a gemmprof file") from None
+    if _depth(doc) > MAX_DEPTH:
+        raise InputError(f"{where}: nested more than {MAX_DEPTH} levels deep, too deep to be a gemmprof file")
+    return doc
+
+
+def _depth(doc) -> int:
+    """How deeply `doc` nests, without recursion (a deeply nested field would overflow the stack later)."""
+    deepest, stack = 0, [(doc, 1)]
+    while stack:
+        v, d = stack.pop()
+        if isinstance(v, (dict, list)):
+            deepest = max(deepest, d)
+            if d <= MAX_DEPTH:
+                stack.extend((x, d + 1) for x in (v.values() if isinstance(v, dict) else v))
+    return deepest
+
+
 def load_json(path) -> dict:
     path = Path(path)
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        text = path.read_bytes()
     except OSError as exc:
         raise InputError(f"{path}: cannot read ({exc.strerror or exc})") from None
-    except UnicodeDecodeError:
-        raise InputError(f"{path}: not a text file (not UTF-8)") from None
-    except json.JSONDecodeError as exc:
-        raise InputError(f"{path}: line {exc.lineno}: not valid JSON ({exc.msg})") from None
-    except RecursionError:
-        raise InputError(f"{path}: nested too deeply to be gemmprof results") from None
+    return parse_json(text, str(path))

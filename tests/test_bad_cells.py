@@ -1,0 +1,135 @@
+"""Issue 29's named regressions, each built from a real fixture with one damaged cell: the reader leaves the cell's
+row out with a warning naming row and column, or stops with one error naming the file; never a traceback."""
+
+from __future__ import annotations
+
+import csv
+import io
+
+import pytest
+from clitools import invoke
+from conftest import FIXTURES
+
+from gemmprof.adapters.ncu.findings import analyse
+from gemmprof.adapters.ncu.report import parse_csv, to_base
+from gemmprof.catalog.gpu_specs import get_gpu
+from gemmprof.results import cells
+from gemmprof.results.cells import CellError
+
+NCU = FIXTURES / "ncu"
+FULL_SET = NCU / "h100_cupy_full_set_details.csv"  # has Launch Statistics rows and rules with speedups
+RAW = NCU / "h100_gemmprof_run_raw_4096.csv"
+HUGE = "9" * 5000
+
+
+def edited(path, match, column: str, value: str) -> str:
+    """The fixture with `column` set to `value` in the first table row for which match(row) holds."""
+    text = path.read_text(encoding="utf-8")
+    lines = text.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith('"ID",'))
+    header = next(csv.reader([lines[start]]))
+    for i in range(start + 1, len(lines)):
+        row = next(csv.reader([lines[i]]))
+        named = dict(zip(header, row, strict=False))
+        if match(named):
+            row[header.index(column)] = value
+            buf = io.StringIO()
+            csv.writer(buf, quoting=csv.QUOTE_ALL, lineterminator="").writerow(row)
+            lines[i] = buf.getvalue()
+            return "\n".join(lines) + "\n"
+    raise AssertionError(f"no row of {path.name} matches")
+
+
+def block_size_row(row):
+    return row.get("Metric Name") == "Block Size" and row.get("ID") == "2"
+
+
+def speedup_row(row):
+    return bool(row.get("Rule Name")) and row.get("Estimated Speedup", "").strip() not in ("", "n/a")
+
+
+def profile_from(runner, tmp_path, text: str, *extra):
+    path = tmp_path / "damaged.csv"
+    path.write_text(text, encoding="utf-8")
+    return invoke(runner, ["profile", "--from", str(path), "--format", "json", *extra])
+
+
+@pytest.mark.parametrize("value", ["nan", "inf", "-inf", HUGE, "1e400", "²", "٣٢", "１２８"])
+def test_ncu_block_size_damaged_is_left_out_with_a_warning(runner, tmp_path, value):
+    text = edited(FULL_SET, block_size_row, "Metric Value", value)
+    report = parse_csv(text)
+    assert len(report.warnings) == 1 and "'Metric Value'" in report.warnings[0] and "row " in report.warnings[0]
+    launch = next(launch for launch in report.launches if launch.id == 2)
+    assert launch.find("Block Size", "Launch Statistics") is None
+    analyse(report, get_gpu("h100"))  # the occupancy check runs without the left-out figure
+    r = profile_from(runner, tmp_path, text)
+    assert r.exit_code == 0, r.output
+    assert "Metric Value" in r.stdout and "left out" in r.stdout
+
+
+def test_ncu_block_size_negative_or_fractional_is_a_note_not_a_crash():
+    for value in ("0.5", "-128"):
+        report = parse_csv(edited(FULL_SET, block_size_row, "Metric Value", value))
+        findings = analyse(report, get_gpu("h100"))
+        occ = next(f for f in findings if f.id == 2).occupancy
+        assert any("Block Size" in n for n in occ.notes)
+        assert occ.threads == 128  # from the identity column "(128, 1, 1)" instead
+
+
+@pytest.mark.parametrize("value", [HUGE, "1e400", "9" * 40])
+def test_ncu_estimated_speedup_damaged(runner, tmp_path, value):
+    text = edited(FULL_SET, speedup_row, "Estimated Speedup", value)
+    report = parse_csv(text)
+    assert any("'Estimated Speedup'" in w for w in report.warnings)
+    r = profile_from(runner, tmp_path, text)
+    assert r.exit_code == 0, r.output
+
+
+def test_ncu_units_that_overflow_when_scaled():
+    with pytest.raises(CellError, match="out of range"):
+        to_base(cells.parse_number("9" * 60), "Pbyte")
+    with pytest.raises(CellError):
+        to_base(9e299, "Pbyte")
+    text = edited(RAW, lambda row: row["ID"] == "0", "dram__bytes_read.sum", "9" * 60)
+    report = parse_csv(text.replace('"dram__bytes_read.sum"', '"dram__bytes_read.sum"', 1))
+    assert report.launches  # the launch stays; its damaged cell is left out
+    assert any("'dram__bytes_read.sum'" in w for w in report.warnings)
+
+
+def test_ncu_scaled_unit_overflow_from_the_fixture(tmp_path):
+    """A details row whose unit scales (Kbyte) and whose value is near the float limit: to_base overflowed."""
+    text = FULL_SET.read_text(encoding="utf-8")
+    header = next(csv.reader([next(line for line in text.splitlines() if line.startswith('"ID",'))]))
+    lines = text.splitlines()
+    for i, line in enumerate(lines):
+        if line.startswith('"') and not line.startswith('"ID"'):
+            row = next(csv.reader([line]))
+            named = dict(zip(header, row, strict=False))
+            if named.get("Metric Unit", "").startswith("K") and named.get("Metric Value"):
+                row[header.index("Metric Value")] = "9" * 60
+                buf = io.StringIO()
+                csv.writer(buf, quoting=csv.QUOTE_ALL, lineterminator="").writerow(row)
+                lines[i] = buf.getvalue()
+                break
+    else:
+        raise AssertionError("no scaled unit in the fixture")
+    report = parse_csv("\n".join(lines))
+    assert any("out of range" in w for w in report.warnings)
+
+
+@pytest.mark.parametrize("value", ["²", "٣", "１", HUGE])
+def test_ncu_id_damaged(runner, tmp_path, value):
+    text = edited(FULL_SET, lambda row: row.get("ID") == "2", "ID", value)
+    report = parse_csv(text)
+    assert any("'ID'" in w for w in report.warnings)
+    assert all(launch.id in (0, 1, 2, 3, 4, 5, 6, 7) for launch in report.launches)
+    r = profile_from(runner, tmp_path, text)
+    assert r.exit_code == 0, r.output
+
+
+@pytest.mark.parametrize("value", ["²", HUGE, "nan"])
+def test_ncu_raw_id_damaged(value):
+    report = parse_csv(edited(RAW, lambda row: row["ID"] == "0", "ID", value))
+    good = parse_csv(RAW.read_text(encoding="utf-8"))
+    assert len(report.launches) == len(good.launches) - 1
+    assert any("'ID'" in w for w in report.warnings)
