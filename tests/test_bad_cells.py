@@ -133,3 +133,86 @@ def test_ncu_raw_id_damaged(value):
     good = parse_csv(RAW.read_text(encoding="utf-8"))
     assert len(report.launches) == len(good.launches) - 1
     assert any("'ID'" in w for w in report.warnings)
+
+
+# --- nsys --------------------------------------------------------------------------------------------------------
+
+def test_nsys_sqlite_with_a_flipped_byte_in_its_schema(tmp_path):
+    """A byte of the kernel table's CREATE statement set to 0xff: sqlite_master's text is not UTF-8, which Python
+    decoded strictly (UnicodeDecodeError) before the reader named the file."""
+    from gemmprof.adapters.nsys.errors import ReportError
+    from gemmprof.adapters.nsys.report import load_report
+
+    data = bytearray((FIXTURES / "nsys" / "h100_cupy_nvtx.sqlite").read_bytes())
+    data[data.find(b"CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL") + 2] = 0xFF
+    path = tmp_path / "flipped.sqlite"
+    path.write_bytes(bytes(data))
+    with pytest.raises(ReportError, match=r"flipped\.sqlite: .*not UTF-8"):
+        load_report(path)
+
+
+NSYS_TEXT = FIXTURES / "nsys" / "h100_cupy_nvtx_profile_stats_stdout.txt"
+
+
+@pytest.mark.parametrize("value", ["²", "٣٢", "１２", HUGE, "nan", "inf", "1e400", "-5"])
+def test_nsys_stats_damaged_count(value):
+    """The kernel summary's Instances cell replaced: one error naming the file, line and column."""
+    from gemmprof.adapters.nsys.errors import ReportError
+    from gemmprof.adapters.nsys.text import parse_stats, parse_text
+
+    text = NSYS_TEXT.read_text(encoding="utf-8")
+    table = next(t for t in parse_text(text) if t.kind == "kernels")
+    lines = text.splitlines()
+    first = table.line + 1  # table.line counts from 1 and names the header; a line of dashes follows it
+    assert set(lines[table.line].strip()) <= {"-", " "}
+    cells_ = lines[first].split(" ")
+    count = [i for i, c in enumerate(cells_) if c][table.headers.index("Instances")]
+    cells_[count] = value
+    lines[first] = " ".join(cells_)
+    with pytest.raises(ReportError, match=r"stats\.txt: line \d+: Instances"):
+        parse_stats("\n".join(lines) + "\n", "stats.txt", "text")
+
+
+# --- results JSON ------------------------------------------------------------------------------------------------
+
+RUN = FIXTURES / "results" / "h100_fix_4096.json"
+
+
+def _damaged_run(tmp_path, field: str, raw_value: str):
+    """The fixture with variants[0][field] replaced by raw JSON text (which json.dumps could not write)."""
+    import json
+
+    doc = json.loads(RUN.read_text(encoding="utf-8"))
+    doc["variants"][0][field] = "@@HERE@@"
+    path = tmp_path / "damaged.json"
+    path.write_text(json.dumps(doc).replace('"@@HERE@@"', raw_value), encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize("raw", ["1" + "0" * 5000, "-" + "9" * 4400])
+def test_results_with_an_integer_over_4300_digits(runner, tmp_path, raw):
+    import gemmprof
+    from gemmprof.errors import InputError
+
+    path = _damaged_run(tmp_path, "registers", raw)
+    with pytest.raises(InputError, match=r"damaged\.json: an integer of \d+ digits"):
+        gemmprof.load(path)
+    r = invoke(runner, ["show", str(path)])
+    assert r.exit_code == 2 and r.output.count("\n") == 1 and "damaged.json" in r.output, r.output
+
+
+def test_results_with_a_float_beyond_the_float_range_is_named(tmp_path):
+    import gemmprof
+    from gemmprof.errors import InputError
+
+    with pytest.raises(InputError, match=r"registers: expected a finite number"):
+        gemmprof.load(_damaged_run(tmp_path, "registers", "1e400"))
+
+
+def test_report_of_a_deeply_nested_sass_field(runner, tmp_path):
+    path = _damaged_run(tmp_path, "sass", "[" * 100_000 + "]" * 100_000)
+    r = invoke(runner, ["report", str(path), "-o", str(tmp_path / "r.html")])
+    assert r.exit_code == 2 and "nested" in r.output and "Traceback" not in r.output, r.output
+    shallow = _damaged_run(tmp_path, "sass", '{"a": ' * 40 + "1" + "}" * 40)
+    r = invoke(runner, ["report", str(shallow), "-o", str(tmp_path / "r.html")])
+    assert r.exit_code == 0, r.output
