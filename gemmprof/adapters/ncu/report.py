@@ -78,6 +78,7 @@ class Launch:
     metrics: dict[tuple[str, str], Metric] = field(default_factory=dict)  # (section, name) -> metric
     rules: list[Rule] = field(default_factory=list)
     table: int = 0  # which CSV table of the file it came from
+    _by_name: tuple[int, dict[str, Metric]] = field(default=(-1, {}), repr=False, compare=False)
 
     def find(self, name: str, section: str | None = None) -> Metric | None:
         if section is not None:
@@ -85,7 +86,12 @@ class Launch:
         for key in (("", name), (COMMAND_LINE_SECTION, name)):
             if key in self.metrics:
                 return self.metrics[key]
-        return next((m for (_, n), m in self.metrics.items() if n == name), None)
+        if self._by_name[0] != len(self.metrics):  # an index by name: a raw page has ~1000 metrics per launch
+            index: dict[str, Metric] = {}
+            for (_, n), m in self.metrics.items():
+                index.setdefault(n, m)
+            self._by_name = (len(self.metrics), index)
+        return self._by_name[1].get(name)
 
     def number(self, *names: str, section: str | None = None) -> float | int | None:
         """The first of `names` present with a numeric value (in base units)."""
@@ -161,6 +167,8 @@ def _metric(name: str, section: str, unit: str, text: str) -> Metric:
     num = parse_number(t)
     if num is None:
         return Metric(name, section, unit, t, t, unit.strip())
+    if num < 0:  # ncu's figures are counts, sizes, times, rates and percentages: none is negative
+        raise CellError(f"{t[:24]!r} is negative")
     value, base, exact = to_base(num, unit)
     if not exact:
         value = cells.parse_number(f"{value:.12g}")  # drop the float noise of scaling ("59.30" us -> 59300 ns)
@@ -170,7 +178,13 @@ def _metric(name: str, section: str, unit: str, text: str) -> Metric:
 
 
 def _triple(text: str) -> tuple[int, ...] | None:
-    return cells.integers(text or "") or None
+    """"(64, 64, 1)" as three sizes >= 1; None for an empty cell; anything else is a CellError."""
+    nums = cells.integers(text or "", minimum=1)
+    if not nums and not (text or "").strip():
+        return None
+    if len(nums) != 3:
+        raise CellError(f"{(text or '').strip()[:24]!r} is not three sizes >= 1")
+    return nums
 
 
 def is_nvtx_column(header: str) -> bool:
@@ -283,6 +297,8 @@ def _parse_details(header: list[str], rows: list[list[str]], table: int, where: 
             if named.get("Rule Name"):
                 column = "Estimated Speedup"
                 speedup = parse_number(named.get("Estimated Speedup", ""))
+                if speedup is not None and speedup < 0:
+                    raise CellError(f"{speedup!r} is negative")
                 launch.rules.append(Rule(section, named["Rule Name"], named.get("Rule Type", ""),
                                          " ".join(named.get("Rule Description", "").split()),
                                          named.get("Estimated Speedup Type", ""),
