@@ -219,3 +219,102 @@ def test_report_of_a_deeply_nested_sass_field(runner, tmp_path):
     shallow = _damaged_run(tmp_path, "sass", '{"a": ' * 40 + "1" + "}" * 40)
     r = invoke(runner, ["report", str(shallow), "-o", str(tmp_path / "r.html")])
     assert r.exit_code == 0, r.output
+
+
+# --- outputs -----------------------------------------------------------------------------------------------------
+
+def test_show_refuses_to_rewrite_its_input(runner, tmp_path):
+    import shutil
+
+    path = tmp_path / "run.json"
+    shutil.copyfile(RUN, path)
+    before = path.read_bytes()
+    r = invoke(runner, ["show", str(path), "-o", str(path)])
+    assert r.exit_code == 2 and "also an input" in r.output and path.read_bytes() == before, r.output
+
+
+def test_outputs_never_replace_a_device_node_or_fifo(tmp_path):
+    import os
+
+    from gemmprof.errors import InputError
+    from gemmprof.results.files import write_atomic
+
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    link = tmp_path / "link"
+    link.symlink_to(fifo)
+    for target in (fifo, link):
+        with pytest.raises(InputError, match="not a regular file"):
+            write_atomic(target, "x")
+    assert link.is_symlink() and os.path.realpath(link) == str(fifo)
+    assert not list(tmp_path.glob(".*"))  # no temporary file left behind
+    with pytest.raises(InputError, match="a directory"):
+        write_atomic(tmp_path, "x")
+
+
+def test_show_to_a_fifo_is_refused_not_replaced(runner, tmp_path):
+    """As `-o /dev/null` run as root (not tried here: a regression would replace the real node)."""
+    import os
+
+    fifo = tmp_path / "out.csv"
+    os.mkfifo(fifo)
+    r = invoke(runner, ["show", str(RUN), "-o", str(fifo), "--format", "csv"])
+    assert r.exit_code == 2 and "not a regular file" in r.output and not fifo.is_file(), r.output
+
+
+def test_an_output_through_a_symlink_writes_its_target(tmp_path):
+    from gemmprof.results.files import write_atomic
+
+    target = tmp_path / "real.csv"
+    target.write_text("old")
+    link = tmp_path / "link.csv"
+    link.symlink_to(target)
+    write_atomic(link, "new")
+    assert link.is_symlink() and target.read_text() == "new"
+
+
+def test_diff_refuses_a_nan_regression_threshold(runner):
+    for bad in ("nan", "inf"):
+        r = invoke(runner, ["diff", str(RUN), str(RUN), "--fail-on-regression", bad])
+        assert r.exit_code == 2 and "--fail-on-regression" in r.output and r.output.count("\n") == 1, r.output
+
+
+# --- the access model that `profile --from` runs -----------------------------------------------------------------
+
+ACCESS = NCU / "h100_access_sass_raw_4096.csv"
+
+
+def _without_column(path, name: str) -> str:
+    lines = path.read_text(encoding="utf-8").splitlines()
+    out = []
+    column = None
+    for line in lines:
+        if line.startswith('"'):
+            row = next(csv.reader([line]))
+            if row[0] == "ID":
+                column = row.index(name)
+            if column is not None and column < len(row):
+                del row[column]
+            buf = io.StringIO()
+            csv.writer(buf, quoting=csv.QUOTE_ALL, lineterminator="").writerow(row)
+            line = buf.getvalue()
+        out.append(line)
+    return "\n".join(out) + "\n"
+
+
+@pytest.mark.parametrize("counter", ["l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum",
+                                     "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum"])
+def test_profile_from_without_a_shared_memory_counter(runner, tmp_path, counter):
+    """KeyError in model/access_explain.py: requests were present, one of the two counters divided by them not."""
+    r = profile_from(runner, tmp_path, _without_column(ACCESS, counter))
+    assert r.exit_code == 0, r.output
+
+
+@pytest.mark.parametrize("grid", ["(32, 32)", "(0, 32, 1)", "(32, 32, 1, 1)"])
+def test_profile_from_with_a_truncated_grid_size(runner, tmp_path, grid):
+    """IndexError in model/access.py: a grid of two sizes reached grid[2]."""
+    text = edited(ACCESS, lambda row: row["ID"].strip().isdecimal(), "Grid Size", grid)
+    report = parse_csv(text)
+    assert any("'Block Size/Grid Size'" in w for w in report.warnings)
+    r = profile_from(runner, tmp_path, text)
+    assert r.exit_code in (0, 2) and "Traceback" not in r.output, r.output

@@ -32,8 +32,17 @@ def json_safe(v):
 
 def write_with(path: str | os.PathLike, write: Callable[[IO[bytes]], None]) -> None:
     """Call `write` on a temporary file beside `path`, then rename it into place: a failure never leaves half a
-    file, nor the temporary one. The folder must exist: gemmprof creates no directories unasked."""
+    file, nor the temporary one. The folder must exist: gemmprof creates no directories unasked.
+
+    Only regular files are written: a device node, FIFO or socket at `path` (or a symlink to one) is refused, never
+    replaced (as root, `-o /dev/null` would otherwise swap the node for a file). A symlink to a regular file is
+    followed, so the link stays and its target gets the new contents. An existing regular file is replaced."""
     path = Path(path)
+    if path.is_symlink():
+        path = Path(os.path.realpath(path))
+    if os.path.lexists(path) and not path.is_file():
+        kind = "a directory" if path.is_dir() else "not a regular file (a device, FIFO or socket?)"
+        raise InputError(f"cannot write {path}: it is {kind}; gemmprof writes only regular files")
     if not path.parent.is_dir():
         raise InputError(f"cannot write {path}: the folder {path.parent} does not exist")
     tmp = None
