@@ -318,3 +318,35 @@ def test_profile_from_with_a_truncated_grid_size(runner, tmp_path, grid):
     assert any("'Block Size/Grid Size'" in w for w in report.warnings)
     r = profile_from(runner, tmp_path, text)
     assert r.exit_code in (0, 2) and "Traceback" not in r.output, r.output
+
+
+# --- tune --------------------------------------------------------------------------------------------------------
+
+def test_tune_without_gpus_honours_cuda_visible_devices(monkeypatch):
+    """`--gpus` left out with CUDA_VISIBLE_DEVICES set was "--gpus: None is not a number or 'all'"."""
+    from gemmprof.errors import InputError
+    from gemmprof.tune.measure import visible_gpus
+
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "3,1")
+    assert visible_gpus(None) == ["3"]
+    for bad in ("²", "0", "-1", "x"):
+        with pytest.raises(InputError, match="--gpus"):
+            visible_gpus(bad)
+
+
+def test_a_tune_space_of_10_to_the_12_is_refused_before_enumerating(tmp_path):
+    import time
+
+    from tune_helpers import SHAPE, toy_spec
+
+    from gemmprof.errors import SpecError
+    from gemmprof.tune.space import MAX_SPACE, enumerate_space
+
+    values = list(range(8, 10_008))  # 10**4 candidates on each of three axes: 10**12 configurations
+    spec = toy_spec(tmp_path, tune=f"tune:\n  BM: {values}\n  BN: {values}\n  BK: {values[:10_000]}\n")
+    started = time.monotonic()
+    with pytest.raises(SpecError, match=r"tune: 1,000,000,000,000 configurations .* more than"):
+        enumerate_space(spec, SHAPE)
+    assert time.monotonic() - started < 5
+    small = toy_spec(tmp_path / "small")
+    assert enumerate_space(small, SHAPE).total == 64 <= MAX_SPACE
