@@ -350,3 +350,57 @@ def test_a_tune_space_of_10_to_the_12_is_refused_before_enumerating(tmp_path):
     assert time.monotonic() - started < 5
     small = toy_spec(tmp_path / "small")
     assert enumerate_space(small, SHAPE).total == 64 <= MAX_SPACE
+
+
+# --- kernel specs ------------------------------------------------------------------------------------------------
+
+BOMB = "\n".join(["a: &a [x, x, x, x, x, x, x, x, x]"] + [
+    f"{chr(98 + i)}: &{chr(98 + i)} [{', '.join(['*' + chr(97 + i)] * 9)}]" for i in range(8)]) + "\n"
+
+
+def test_a_yaml_alias_bomb_in_a_spec_is_refused_at_once(runner, tmp_path):
+    import time
+
+    from tune_helpers import write_spec
+
+    spec = write_spec(tmp_path, extra=BOMB.replace("a: &a", "bomb: &a", 1))
+    assert len(spec.read_bytes()) < 2000
+    started = time.monotonic()
+    r = invoke(runner, ["list", "--spec", str(spec)])
+    assert time.monotonic() - started < 5
+    assert r.exit_code == 2 and "anchors and aliases" in r.output and "toy.yaml: line" in r.output, r.output
+
+
+def test_a_gpu_file_with_an_alias_is_refused(tmp_path):
+    from gemmprof.catalog.gpu_specs import parse_gpu_spec
+    from gemmprof.errors import ProfileError
+
+    with pytest.raises(ProfileError, match=r"line 1: YAML anchors and aliases \(&x\)"):
+        parse_gpu_spec(tmp_path / "g.yaml", "name: &x H100\nkey: *x\n")
+
+
+def test_a_spec_source_outside_its_folder_is_refused(runner, tmp_path, monkeypatch):
+    from tune_helpers import SPEC
+
+    from gemmprof.catalog.spec import load_spec
+    from gemmprof.catalog.spec_fields import SOURCES_ANYWHERE
+    from gemmprof.errors import SpecError
+
+    outside = tmp_path / "secret.cu"
+    outside.write_text("// not the spec's\n")
+    folder = tmp_path / "specs"
+    folder.mkdir()
+    spec = folder / "toy.yaml"
+    spec.write_text(SPEC.replace("TUNE\n", "").replace("file: toy.cu", "file: ../secret.cu"))
+    monkeypatch.delenv(SOURCES_ANYWHERE, raising=False)
+    with pytest.raises(SpecError, match=r"toy\.yaml: file: '\.\./secret\.cu' is outside the spec's folder"):
+        load_spec(spec)
+    r = invoke(runner, ["list", "--spec", str(spec)])
+    assert r.exit_code == 2 and "outside the spec's folder" in r.output, r.output
+    monkeypatch.setenv(SOURCES_ANYWHERE, "1")  # the explicit way to allow it
+    assert load_spec(spec).file == outside.resolve()
+    (folder / "src").mkdir()
+    (folder / "src" / "toy.cu").write_text("// below the spec: fine\n")
+    spec.write_text(SPEC.replace("TUNE\n", "").replace("file: toy.cu", "file: src/toy.cu"))
+    monkeypatch.delenv(SOURCES_ANYWHERE)
+    assert load_spec(spec).file == (folder / "src" / "toy.cu").resolve()
