@@ -404,3 +404,41 @@ def test_a_spec_source_outside_its_folder_is_refused(runner, tmp_path, monkeypat
     spec.write_text(SPEC.replace("TUNE\n", "").replace("file: toy.cu", "file: src/toy.cu"))
     monkeypatch.delenv(SOURCES_ANYWHERE)
     assert load_spec(spec).file == (folder / "src" / "toy.cu").resolve()
+
+
+STALLS = NCU / "h100_naive_smem_raw_stalls.csv"
+
+
+@pytest.mark.parametrize("value", ["1.7e308", "9e299"])
+def test_stall_ratios_near_the_float_limit(runner, tmp_path, value):
+    """Every stall ratio of a launch at the float limit: their sum overflowed to inf and the shares became nan in
+    the tables. Past 1e300 a cell is refused as it is read; below, the shares still add up to one."""
+    from gemmprof.adapters.ncu.findings import stall_shares
+
+    text = STALLS.read_text(encoding="utf-8")
+    lines = text.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith('"ID",'))
+    header = next(csv.reader([lines[start]]))
+    for i in range(start + 1, len(lines)):
+        row = next(csv.reader([lines[i]]))
+        if row and row[0].strip() == "0":
+            for j, name in enumerate(header):
+                if name.startswith("smsp__average_warp_latency_issue_stalled") or "warp_issue_stalled" in name:
+                    row[j] = value
+            buf = io.StringIO()
+            csv.writer(buf, quoting=csv.QUOTE_ALL, lineterminator="").writerow(row)
+            lines[i] = buf.getvalue()
+    report = parse_csv("\n".join(lines) + "\n")
+    launch = next(launch for launch in report.launches if launch.id == 0)
+    shares = stall_shares(launch)
+    if value == "1.7e308":
+        assert report.warnings and not shares
+    else:
+        assert not report.warnings and shares and abs(sum(shares.values()) - 1) < 1e-9
+    r = profile_from(runner, tmp_path, "\n".join(lines) + "\n")
+    assert r.exit_code == 0 and "NaN" not in r.stdout and "nan" not in r.stdout.replace("nanosec", ""), r.output
+
+
+def test_list_explain_refuses_unicode_digits_in_a_param(runner):
+    r = invoke(runner, ["list", "--explain", "8", "--param", "BM=٣٢"])
+    assert r.exit_code == 2 and "--param" in r.output and r.output.count("\n") == 1, r.output
