@@ -442,3 +442,34 @@ def test_stall_ratios_near_the_float_limit(runner, tmp_path, value):
 def test_list_explain_refuses_unicode_digits_in_a_param(runner):
     r = invoke(runner, ["list", "--explain", "8", "--param", "BM=٣٢"])
     assert r.exit_code == 2 and "--param" in r.output and r.output.count("\n") == 1, r.output
+
+
+# --- the parser itself -------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize(("text", "value"), [("8,394,496", 8394496), ("12.50", 12.5), ("-0", 0), ("+7", 7),
+                                             ("1e3", 1000.0), ("n/a", None), ("", None), ("1.2.3", None),
+                                             ("(64, 1, 1)", None), ("PolicySpread", None)])
+def test_cells_read_numbers_and_leave_text(text, value):
+    assert cells.parse_number(text) == value
+
+
+@pytest.mark.parametrize("text", ["nan", "-inf", "Infinity", "1e400", "9" * 5000, "9" * 30, "²", "٣٢", "１２８",
+                                  "1,2³"])
+def test_cells_refuse_damaged_numbers(text):
+    with pytest.raises(CellError):
+        cells.parse_number(text)
+
+
+def test_cells_counts_and_scaling():
+    assert cells.count("4,096") == 4096 and cells.count(64.0) == 64
+    for bad in (-1, 0.5, True, "x", 2 ** 62, float("nan")):
+        with pytest.raises(CellError):
+            cells.count(bad)
+    assert cells.scaled(3, 1) == 3 and cells.scaled(2.5, 1e3) == 2500.0
+    with pytest.raises(CellError, match="out of range"):
+        cells.scaled(9e299, 1e9)
+    assert cells.integers("(64, 64, 1)") == (64, 64, 1)
+    with pytest.raises(CellError):
+        cells.integers("(６４, 1, 1)")
+    with pytest.raises(CellError, match="5000 digits"):
+        cells.json_int("9" * 5000)

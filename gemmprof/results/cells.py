@@ -41,12 +41,12 @@ def _shown(text) -> str:
 
 
 def looks_numeric(text: str) -> bool:
-    """True when `text` is written as a number (ASCII digits, optional separators and exponent) or as nan/inf:
-    a cell gemmprof must read as a number or refuse, never keep as text."""
+    """True when `text` is written as a number (ASCII digits, optional separators and exponent), as nan/inf, or
+    with digits that are not ASCII: a cell gemmprof must read as a number or refuse, never keep as text.
+    Other text ("n/a", "(64, 1, 1)", "1.2.3") is not numeric."""
     t = text.strip()
-    return bool(_NUMBER.fullmatch(t)) or t.lower() in _NON_FINITE or (
-        any(c.isdigit() for c in t) and not any(c.isascii() and c.isalpha() for c in t)
-        and all(c.isdigit() or c in "+-.,eE" for c in t))
+    return bool(_NUMBER.fullmatch(t)) or t.lower() in _NON_FINITE or (  # or digits that are not ASCII ('²', '٣')
+        any(c.isdigit() and not c.isascii() for c in t) and all(c.isdigit() or c in "+-.," for c in t))
 
 
 def parse_number(text: str, *, finite: bool = True) -> int | float | None:
