@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 
 import pytest
 from clitools import invoke
@@ -64,7 +65,8 @@ def test_ncu_block_size_damaged_is_left_out_with_a_warning(runner, tmp_path, val
     analyse(report, get_gpu("h100"))  # the occupancy check runs without the left-out figure
     r = profile_from(runner, tmp_path, text)
     assert r.exit_code == 0, r.output
-    assert "Metric Value" in r.stdout and "left out" in r.stdout
+    note = next(n for n in json.loads(r.stdout)["notes"] if "left out" in n)
+    assert note.startswith(f"{tmp_path / 'damaged.csv'}: row ") and "column 'Metric Value'" in note, note
 
 
 def test_ncu_block_size_negative_or_fractional_is_a_note_not_a_crash():

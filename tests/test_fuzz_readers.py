@@ -321,3 +321,34 @@ def test_expression_evaluator(text):
     value = expect_gemmprof_error(expr.evaluate, text, env)
     assert value is None or isinstance(value, (int, float, bool))
 
+
+
+def _cache_text() -> str:
+    from gemmprof.tune.cache import CacheKey, TuneCache
+    from gemmprof.tune.records import TIMED, Record
+
+    with tempfile.TemporaryDirectory() as tmp:
+        key = CacheKey("NVIDIA H100 80GB HBM3", "nvrtc 13.0", "warptiling", "abc", "fp32", "4096x4096x4096")
+        cache = TuneCache.open(tmp, key)
+        for bm in (64, 128):
+            cache.add(Record({"BM": bm, "BK": 8}, TIMED, "", (1.0, 1.5), {"registers": 96}))
+        cache.add_retime(["BK=8,BM=64", "BK=8,BM=128"], {"BK=8,BM=64": [1.0]}, 3)
+        cache.close()
+        return (Path(tmp) / key.filename()).read_text(encoding="utf-8"), key
+
+
+CACHE_TEXT, CACHE_KEY = _cache_text()
+
+
+@given(text=mutated_text(CACHE_TEXT), cut=st.integers(0, 40))
+def test_tune_cache_lines(text, cut):
+    """A damaged cache opens with its good lines (the bad ones named in warnings) or is one InputError."""
+    from gemmprof.tune.cache import TuneCache
+
+    data = text.encode("utf-8")
+    with tempfile.TemporaryDirectory() as tmp:
+        (Path(tmp) / CACHE_KEY.filename()).write_bytes(data[:len(data) - cut] if cut % 3 == 0 else data)
+        cache = expect_gemmprof_error(TuneCache.open, tmp, CACHE_KEY)
+        if cache is not None:
+            assert all(w.startswith(str(cache.path)) for w in cache.warnings)
+            cache.close()

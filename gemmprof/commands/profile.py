@@ -99,7 +99,7 @@ def command(variants, all_, spec_files, size, m, n, k, params, cublas, from_file
         notes += [f"{name}: no launch was profiled (rejected shape or failed verification? see `gemmprof run`)"
                   for name in infos if name not in seen]
     notes += [f"ncu: {line}" for line in report.errors()]
-    notes += [f"ncu CSV: {line}" for line in report.warnings]  # damaged cells left out
+    notes += [f"{from_file or 'ncu CSV'}: {line}" for line in report.warnings]  # damaged cells left out
     results = ProfileResults(findings, gpu=report.gpu, gpu_spec=gpu_spec.key if gpu_spec else None,
                              shape=shape, source=source, notes=notes,
                              command="gemmprof " + shlex.join(sys.argv[1:]))
