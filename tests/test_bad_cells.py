@@ -96,7 +96,7 @@ def test_ncu_units_that_overflow_when_scaled():
     with pytest.raises(CellError):
         to_base(9e299, "Pbyte")
     text = edited(RAW, lambda row: row["ID"] == "0", "dram__bytes_read.sum", "9" * 60)
-    report = parse_csv(text.replace('"dram__bytes_read.sum"', '"dram__bytes_read.sum"', 1))
+    report = parse_csv(text)
     assert report.launches  # the launch stays; its damaged cell is left out
     assert any("'dram__bytes_read.sum'" in w for w in report.warnings)
 

@@ -57,7 +57,7 @@ def test_a_damaged_defaults_file_is_named_and_the_winner_kept_beside_it(tmp_path
             keep_winner(tmp_path, _result(), "abc")
         assert path.read_bytes() == damage  # the damaged file is left for the user to look at
         beside = tmp_path / "tuned_defaults.new.json"
-        assert str(beside) in str(info.value)
+        assert str(beside) in str(info.value) and info.value.kept_beside == beside
         doc = json.loads(beside.read_text())
         assert doc["devices"]["Fake GPU"]["warptiling"]["params"] == {"BK": 8}
         with pytest.raises(DefaultsFileError):

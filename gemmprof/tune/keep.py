@@ -85,9 +85,9 @@ def keep_winner(cache_dir, result, source_hash: str) -> TunedDefaults:
         beside = path.with_name(f"{path.stem}.new{path.suffix}")
         fresh = {"kind": DEFAULTS_KIND, "version": 1, "devices": {result.device: {result.kernel: record}}}
         write_atomic(beside, json.dumps(fresh, indent=1, sort_keys=True) + "\n")
-        exc.kept_beside = beside
-        raise DefaultsFileError(f"{exc}; this winner was written to {beside} (rename it to {path.name} to use "
-                                "it)") from None
+        error = DefaultsFileError(f"{exc}; this winner was written to {beside} (rename it to {path.name} to use it)")
+        error.kept_beside = beside
+        raise error from None
     doc["devices"].setdefault(result.device, {})[result.kernel] = record
     write_atomic(path, json.dumps(doc, indent=1, sort_keys=True) + "\n")
     return entry
