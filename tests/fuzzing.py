@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import io
+import re
 
 from hypothesis import strategies as st
 
@@ -16,6 +17,37 @@ NASTY_TEXT = ["nan", "NaN", "inf", "-inf", "Infinity", "1e400", "-1e400", "9" * 
 NASTY_JSON = [None, -1, 0, -0.0, 1.5, 1e308, -1e308, float("nan"), float("inf"), 10 ** 40, True, False, "", "x",
               "4096", "nan", [], {}, [1, 2], [[1]], {"a": 1}, "-1"]
 
+# Issue 29: the classes of damaged numbers every numeric column is drawn from (tests/test_fuzz_classes.py proves
+# that the strategies below produce each). "overflowing unit": figures that overflow once scaled by a unit the
+# fixture prints (Kbyte, usecond, "(s)" in nsys's headers), or by a unit from OVERFLOW_UNITS put in its place.
+ADVERSARIAL = {
+    "nan": ["nan", "NaN", "-nan"],
+    "inf": ["inf", "Infinity", "+inf"],
+    "-inf": ["-inf", "-Infinity"],
+    "1e400": ["1e400", "-1e400", "1.8e308"],
+    "5000-digit integer": ["9" * 5000, "-" + "1" * 5000],
+    "unicode digits": ["²", "¹²⁸", "٣٢", "۴", "１２８", "߁"],  # superscripts, Arabic-Indic, full-width, NKo
+    "negative": ["-1", "-128", "-0.5", "-2147483648"],
+    "zero": ["0", "0.0", "-0"],
+    "empty": ["", " "],
+    "overflowing unit": ["9e299", "1.5e299", "9" * 60],
+}
+ADVERSARIAL_CELLS = [v for values in ADVERSARIAL.values() for v in values]
+OVERFLOW_UNITS = ["Pbyte", "Tbyte/second", "second", "msecond", "Gcycle", "Pinst"]
+CELL_POOL = NASTY_TEXT + ADVERSARIAL_CELLS  # what a mutated CSV or text cell is set to
+HUGE_INT = "@@huge-int@@"  # stands for a 5000-digit JSON integer, which json.dumps itself refuses to write
+JSON_POOL = NASTY_JSON + [float("-inf"), 1e300, -5, HUGE_INT, "²", "٣٢", "１２８", "1e400", "9" * 5000]
+_NUMERIC = re.compile(r"[+-]?[0-9][0-9,]*(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")
+_UNIT = re.compile(r"[KMGTP]?(?:byte|cycle|inst|hz|Hz|sector|warp|thread|block|request|wavefront)(?:/\w+)?|"
+                   r"[mun]?second|[mun]?s|%")
+
+
+def json_text(doc) -> str:
+    """JSON text for a mutated document: HUGE_INT written as the 5000-digit integer it stands for."""
+    import json
+
+    return json.dumps(doc).replace(f'"{HUGE_INT}"', "9" * 5000)
+
 
 def expect_gemmprof_error(fn, *args, **kwargs):
     """The property: a result, or gemmprof's own error with a one-line message. Anything else propagates."""
@@ -27,27 +59,59 @@ def expect_gemmprof_error(fn, *args, **kwargs):
         return None
 
 
+_ROWS: dict[str, tuple] = {}
+
+
+def _rows(text: str) -> tuple:
+    """The CSV's rows and the positions of its numeric and unit cells, found once per fixture."""
+    if text not in _ROWS:
+        rows = [tuple(r) for r in csv.reader(io.StringIO(text))]
+        numeric = [(r, c) for r, row in enumerate(rows) for c, cell in enumerate(row) if _NUMERIC.fullmatch(cell)]
+        units = [(r, c) for r, row in enumerate(rows) for c, cell in enumerate(row) if _UNIT.fullmatch(cell)]
+        lines = text.splitlines()
+        quoted = len(lines) == len(rows) and any(line.startswith('"') for line in lines)
+        _ROWS[text] = (rows, numeric, units, [line.startswith('"') for line in lines] if quoted else None)
+    return _ROWS[text]
+
+
 @st.composite
 def mutated_csv(draw, text: str, max_edits: int = 4):
-    rows = list(csv.reader(io.StringIO(text)))
+    rows, numeric, units, quoted = _rows(text)
+    rows = [list(r) for r in rows]
     for _ in range(draw(st.integers(1, max_edits))):
         i = draw(st.integers(0, len(rows) - 1))
         if not rows[i]:
             continue
         j = draw(st.integers(0, len(rows[i]) - 1))
-        action = draw(st.integers(0, 9))
+        action = draw(st.integers(0, 11))
         if action == 0:
             del rows[i][j]
         elif action == 1:
-            rows[i].append(draw(st.sampled_from(NASTY_TEXT)))
+            rows[i].append(draw(st.sampled_from(CELL_POOL)))
         elif action == 2:
             rows = rows[:i] if i else rows[1:]
+            if quoted is not None:
+                quoted = quoted[:i] if i else quoted[1:]
             if not rows:
-                rows = [[]]
+                rows, quoted = [[]], None
+        elif action in (3, 4, 5) and numeric:  # a numeric cell of any column, set to a damaged number
+            r, c = draw(st.sampled_from(numeric))
+            if r < len(rows) and c < len(rows[r]):
+                rows[r][c] = draw(st.sampled_from(ADVERSARIAL_CELLS))
+        elif action == 6 and units:  # a unit scaled up: the cell's figure may overflow once converted
+            r, c = draw(st.sampled_from(units))
+            if r < len(rows) and c < len(rows[r]):
+                rows[r][c] = draw(st.sampled_from(OVERFLOW_UNITS))
         else:
-            rows[i][j] = draw(st.sampled_from(NASTY_TEXT) | st.text(max_size=12))
+            rows[i][j] = draw(st.sampled_from(CELL_POOL) | st.text(max_size=12))
     buf = io.StringIO()
-    csv.writer(buf, lineterminator="\n").writerows(rows)
+    if quoted is None or len(rows) != len(quoted):  # rows were cut: write as written, quoted only where needed
+        csv.writer(buf, lineterminator="\n").writerows(rows)
+        return buf.getvalue()
+    # ncu quotes every cell of its table ('"ID",...' starts one); its messages and program output are bare lines
+    every, minimal = csv.writer(buf, quoting=csv.QUOTE_ALL, lineterminator="\n"), csv.writer(buf, lineterminator="\n")
+    for row, was_quoted in zip(rows, quoted, strict=True):
+        (every if was_quoted else minimal).writerow(row)
     return buf.getvalue()
 
 
@@ -57,7 +121,9 @@ def mutated_text(draw, text: str, max_edits: int = 4):
     lines = text.splitlines()
     for _ in range(draw(st.integers(1, max_edits))):
         i = draw(st.integers(0, len(lines) - 1))
-        action = draw(st.integers(0, 9))
+        action = draw(st.integers(0, 11))
+        tokens = lines[i].split(" ")
+        numeric = [j for j, t in enumerate(tokens) if _NUMERIC.fullmatch(t)]
         if action == 0:
             del lines[i]
             if not lines:
@@ -66,10 +132,14 @@ def mutated_text(draw, text: str, max_edits: int = 4):
             lines = lines[: i + 1]
         elif action == 2:
             lines.insert(i, lines[i])
+        elif action in (3, 4, 5) and numeric:  # a number of the line, set to a damaged number
+            tokens[draw(st.sampled_from(numeric))] = draw(st.sampled_from(ADVERSARIAL_CELLS))
+            lines[i] = " ".join(tokens)
+        elif action == 6 and "(ns)" in lines[i]:  # nanoseconds become seconds: a column's figures scale by 1e9
+            lines[i] = lines[i].replace("(ns)", "(s)")
         else:
-            tokens = lines[i].split(" ")
             j = draw(st.integers(0, len(tokens) - 1))
-            tokens[j] = draw(st.sampled_from(NASTY_TEXT) | st.text(max_size=8))
+            tokens[j] = draw(st.sampled_from(CELL_POOL) | st.text(max_size=8))
             lines[i] = " ".join(tokens)
     return "\n".join(lines) + "\n"
 
@@ -107,3 +177,50 @@ def mutated_tree(draw, doc, values=NASTY_JSON, max_edits: int = 3):
         except (KeyError, IndexError, TypeError):
             continue
     return doc
+
+
+SCHEMA_SHARE = 4  # one flip in four lands in the schema (sqlite_master), the rest anywhere in the file
+
+
+@st.composite
+def flipped_bytes(draw, paths):
+    """(path, ((offset, byte), ...)): 1-3 bytes of an SQLite file to change, anywhere or inside a CREATE statement
+    of the schema, whose text Python decodes strictly. `apply_flips` makes the damaged copy."""
+    path = draw(st.sampled_from(paths))
+    size, schema, flips = len(_bytes(path)), _schema_spans(path), []
+    for _ in range(draw(st.integers(1, 3))):
+        if schema and draw(st.integers(0, SCHEMA_SHARE - 1)) == 0:
+            start, end = draw(st.sampled_from(schema))
+            at = draw(st.integers(start, end - 1))
+        else:
+            at = draw(st.integers(0, size - 1))
+        new = draw(st.sampled_from([0xFF, 0x80, 0xC3, 0x00])) if draw(st.booleans()) else \
+            _bytes(path)[at] ^ (1 << draw(st.integers(0, 7)))
+        flips.append((at, new))
+    return path, tuple(flips)
+
+
+def apply_flips(path, flips) -> bytes:
+    data = bytearray(_bytes(path))
+    for at, new in flips:
+        data[at] = new
+    return bytes(data)
+
+
+_BYTES: dict = {}
+
+
+def _bytes(path) -> bytes:
+    if path not in _BYTES:
+        _BYTES[path] = path.read_bytes()
+    return _BYTES[path]
+
+
+def _schema_spans(path) -> list[tuple[int, int]]:
+    data = _bytes(path)
+    spans, at = [], data.find(b"CREATE ")
+    while at != -1:
+        end = data.find(b")", at)
+        spans.append((at, end if end > at else at + 7))
+        at = data.find(b"CREATE ", at + 7)
+    return spans

@@ -15,7 +15,17 @@ from pathlib import Path
 
 import yaml
 from conftest import FIXTURES
-from fuzzing import NASTY_JSON, expect_gemmprof_error, mutated_csv, mutated_text, mutated_tree
+from fuzzing import (
+    JSON_POOL,
+    NASTY_JSON,
+    apply_flips,
+    expect_gemmprof_error,
+    flipped_bytes,
+    json_text,
+    mutated_csv,
+    mutated_text,
+    mutated_tree,
+)
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -32,6 +42,7 @@ from gemmprof.model.traffic import GemmShape
 from gemmprof.render.profile_tables import tables as profile_tables
 from gemmprof.render.run_tables import run_table
 from gemmprof.render.table import _sanitised, to_csv, to_json
+from gemmprof.results.files import parse_json
 from gemmprof.results.profile import ProfileResults
 from gemmprof.results.run import RunResult
 
@@ -65,12 +76,31 @@ def _ncu_pipeline(text: str):
         _render(t)
 
 
-@given(st.sampled_from(NCU_DETAILS).flatmap(mutated_csv))
+def _head(text: str, rows: int) -> str:
+    """The fixture with its table cut after `rows` rows (messages and program output kept): each example reads,
+    analyses and renders a launch or two, not eight, so 1000 examples stay within CI's time."""
+    out, seen = [], None
+    for line in text.splitlines():
+        if line.startswith('"ID",'):
+            seen = 0
+        elif seen is not None and line.startswith('"'):
+            seen += 1
+            if seen > rows:
+                continue
+        out.append(line)
+    return "\n".join(out) + "\n"
+
+
+NCU_DETAILS_SMALL = [_head(t, 130) for t in NCU_DETAILS]  # a details launch is ~60-110 rows
+NCU_RAW_SMALL = [_head(t, 3) for t in NCU_RAW]  # the units row and two launches (~1000 columns each)
+
+
+@given(st.sampled_from(NCU_DETAILS_SMALL).flatmap(mutated_csv))
 def test_ncu_details_csv(text):
     _ncu_pipeline(text)
 
 
-@given(st.sampled_from(NCU_RAW).flatmap(mutated_csv))
+@given(st.sampled_from(NCU_RAW_SMALL).flatmap(mutated_csv))
 def test_ncu_raw_csv(text):
     _ncu_pipeline(text)
 
@@ -137,7 +167,9 @@ _SLIM_DIR = Path(tempfile.mkdtemp(prefix="gemmprof-fuzz-"))
 atexit.register(shutil.rmtree, _SLIM_DIR, True)
 SQLITE = [_slim(FIXTURES / "nsys" / n, _SLIM_DIR) for n in ("h100_cupy_nvtx.sqlite", "h100_gemmprof_run_4096.sqlite")]
 SQL_VALUES = [None, -1, 0, 2 ** 63 - 1, -(2 ** 63), 1.5, 1e308, "abc", "", "12", b"\xff\xfe\x00", b"",
-              "gemmprof 1 4096x4096x4096", "é" * 3]
+              "gemmprof 1 4096x4096x4096", "é" * 3,
+              # issue 29's classes, as SQLite holds them (NaN is stored as NULL; integers stop at 2**63)
+              float("nan"), float("inf"), float("-inf"), "1e400", "9" * 5000, "²", "٣٢", "１２８", -5, " "]
 
 
 def _db_columns(path):
@@ -187,9 +219,21 @@ def test_nsys_sqlite(case):
         _nsys_pipeline(expect_gemmprof_error(load_report, target))
 
 
-@given(st.sampled_from(RUNS).flatmap(lambda d: mutated_tree(d, max_edits=3)))
+@given(case=flipped_bytes(SQLITE))
+def test_nsys_sqlite_byte_flips(case):
+    """Bytes flipped anywhere in the file, the schema pages included (sqlite_master's text may stop being UTF-8)."""
+    path, flips = case
+    with tempfile.TemporaryDirectory() as tmp:
+        target = Path(tmp) / "flipped.sqlite"
+        target.write_bytes(apply_flips(path, flips))
+        _nsys_pipeline(expect_gemmprof_error(load_report, target))
+
+
+@given(st.sampled_from(RUNS).flatmap(lambda d: mutated_tree(d, JSON_POOL, max_edits=3)))
 def test_run_results_json(doc):
-    doc = json.loads(json.dumps(doc))  # what a file holds (NaN stays NaN: Python's json reads it)
+    doc = expect_gemmprof_error(parse_json, json_text(doc), "results.json")  # what load() reads
+    if doc is None:
+        return
     result = expect_gemmprof_error(RunResult.from_dict, doc, "results.json")
     if result is not None:
         _render(run_table(result))
@@ -207,8 +251,11 @@ for _text in NCU_DETAILS[:2] + NCU_RAW[:1]:
         shape=GemmShape(4096, 4096, 4096), source={"csv": "x.csv"}, notes=[]).to_dict())))
 
 
-@given(st.sampled_from(PROFILE_DOCS).flatmap(lambda d: mutated_tree(d, max_edits=3)))
+@given(st.sampled_from(PROFILE_DOCS).flatmap(lambda d: mutated_tree(d, JSON_POOL, max_edits=3)))
 def test_profile_results_json(doc):
+    doc = expect_gemmprof_error(parse_json, json_text(doc), "profile.json")
+    if doc is None:
+        return
     results = expect_gemmprof_error(ProfileResults.from_dict, doc, "profile.json")
     if results is not None:
         for t in profile_tables(results):
@@ -275,3 +322,34 @@ def test_expression_evaluator(text):
     value = expect_gemmprof_error(expr.evaluate, text, env)
     assert value is None or isinstance(value, (int, float, bool))
 
+
+
+def _cache_text() -> str:
+    from gemmprof.tune.cache import CacheKey, TuneCache
+    from gemmprof.tune.records import TIMED, Record
+
+    with tempfile.TemporaryDirectory() as tmp:
+        key = CacheKey("NVIDIA H100 80GB HBM3", "nvrtc 13.0", "warptiling", "abc", "fp32", "4096x4096x4096")
+        cache = TuneCache.open(tmp, key)
+        for bm in (64, 128):
+            cache.add(Record({"BM": bm, "BK": 8}, TIMED, "", (1.0, 1.5), {"registers": 96}))
+        cache.add_retime(["BK=8,BM=64", "BK=8,BM=128"], {"BK=8,BM=64": [1.0]}, 3)
+        cache.close()
+        return (Path(tmp) / key.filename()).read_text(encoding="utf-8"), key
+
+
+CACHE_TEXT, CACHE_KEY = _cache_text()
+
+
+@given(text=mutated_text(CACHE_TEXT), cut=st.integers(0, 40))
+def test_tune_cache_lines(text, cut):
+    """A damaged cache opens with its good lines (the bad ones named in warnings) or is one InputError."""
+    from gemmprof.tune.cache import TuneCache
+
+    data = text.encode("utf-8")
+    with tempfile.TemporaryDirectory() as tmp:
+        (Path(tmp) / CACHE_KEY.filename()).write_bytes(data[:len(data) - cut] if cut % 3 == 0 else data)
+        cache = expect_gemmprof_error(TuneCache.open, tmp, CACHE_KEY)
+        if cache is not None:
+            assert all(w.startswith(str(cache.path)) for w in cache.warnings)
+            cache.close()

@@ -55,13 +55,48 @@ def test_truncated_last_line_is_dropped_and_trimmed(tmp_path):
     assert c.get({"BM": 256, "BK": 8}) is not None and not c.dropped_partial_line
 
 
-def test_a_broken_line_in_the_middle_is_an_error(tmp_path):
+@pytest.mark.parametrize("bad", [b"{not json", b"[1, 2]", b'{"status": "timed"}', b'{"params": {"BM": "64"}, '
+                                 b'"status": "timed"}', b'{"params": {"BM": 64}, "status": "timed", "samples_ms": '
+                                 b'[NaN]}', b"\xff\xfe{}", b'{"params": {"BM": 1' + b"0" * 5000 + b'}}',
+                                 b'{"kind": "retime", "candidates": 3}', b"\x00\x00\x00"])
+def test_a_damaged_line_in_the_middle_is_named_and_left_out(tmp_path, bad):
     c = TuneCache.open(tmp_path, KEY)
     c.add(_rec(64))
     c.close()
     path = tmp_path / KEY.filename()
-    path.write_text(path.read_text() + "{not json\n" + json.dumps(_rec(128).to_dict()) + "\n")
-    with pytest.raises(InputError, match=r":3: not a JSON line"):
+    path.write_bytes(path.read_bytes() + bad + b"\n" + json.dumps(_rec(128).to_dict()).encode() + b"\n")
+    c = TuneCache.open(tmp_path, KEY)
+    assert len(c.warnings) == 1 and c.warnings[0].startswith(f"{path}:3"), c.warnings
+    assert c.get({"BM": 64, "BK": 8}) is not None and c.get({"BM": 128, "BK": 8}) is not None
+    c.close()
+
+
+def test_a_complete_last_record_without_its_newline_is_kept(tmp_path):
+    c = TuneCache.open(tmp_path, KEY)
+    c.add(_rec(64))
+    c.close()
+    path = tmp_path / KEY.filename()
+    path.write_bytes(path.read_bytes().rstrip(b"\n"))  # killed between the record and its newline
+    c = TuneCache.open(tmp_path, KEY)
+    assert c.get({"BM": 64, "BK": 8}) is not None and not c.dropped_partial_line and not c.warnings
+    c.add(_rec(128))  # the append starts a new line
+    c.close()
+    c = TuneCache.open(tmp_path, KEY)
+    assert c.get({"BM": 64, "BK": 8}) is not None and c.get({"BM": 128, "BK": 8}) is not None and not c.warnings
+
+
+def test_a_cache_of_nul_bytes_is_named_not_truncated(tmp_path):
+    path = tmp_path / KEY.filename()
+    path.write_bytes(b"\x00" * 4096)
+    with pytest.raises(InputError, match="NUL bytes"):
+        TuneCache.open(tmp_path, KEY)
+    assert path.read_bytes() == b"\x00" * 4096
+
+
+def test_a_damaged_header_is_an_error(tmp_path):
+    path = tmp_path / KEY.filename()
+    path.write_bytes(b"[1, 2]\n" + json.dumps(_rec(64).to_dict()).encode() + b"\n")
+    with pytest.raises(InputError, match=r":1: not a JSON object"):
         TuneCache.open(tmp_path, KEY)
 
 

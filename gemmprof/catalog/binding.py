@@ -145,11 +145,13 @@ def parse_param_overrides(items) -> dict[str, int]:
         if "=" not in item:
             raise SpecError(f"--param {item!r}: expected NAME=INTEGER")
         k, v = item.split("=", 1)
+        from gemmprof.results import cells  # ASCII digits only: int() also reads '٣٢' as 32
+
         try:
-            out[k.strip()] = int(v)
+            out[k.strip()] = cells.count(v, minimum=-(2 ** 31))
             if not k.strip() or abs(out[k.strip()]) > 2 ** 31:
                 raise ValueError
-        except ValueError:
+        except (ValueError, cells.CellError):
             raise SpecError(f"--param {item[:60]!r}: expected NAME=INTEGER (an integer below 2**31)") from None
     return out
 

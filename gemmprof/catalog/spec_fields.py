@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from gemmprof.errors import SpecError
+
+SOURCES_ANYWHERE = "GEMMPROF_SPEC_SOURCES_ANYWHERE"  # set to 1: a spec's file: may leave the spec's folder
 
 
 def _fail(path, key, problem):
@@ -30,6 +33,12 @@ def source_file(path, node, key: str = "file") -> Path:
     if len(name) > 255 or "\0" in name:
         _fail(path, key, f"{name[:40]!r}... is not a usable file name")
     cu = (path.parent / name).resolve()
+    folder = Path(path).parent.resolve()
+    if not cu.is_relative_to(folder) and os.environ.get(SOURCES_ANYWHERE) != "1":
+        # a spec names its source beside it; a path that leaves the folder would compile (and echo in build
+        # errors) whatever file it names, e.g. a spec downloaded with file: ../../etc/shadow
+        _fail(path, "file", f"{name[:60]!r} is outside the spec's folder {folder}; keep the source beside the "
+                            f"spec or below it (or set {SOURCES_ANYWHERE}=1 to allow it)")
     try:
         found = cu.is_file()
     except OSError as exc:

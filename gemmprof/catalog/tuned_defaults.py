@@ -14,7 +14,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from gemmprof.errors import InputError
-from gemmprof.results.files import write_atomic
+from gemmprof.results.fields import Fields
+from gemmprof.results.files import load_json, write_atomic
 
 DEFAULTS_FILE = "tuned_defaults.json"
 DEFAULTS_KIND = "gemmprof.tuned-defaults"
@@ -46,15 +47,23 @@ def defaults_path(cache_dir) -> Path:
     return Path(cache_dir) / DEFAULTS_FILE
 
 
+class DefaultsFileError(InputError):
+    """tuned_defaults.json is damaged; `kept_beside` names where keep_winner wrote the winner instead."""
+
+    kept_beside: Path | None = None
+
+
 def _read(path: Path) -> dict:
     if not path.exists():
         return {"kind": DEFAULTS_KIND, "version": 1, "devices": {}}
     try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as exc:
-        raise InputError(f"{path}: cannot read the tuned defaults ({exc}); move the file away") from None
-    if doc.get("kind") != DEFAULTS_KIND:
-        raise InputError(f"{path}: not a gemmprof tuned-defaults file")
+        doc = load_json(path)
+    except InputError as exc:
+        raise DefaultsFileError(f"cannot read the tuned defaults: {exc}; move the file away") from None
+    devices = doc.get("devices") if isinstance(doc, dict) else None
+    if not isinstance(doc, dict) or doc.get("kind") != DEFAULTS_KIND or not isinstance(devices, dict) or not all(
+            isinstance(d, dict) and all(isinstance(e, dict) for e in d.values()) for d in devices.values()):
+        raise DefaultsFileError(f"{path}: not a gemmprof tuned-defaults file (or a damaged one); move the file away")
     return doc
 
 
@@ -69,9 +78,17 @@ def keep_winner(cache_dir, result, source_hash: str) -> TunedDefaults:
                           result.strategy, result.cache_file,
                           _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"))
     path = defaults_path(cache_dir)
-    doc = _read(path)
-    doc["devices"].setdefault(result.device, {})[result.kernel] = {
-        k: v for k, v in asdict(entry).items() if k not in ("device", "kernel")}
+    record = {k: v for k, v in asdict(entry).items() if k not in ("device", "kernel")}
+    try:
+        doc = _read(path)
+    except DefaultsFileError as exc:  # the sweep's winner is still worth keeping: write it beside the damaged file
+        beside = path.with_name(f"{path.stem}.new{path.suffix}")
+        fresh = {"kind": DEFAULTS_KIND, "version": 1, "devices": {result.device: {result.kernel: record}}}
+        write_atomic(beside, json.dumps(fresh, indent=1, sort_keys=True) + "\n")
+        error = DefaultsFileError(f"{exc}; this winner was written to {beside} (rename it to {path.name} to use it)")
+        error.kept_beside = beside
+        raise error from None
+    doc["devices"].setdefault(result.device, {})[result.kernel] = record
     write_atomic(path, json.dumps(doc, indent=1, sort_keys=True) + "\n")
     return entry
 
@@ -83,7 +100,8 @@ def load_tuned_defaults(cache_dir, device: str, kernel: str) -> TunedDefaults | 
     entry = doc.get("devices", {}).get(device, {}).get(kernel)
     if entry is None:
         return None
-    return TunedDefaults(device=device, kernel=kernel, params={k: int(v) for k, v in entry["params"].items()},
-                         shape=entry["shape"], dtype=entry["dtype"], tflops=entry.get("tflops"),
-                         source_hash=entry["source_hash"], strategy=entry.get("strategy", ""),
-                         cache_file=entry.get("cache_file", ""), kept=entry.get("kept", ""))
+    f = Fields(entry, f"{defaults_path(cache_dir)}: devices.{device}.{kernel}")
+    return TunedDefaults(device=device, kernel=kernel, params=f.ints("params"), shape=f.name("shape"),
+                         dtype=f.name("dtype"), tflops=f.num("tflops"), source_hash=f.name("source_hash"),
+                         strategy=f.str("strategy", "") or "", cache_file=f.str("cache_file", "") or "",
+                         kept=f.str("kept", "") or "")

@@ -14,11 +14,21 @@ class RegressionFound(GemmprofError):
     exit_code = 3
 
 
+def _finite_pct(value):
+    """nan passes FloatRange (nan < 0 is false) and then no change is ever larger: the gate could never fire."""
+    import math
+
+    if value is not None and not math.isfinite(value):
+        raise click.BadParameter(f"{value} is not a finite percentage")
+    return value
+
+
 @click.command("diff")
 @click.argument("old", type=click.Path(dir_okay=False))
 @click.argument("new", type=click.Path(dir_okay=False))
 @click.option("--force", is_flag=True, help="Compare even when shape, beta, device model or a variant's dtype differ.")
 @click.option("--fail-on-regression", "fail_pct", type=click.FloatRange(min=0), default=None, metavar="PCT",
+              callback=lambda _ctx, _param, v: _finite_pct(v),
               help="Exit with status 3 when any variant's median time grew by more than PCT percent, outside the "
                    "noise.")
 @output_options

@@ -110,6 +110,7 @@ def command(variants, all_, spec_files, callables, arrays, size, m, n, k, params
                   for name in infos if name not in seen]
     notes += _multi_kernel_notes(findings)
     notes += [f"ncu: {line}" for line in report.errors()]
+    notes += [f"{from_file or 'ncu CSV'}: {line}" for line in report.warnings]  # damaged cells left out
     results = ProfileResults(findings, gpu=report.gpu, gpu_spec=gpu_spec.key if gpu_spec else None,
                              shape=shape, source=source, notes=notes,
                              command="gemmprof " + shlex.join(sys.argv[1:]))

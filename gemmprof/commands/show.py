@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from gemmprof.commands._options import output_options
+from gemmprof.commands._options import output_options, refuse_overwrite
 from gemmprof.commands.run import view_options
 
 
@@ -28,6 +28,7 @@ def command(results, top, wide, columns, fmt, output):
       gemmprof show results.json --format csv -o results.csv
       gemmprof show profile.json --top 5
     """
+    refuse_overwrite({"-o": output}, [results])
     from gemmprof.results.loading import load
     from gemmprof.results.run import RunResult
 

@@ -88,9 +88,10 @@ def ncu_quantities(ncu) -> dict[str, float]:
     out: dict[str, float] = {}
     for op in ("ld", "st"):
         reqs = ncu.get(NCU_METRICS[f"smem_{op}_requests"])
-        if reqs:
-            out[f"smem_{op}_wavefronts_per_request"] = ncu[NCU_METRICS[f"smem_{op}_wavefronts"]] / reqs
-            out[f"smem_{op}_conflicts_per_request"] = ncu[NCU_METRICS[f"smem_{op}_conflicts"]] / reqs
+        if reqs:  # each counter on its own: a report may lack one (another --metrics list, a damaged file)
+            for figure, counter in (("wavefronts", f"smem_{op}_wavefronts"), ("conflicts", f"smem_{op}_conflicts")):
+                if ncu.get(NCU_METRICS[counter]) is not None:
+                    out[f"smem_{op}_{figure}_per_request"] = ncu[NCU_METRICS[counter]] / reqs
     if ncu.get(NCU_METRICS["l1_bytes"]) is not None:
         out["gmem_sectors"] = ncu[NCU_METRICS["l1_bytes"]] / SECTOR
     # launch totals as ncu derives them from the addresses (its SASS counters): loads with ldmatrix's

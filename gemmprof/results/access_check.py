@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from gemmprof.errors import InputError
+from gemmprof.results import cells
 
 CHECKS = ("ok", "explained", "DIFFERS")
 
@@ -32,9 +33,9 @@ class AccessComparison:
         if not isinstance(d, dict):
             raise InputError(f"{where}: expected a mapping")
         try:
-            predicted, ncu = float(d["predicted"]), float(d["ncu"])
-        except (KeyError, TypeError, ValueError):
-            raise InputError(f"{where}: predicted and ncu must be numbers") from None
+            predicted, ncu = cells.real(d.get("predicted")), cells.real(d.get("ncu"))
+        except cells.CellError:
+            raise InputError(f"{where}: predicted and ncu must be finite numbers") from None
         check = d.get("check")
         if check not in CHECKS or not isinstance(d.get("quantity"), str):
             raise InputError(f"{where}: expected a quantity and a check of {', '.join(CHECKS)}")

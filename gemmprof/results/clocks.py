@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from gemmprof.results import cells
+
 FELL_FROM_START = 0.95  # after < 95% of before: the clock dropped during the measurement
 BELOW_MAX = 0.90  # after < 90% of the maximum SM clock: held well under its boost clock
 
@@ -64,7 +66,11 @@ class ClockRecord:
         """None when the row has no clock readings (files from before clocks were recorded, or no NVML)."""
         if d.get("sm_clock_mhz_before") is None or d.get("sm_clock_mhz_after") is None:
             return None
-        return cls(float(d["sm_clock_mhz_before"]), float(d["sm_clock_mhz_after"]), d.get("temperature_c_before"),
+        try:
+            before, after = cells.real(d["sm_clock_mhz_before"]), cells.real(d["sm_clock_mhz_after"])
+        except cells.CellError as exc:  # the caller names the file and variant for a ValueError
+            raise ValueError(f"a clock reading {exc}") from None
+        return cls(before, after, d.get("temperature_c_before"),
                    d.get("temperature_c_after"), d.get("sm_clock_mhz_max"),
                    tuple(str(r) for r in d.get("throttle_reasons") or ()))
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 import math
 
 from gemmprof.errors import InputError
+from gemmprof.results import cells
+from gemmprof.results.cells import MAX_COUNT
 from gemmprof.results.shape import GemmShape
-
-MAX_COUNT = 2 ** 62  # integers beyond this are damage, not registers, bytes or FLOPs
 
 
 class Fields:
@@ -36,9 +36,10 @@ class Fields:
         v = self.num(key)
         if v is None:
             return default
-        if v != int(v) or not minimum <= v < MAX_COUNT:
+        try:
+            return cells.count(v, minimum=minimum)
+        except cells.CellError:
             self._bad(key, f"an integer >= {minimum}")
-        return int(v)
 
     def str(self, key, default=None):
         v = self.d.get(key, default)
@@ -64,6 +65,14 @@ class Fields:
         if not isinstance(v, dict) or not all(_finite(x) for x in v.values()):
             self._bad(key, "an object of finite numbers")
         return dict(v)
+
+    def counts(self, key):
+        """An object of whole, non-negative numbers (block limits)."""
+        v = self.numbers(key)
+        try:
+            return {k: cells.count(x) for k, x in v.items()}
+        except cells.CellError:
+            self._bad(key, "an object of integers >= 0")
 
     def ints(self, key):
         """An object of integers (a variant's parameters)."""

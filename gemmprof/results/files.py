@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import IO
 
 from gemmprof.errors import InputError
+from gemmprof.results import cells
 
 
 def finite(value):
@@ -31,8 +32,17 @@ def json_safe(v):
 
 def write_with(path: str | os.PathLike, write: Callable[[IO[bytes]], None]) -> None:
     """Call `write` on a temporary file beside `path`, then rename it into place: a failure never leaves half a
-    file, nor the temporary one. The folder must exist: gemmprof creates no directories unasked."""
+    file, nor the temporary one. The folder must exist: gemmprof creates no directories unasked.
+
+    Only regular files are written: a device node, FIFO or socket at `path` (or a symlink to one) is refused, never
+    replaced (as root, `-o /dev/null` would otherwise swap the node for a file). A symlink to a regular file is
+    followed, so the link stays and its target gets the new contents. An existing regular file is replaced."""
     path = Path(path)
+    if path.is_symlink():
+        path = Path(os.path.realpath(path))
+    if os.path.lexists(path) and not path.is_file():
+        kind = "a directory" if path.is_dir() else "not a regular file (a device, FIFO or socket?)"
+        raise InputError(f"cannot write {path}: it is {kind}; gemmprof writes only regular files")
     if not path.parent.is_dir():
         raise InputError(f"cannot write {path}: the folder {path.parent} does not exist")
     tmp = None
@@ -60,15 +70,43 @@ def save_json(path, doc: dict) -> None:
     write_atomic(path, json.dumps(json_safe(doc), indent=1) + "\n")
 
 
+MAX_DEPTH = 64  # gemmprof's own files nest a handful of levels; deeper is damage, and recursion would fail later
+
+
+def parse_json(text: str | bytes, where: str):
+    """JSON text as Python values, integers through the cell parser (a 5000-digit one is damage, not a
+    ValueError); a failure is one InputError starting with `where` (the file, or file:line)."""
+    try:
+        doc = json.loads(text, parse_int=cells.json_int)
+    except UnicodeDecodeError:
+        raise InputError(f"{where}: not a text file (not UTF-8)") from None
+    except json.JSONDecodeError as exc:
+        raise InputError(f"{where}: line {exc.lineno}: not valid JSON ({exc.msg})") from None
+    except cells.CellError as exc:
+        raise InputError(f"{where}: {exc}") from None
+    except RecursionError:
+        raise InputError(f"{where}: nested too deeply to be a gemmprof file") from None
+    if _depth(doc) > MAX_DEPTH:
+        raise InputError(f"{where}: nested more than {MAX_DEPTH} levels deep, too deep to be a gemmprof file")
+    return doc
+
+
+def _depth(doc) -> int:
+    """How deeply `doc` nests, without recursion (a deeply nested field would overflow the stack later)."""
+    deepest, stack = 0, [(doc, 1)]
+    while stack:
+        v, d = stack.pop()
+        if isinstance(v, (dict, list)):
+            deepest = max(deepest, d)
+            if d <= MAX_DEPTH:
+                stack.extend((x, d + 1) for x in (v.values() if isinstance(v, dict) else v))
+    return deepest
+
+
 def load_json(path) -> dict:
     path = Path(path)
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        text = path.read_bytes()
     except OSError as exc:
         raise InputError(f"{path}: cannot read ({exc.strerror or exc})") from None
-    except UnicodeDecodeError:
-        raise InputError(f"{path}: not a text file (not UTF-8)") from None
-    except json.JSONDecodeError as exc:
-        raise InputError(f"{path}: line {exc.lineno}: not valid JSON ({exc.msg})") from None
-    except RecursionError:
-        raise InputError(f"{path}: nested too deeply to be gemmprof results") from None
+    return parse_json(text, str(path))

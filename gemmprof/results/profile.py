@@ -202,8 +202,7 @@ def _occupancy_from(r: FieldReader) -> OccupancyCheck:
         threads=r.int("threads"), registers=r.int("registers"), static_smem=r.int("static_smem"),
         dynamic_smem=r.int("dynamic_smem"), achieved_pct=r.num("achieved_pct"),
         theoretical_pct_ncu=r.num("theoretical_pct_ncu"), theoretical_pct_gemmprof=r.num("theoretical_pct_gemmprof"),
-        limits_ncu={k: int(v) for k, v in r.numbers("limits_ncu").items()},
-        limits_gemmprof={k: int(v) for k, v in r.numbers("limits_gemmprof").items()},
+        limits_ncu=r.counts("limits_ncu"), limits_gemmprof=r.counts("limits_gemmprof"),
         limiters_ncu=tuple(r.strs("limiters_ncu")), limiters_gemmprof=tuple(r.strs("limiters_gemmprof")),
         disagreements=r.strs("disagreements"), notes=r.strs("notes"))
 

@@ -17,6 +17,7 @@ from gemmprof.errors import InputError
 from gemmprof.results.fields import Fields
 from gemmprof.results.files import load_json, save_json
 from gemmprof.results.run import RunResult
+from gemmprof.results import cells
 from gemmprof.results.shape import GemmShape
 
 SWEEP_KIND = "gemmprof.sweep"
@@ -48,10 +49,10 @@ def parse_shapes(text: str, where: str = "--shapes") -> tuple[GemmShape, ...]:
             m = _ITEM.match(item.lower())
             if not m:
                 raise InputError(f"{where}: line {line_no}: {item[:40]!r} is not a shape (N for N x N x N, or MxNxK)")
-            dims = (int(m[1]),) * 3 if m[2] is None else (int(m[1]), int(m[2]), int(m[3]))
             try:
-                shape = GemmShape(*dims)
-            except InputError as exc:
+                dims = cells.integers(item)  # ASCII digits, bounded: the one cell parser (GemmShape checks >= 1)
+                shape = GemmShape(*(dims * 3 if m[2] is None else dims))
+            except (InputError, cells.CellError) as exc:
                 raise InputError(f"{where}: line {line_no}: {item}: {exc}") from None
             if shape not in shapes:
                 shapes.append(shape)

@@ -2,7 +2,9 @@
 
 The first line names what the file is for; every later line is one configuration's record (or a final re-timing).
 Each line is flushed and synced as it is written, so a sweep killed at any moment keeps every finished result;
-a last line cut off mid-write is dropped (and trimmed away) when the file is opened again.
+a last line cut off mid-write is dropped (and trimmed away) when the file is opened again, while a complete last
+record that only lacks its newline is kept. A damaged line (not JSON, not UTF-8, NUL bytes, a record without its
+fields) is left out and named in `warnings`: the sweep resumes with the good lines and measures that one again.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from gemmprof.errors import InputError
+from gemmprof.results.files import parse_json
 from gemmprof.tune.records import Record
 from gemmprof.tune.space import config_key
 
@@ -48,7 +51,9 @@ class TuneCache:
         self.records: dict[str, Record] = {}
         self.retimes: list[dict] = []
         self.dropped_partial_line = False
+        self.warnings: list[str] = []  # damaged lines left out, each naming the file and line
         self._fh = None
+        self._needs_newline = False  # the last record lacks its newline: the next append starts a line first
         self._load()
 
     @classmethod
@@ -62,30 +67,68 @@ class TuneCache:
             data = self.path.read_bytes()
         except OSError as exc:
             raise InputError(f"cannot read the tune cache {self.path}: {exc.strerror or exc}") from None
+        if data and not data.strip(b"\x00"):
+            raise InputError(f"{self.path}: holds only NUL bytes ({len(data)}; a crash while the file was "
+                             "extended?); move the file away to start over")
         lines = data.split(b"\n")
         complete, tail = lines[:-1], lines[-1]  # tail is b"" when the file ends with a newline
         if tail:
-            self.dropped_partial_line = True
-            with open(self.path, "r+b") as fh:  # cut the half-written line so appends start on a fresh one
-                fh.truncate(len(data) - len(tail))
+            if self._whole_record(tail, len(lines)):
+                complete.append(tail)
+                self._needs_newline = True
+            else:
+                self.dropped_partial_line = True
+                with open(self.path, "r+b") as fh:  # cut the half-written line so appends start on a fresh one
+                    fh.truncate(len(data) - len(tail))
         for i, raw in enumerate(complete, start=1):
             if not raw.strip():
                 continue
             try:
-                doc = json.loads(raw)
-            except json.JSONDecodeError as exc:
-                raise InputError(f"{self.path}:{i}: not a JSON line ({exc.msg}); move the file away to start over"
-                                 ) from None
+                doc = self._line(raw, i)
+                if i == 1:
+                    self._check_header(doc)
+                elif doc.get("kind") == "retime":
+                    self.retimes.append(self._retime(doc, i))
+                else:
+                    rec = Record.from_dict(doc, f"{self.path}:{i}")
+                    self.records[config_key(rec.params)] = rec
+            except InputError as exc:
+                if i == 1:
+                    raise
+                self.warnings.append(f"{exc}: line left out (measured again)")
+
+    def _line(self, raw: bytes, i: int) -> dict:
+        where = f"{self.path}:{i}"
+        if b"\x00" in raw:
+            raise InputError(f"{where}: holds NUL bytes")
+        try:
+            doc = parse_json(raw, where)
+        except InputError as exc:
+            message = str(exc).replace(f"{where}: line 1: ", f"{where}: ")
             if i == 1:
-                self._check_header(doc)
-            elif doc.get("kind") == "retime":
-                self.retimes.append(doc)
-            else:
-                rec = Record.from_dict(doc)
-                self.records[config_key(rec.params)] = rec
+                message += "; move the file away to start over"
+            raise InputError(message) from None
+        if not isinstance(doc, dict):
+            raise InputError(f"{where}: not a JSON object")
+        return doc
+
+    def _whole_record(self, tail: bytes, i: int) -> bool:
+        """A last line without newline that is still a whole record (the writer died between the two)."""
+        try:
+            doc = self._line(tail, i)
+            if doc.get("kind") != "retime" and i > 1:
+                Record.from_dict(doc, f"{self.path}:{i}")
+        except InputError:
+            return False
+        return True
+
+    def _retime(self, doc: dict, i: int) -> dict:
+        if not isinstance(doc.get("candidates"), list) or not isinstance(doc.get("samples_ms"), dict):
+            raise InputError(f"{self.path}:{i}: a re-timing line without its candidates and samples")
+        return doc
 
     def _check_header(self, doc):
-        if doc.get("kind") != CACHE_KIND:
+        if not isinstance(doc, dict) or doc.get("kind") != CACHE_KIND:
             raise InputError(f"{self.path}: not a gemmprof tune cache (first line has kind {doc.get('kind')!r})")
         if doc.get("key") != self.key.to_dict():
             raise InputError(f"{self.path}: written for {doc.get('key')}, not {self.key.to_dict()}")
@@ -95,6 +138,9 @@ class TuneCache:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             new = not self.path.exists() or self.path.stat().st_size == 0
             self._fh = open(self.path, "a", encoding="utf-8")
+            if self._needs_newline and not new:
+                self._fh.write("\n")
+                self._needs_newline = False
             if new:
                 self._write({"kind": CACHE_KIND, "version": CACHE_VERSION, "key": self.key.to_dict()})
         self._write(doc)

@@ -61,17 +61,18 @@ def visible_gpus(count: int | str | None = 1) -> list[str | None]:
             ids = ids[:ids.index("-1")]
     else:
         ids = [str(i) for i in range(_count_devices())]
-    if count in (None, 1, "1") and env is None:
+    count = 1 if count is None else count  # no --gpus: one GPU, the first visible one
+    if count in (1, "1") and env is None:
         return [None]  # one GPU: exactly what a plain run would use
     if count == "all":
         n = len(ids)
     else:
+        from gemmprof.results import cells
+
         try:
-            n = int(count)
-        except (TypeError, ValueError):
-            raise InputError(f"--gpus: {count!r} is not a number or 'all'") from None
-        if n < 1:
-            raise InputError(f"--gpus: {n} must be at least 1")
+            n = cells.count(str(count), minimum=1)
+        except cells.CellError:
+            raise InputError(f"--gpus: {count!r} is not a number >= 1 or 'all'") from None
     if n > len(ids):
         raise InputError(f"--gpus {n}: only {len(ids)} GPU(s) visible"
                          + (f" (CUDA_VISIBLE_DEVICES={env})" if env is not None else ""))

@@ -100,10 +100,21 @@ class Record:
         return d
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> Record:
-        return cls(params={k: int(v) for k, v in d["params"].items()}, status=str(d["status"]),
-                   message=str(d.get("message", "")), samples_ms=tuple(float(x) for x in d.get("samples_ms", ())),
-                   info=dict(d.get("info", {})), worker=str(d.get("worker", "")))
+    def from_dict(cls, d: dict[str, Any], where: str = "record") -> Record:
+        """A record as the cache holds it; a missing or mistyped field is an InputError naming `where`."""
+        from gemmprof.errors import InputError
+        from gemmprof.results.fields import Fields
+
+        f = Fields(d, where)
+        status = f.name("status")
+        if status not in STATUSES:
+            raise InputError(f"{where}.status: {status[:40]!r} is not one of {', '.join(STATUSES)}")
+        params = f.ints("params")
+        if not params:
+            raise InputError(f"{where}.params: expected an object of integers, got none")
+        samples = f.times("samples_ms") if d.get("samples_ms") else ()
+        return cls(params=params, status=status, message=f.str("message", "") or "",
+                   samples_ms=samples, info=f.mapping("info") or {}, worker=f.str("worker", "") or "")
 
     @classmethod
     def from_outcome(cls, params, outcome: Outcome, compiled: CompileOutcome | None = None, worker: str = ""):

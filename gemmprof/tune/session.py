@@ -98,6 +98,8 @@ def run_tune(req: TuneRequest, progress: Callable[[ProgressEvent], None] | None 
         key = CacheKey(measurer.device_name, measurer.compiler, req.spec.name, source_hash(req.spec),
                        req.spec.dtype, req.shape.label)
         cache = TuneCache.open(req.cache_path, key)
+        for warning in cache.warnings:
+            announce(warning)
         pool = _compile_pool(req)
         options = SweepOptions(budget_configs=req.budget_configs,
                                budget_s=None if req.budget_minutes is None else req.budget_minutes * 60,

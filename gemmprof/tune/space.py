@@ -7,12 +7,14 @@ values, constraints in order) and then checked against the shape constraints for
 from __future__ import annotations
 
 import itertools
+import math
 from collections import Counter
 from dataclasses import dataclass
 
 from gemmprof.catalog import expr
 from gemmprof.errors import SpecError
 
+MAX_SPACE = 100_000  # configurations checked before a sweep; each is bound and pruned here, in memory
 
 def config_key(params: dict[str, int]) -> str:
     """A configuration's identity in caches and strategies: every parameter, sorted by name."""
@@ -69,6 +71,11 @@ def tune_axes(spec, override: dict[str, list[int]] | None = None) -> dict[str, t
             raise SpecError(f"{spec.path}: tune.{k}: not a parameter (the parameters are {', '.join(spec.params)})")
         if not values:
             raise SpecError(f"{spec.path}: tune.{k}: no candidate values")
+    size = math.prod(len(v) for v in axes.values())
+    if size > MAX_SPACE:  # refused before enumerating: 10**12 combinations would grow memory without bound
+        sizes = " x ".join(f"{len(v)} {k}" for k, v in axes.items())
+        raise SpecError(f"{spec.path}: tune: {size:,} configurations ({sizes}) is more than the {MAX_SPACE:,} a "
+                        "sweep checks; drop candidates or tune fewer parameters at once")
     return axes
 
 

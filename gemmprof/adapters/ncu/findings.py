@@ -16,6 +16,7 @@ from gemmprof.adapters.ncu.report import Launch, NcuReport, Rule
 from gemmprof.catalog.gpu_specs import GpuSpec
 from gemmprof.measure import nvtx
 from gemmprof.model.traffic import DTYPES, GemmShape, Tiles, gemm_flops, min_bytes, tiled_traffic
+from gemmprof.results import cells
 from gemmprof.results.profile import LaunchFindings, RuleAdvice, SharedMemory
 
 SOL = "GPU Speed Of Light Throughput"
@@ -93,7 +94,7 @@ def stall_shares(launch: Launch, prefix: str = STALL_PREFIX, suffix: str = ".rat
         reason = name[len(prefix):len(name) - len(suffix)] if suffix else name[len(prefix):]
         if reason.endswith("_not_issued") or reason in EXCLUDED_STALLS or m.number is None:
             continue
-        values[reason] = float(m.number)
+        values[reason] = cells.real(m.number)
     total = sum(values.values())
     if total <= 0:
         return {}

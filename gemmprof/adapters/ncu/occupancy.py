@@ -12,6 +12,7 @@ from gemmprof.adapters.ncu.report import Launch
 from gemmprof.catalog.gpu_specs import GpuSpec
 from gemmprof.errors import InputError
 from gemmprof.model.occupancy import occupancy
+from gemmprof.results import cells
 from gemmprof.results.profile import OccupancyCheck
 
 LAUNCH_STATS = "Launch Statistics"
@@ -41,20 +42,33 @@ def lookup(launch: Launch, spec: tuple[str, str, str]) -> float | int | None:
     return v if v is not None else launch.number(label, section=section)
 
 
+def _count(launch: Launch, spec: tuple[str, str, str], oc: OccupancyCheck) -> int | None:
+    """A figure that must be a whole, non-negative count (threads, registers, bytes, blocks); anything else is
+    noted and left out, so one damaged cell does not stop the check."""
+    v = lookup(launch, spec)
+    if v is None:
+        return None
+    try:
+        return cells.count(v)
+    except cells.CellError as exc:
+        oc.notes.append(f"{spec[1]}: {exc}; left out")
+        return None
+
+
 def check_occupancy(launch: Launch, gpu_spec: GpuSpec | None) -> OccupancyCheck:
     oc = OccupancyCheck()
-    threads = lookup(launch, BLOCK_SIZE)
+    threads = _count(launch, BLOCK_SIZE, oc)
     if threads is None and launch.block:
         threads = 1
         for d in launch.block:
             threads *= d
-    oc.threads = int(threads) if threads is not None else None
+        threads = threads if threads < cells.MAX_COUNT else None
+    oc.threads = threads
     for attr, spec in (("registers", REGISTERS), ("static_smem", STATIC_SMEM), ("dynamic_smem", DYNAMIC_SMEM)):
-        v = lookup(launch, spec)
-        setattr(oc, attr, int(v) if v is not None else None)
+        setattr(oc, attr, _count(launch, spec, oc))
     oc.achieved_pct = lookup(launch, ACHIEVED)
     oc.theoretical_pct_ncu = lookup(launch, THEORETICAL)
-    oc.limits_ncu = {k: int(v) for k, spec in BLOCK_LIMITS.items() if (v := lookup(launch, spec)) is not None}
+    oc.limits_ncu = {k: v for k, spec in BLOCK_LIMITS.items() if (v := _count(launch, spec, oc)) is not None}
     if oc.limits_ncu:
         low = min(oc.limits_ncu.values())
         oc.limiters_ncu = tuple(k for k, v in oc.limits_ncu.items() if v == low)
@@ -79,13 +93,13 @@ def check_occupancy(launch: Launch, gpu_spec: GpuSpec | None) -> OccupancyCheck:
             THEORETICAL_TOLERANCE_PCT:
         oc.disagreements.append(f"theoretical occupancy: ncu {oc.theoretical_pct_ncu:g}%, "
                                 f"gemmprof {oc.theoretical_pct_gemmprof:g}%")
-    config = lookup(launch, SMEM_CONFIG)
+    config = _count(launch, SMEM_CONFIG, oc)
     for key, ours in oc.limits_gemmprof.items():
         theirs = oc.limits_ncu.get(key)
         if theirs is None or theirs == ours:
             continue
         if key == "shared memory" and config and occ.shared_memory_per_block and \
-                int(config) // occ.shared_memory_per_block == theirs:
+                config // occ.shared_memory_per_block == theirs:
             oc.notes.append(f"shared-memory block limit: ncu {theirs} with the {config / 1024:g} KiB carveout the "
                             f"driver chose, gemmprof {ours} with the smallest sufficient one "
                             f"({occ.carveout_kib:g} KiB); same calculation")

@@ -10,6 +10,8 @@ Both layouts are read:
 Around the table there may be program output and `==PROF==` / `==WARNING==` / `==ERROR==` lines (kept as messages),
 numbers with thousands separators ("8,394,496"), "n/a" and empty units, scaled units ("us", "Kbyte"; converted to
 base units), NVTX columns (with `--nvtx`), and many kernels, launches and even several tables in one file.
+Numeric cells go through gemmprof.results.cells; a damaged one (NaN, 5000 digits, non-ASCII digits, a unit that
+overflows) leaves its metric, rule or launch row out with a warning naming its row and column.
 Everything here is pure: text in, dataclasses out.
 """
 
@@ -17,17 +19,17 @@ from __future__ import annotations
 
 import csv
 import io
-import math
 import re
 from dataclasses import dataclass, field
 
 from gemmprof.errors import InputError
+from gemmprof.results import cells
+from gemmprof.results.cells import CellError
 
 IDENTITY_COLUMNS = ("ID", "Process ID", "Process Name", "Host Name", "Kernel Name", "Context", "Stream",
                     "Block Size", "Grid Size", "Device", "CC")
 COMMAND_LINE_SECTION = "Command line profiler metrics"
 _MESSAGE = re.compile(r"^==(PROF|WARNING|ERROR|INFO)==")
-_NUMBER = re.compile(r"^[+-]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:[eE][+-]?\d+)?$")
 _TIME_NS = {"ns": 1, "nsecond": 1, "us": 1e3, "usecond": 1e3, "ms": 1e6, "msecond": 1e6, "s": 1e9, "second": 1e9}
 _SI = {"K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15}
 _SCALABLE = {"byte", "hz", "inst", "cycle", "sector", "request", "warp", "thread", "block", "wavefront", "flop",
@@ -76,6 +78,7 @@ class Launch:
     metrics: dict[tuple[str, str], Metric] = field(default_factory=dict)  # (section, name) -> metric
     rules: list[Rule] = field(default_factory=list)
     table: int = 0  # which CSV table of the file it came from
+    _by_name: tuple[int, dict[str, Metric]] = field(default=(-1, {}), repr=False, compare=False)
 
     def find(self, name: str, section: str | None = None) -> Metric | None:
         if section is not None:
@@ -83,7 +86,12 @@ class Launch:
         for key in (("", name), (COMMAND_LINE_SECTION, name)):
             if key in self.metrics:
                 return self.metrics[key]
-        return next((m for (_, n), m in self.metrics.items() if n == name), None)
+        if self._by_name[0] != len(self.metrics):  # an index by name: a raw page has ~1000 metrics per launch
+            index: dict[str, Metric] = {}
+            for (_, n), m in self.metrics.items():
+                index.setdefault(n, m)
+            self._by_name = (len(self.metrics), index)
+        return self._by_name[1].get(name)
 
     def number(self, *names: str, section: str | None = None) -> float | int | None:
         """The first of `names` present with a numeric value (in base units)."""
@@ -120,6 +128,7 @@ class NcuReport:
     launches: list[Launch]
     messages: list[str]  # ==PROF== / ==WARNING== / ==ERROR== lines, in order
     other_lines: list[str]  # program output and anything else that is not the table
+    warnings: list[str] = field(default_factory=list)  # damaged cells left out, each naming its row and column
 
     @property
     def gpu(self) -> str | None:
@@ -134,26 +143,20 @@ class NcuReport:
 
 
 def parse_number(text: str) -> float | int | None:
-    t = text.strip()
-    if _NUMBER.match(t):
-        t = t.replace(",", "")
-        if "." in t or "e" in t or "E" in t:
-            return float(t)
-        return int(t)
-    if t.lower() in ("nan", "inf", "-inf", "+inf"):
-        return float(t)
-    return None
+    """A cell's number; None for text that is no number; CellError for a damaged one (see results.cells)."""
+    return cells.parse_number(text)
 
 
 def to_base(value: float | int, unit: str) -> tuple[float | int, str, bool]:
-    """Convert a number in ncu's (possibly scaled) unit to its base unit: (value, base unit, exact)."""
+    """Convert a number in ncu's (possibly scaled) unit to its base unit: (value, base unit, exact).
+    A product past any real figure is a CellError."""
     u = unit.strip()
     if u in _TIME_NS:
         scale = _TIME_NS[u]
-        return (value * scale if scale != 1 else value), "ns", scale == 1
+        return cells.scaled(value, scale), "ns", scale == 1
     head, slash, tail = u.partition("/")
     if len(head) > 1 and head[0] in _SI and head[1:].lower() in _SCALABLE:
-        return value * _SI[head[0]], head[1:] + slash + tail, False
+        return cells.scaled(value, _SI[head[0]]), head[1:] + slash + tail, False
     return value, u, True
 
 
@@ -164,19 +167,24 @@ def _metric(name: str, section: str, unit: str, text: str) -> Metric:
     num = parse_number(t)
     if num is None:
         return Metric(name, section, unit, t, t, unit.strip())
-    if isinstance(num, float) and not math.isfinite(num):
-        return Metric(name, section, unit, t, num, unit.strip())
+    if num < 0:  # ncu's figures are counts, sizes, times, rates and percentages: none is negative
+        raise CellError(f"{t[:24]!r} is negative")
     value, base, exact = to_base(num, unit)
     if not exact:
-        value = float(f"{value:.12g}")  # drop the float noise of scaling ("59.30" us -> 59300 ns)
-        if value.is_integer():
-            value = int(value)
+        value = cells.parse_number(f"{value:.12g}")  # drop the float noise of scaling ("59.30" us -> 59300 ns)
+        if isinstance(value, float) and value.is_integer() and abs(value) < cells.MAX_COUNT:
+            value = cells.count(value, minimum=-cells.MAX_COUNT)
     return Metric(name, section, unit, t, value, base, exact)
 
 
 def _triple(text: str) -> tuple[int, ...] | None:
-    nums = re.findall(r"\d+", text or "")
-    return tuple(int(n) for n in nums) if nums else None
+    """"(64, 64, 1)" as three sizes >= 1; None for an empty cell; anything else is a CellError."""
+    nums = cells.integers(text or "", minimum=1)
+    if not nums and not (text or "").strip():
+        return None
+    if len(nums) != 3:
+        raise CellError(f"{(text or '').strip()[:24]!r} is not three sizes >= 1")
+    return nums
 
 
 def is_nvtx_column(header: str) -> bool:
@@ -230,72 +238,106 @@ def parse_csv(text: str) -> NcuReport:
     text = text.lstrip("\ufeff")
     tables, messages, other = _split_tables(text.splitlines())
     launches: list[Launch] = []
+    warnings: list[str] = []
     layouts = set()
     for index, lines in enumerate(tables):
         rows = list(csv.reader(io.StringIO("\n".join(lines))))
         header = rows[0]
+        where = _Where(index, len(tables), warnings)
         if "Metric Name" in header and "Metric Value" in header:
             layouts.add("details")
-            launches.extend(_parse_details(header, rows[1:], index))
+            launches.extend(_parse_details(header, rows[1:], index, where))
         else:
             layouts.add("raw")
-            launches.extend(_parse_raw(header, rows[1:], index))
+            launches.extend(_parse_raw(header, rows[1:], index, where))
     layout = "empty" if not layouts else (layouts.pop() if len(layouts) == 1 else "mixed")
-    return NcuReport(layout, launches, messages, other)
+    return NcuReport(layout, launches, messages, other, warnings)
 
 
-def _launch(cells: dict[str, str], table: int) -> Launch:
-    return Launch(id=int(cells["ID"]), kernel_name=cells.get("Kernel Name", ""),
-                  process_id=cells.get("Process ID", ""), process_name=cells.get("Process Name", ""),
-                  device=cells.get("Device", ""), cc=cells.get("CC", ""), stream=cells.get("Stream", ""),
-                  block=_triple(cells.get("Block Size", "")), grid=_triple(cells.get("Grid Size", "")),
-                  nvtx={h: v for h, v in cells.items() if is_nvtx_column(h)}, table=table)
+class _Where:
+    """Names a damaged cell by table, row (the header is row 1) and column, and keeps the warning."""
+
+    def __init__(self, table: int, tables: int, warnings: list[str]):
+        self.prefix = f"table {table + 1}, " if tables > 1 else ""
+        self.warnings = warnings
+
+    def left_out(self, row: int, column: str, exc: CellError, what: str) -> None:
+        self.warnings.append(f"{self.prefix}row {row + 2}, column {column!r}: {exc}; {what} left out")
 
 
-def _parse_details(header: list[str], rows: list[list[str]], table: int) -> list[Launch]:
+def _id(text: str) -> int | None:
+    """A launch ID; None for a row that is no launch (units row, a stray line). A damaged ID is a CellError."""
+    if not cells.looks_numeric(text):
+        return None
+    return cells.count(text)
+
+
+def _launch(lid: int, row: dict[str, str], table: int) -> Launch:
+    return Launch(id=lid, kernel_name=row.get("Kernel Name", ""),
+                  process_id=row.get("Process ID", ""), process_name=row.get("Process Name", ""),
+                  device=row.get("Device", ""), cc=row.get("CC", ""), stream=row.get("Stream", ""),
+                  block=_triple(row.get("Block Size", "")), grid=_triple(row.get("Grid Size", "")),
+                  nvtx={h: v for h, v in row.items() if is_nvtx_column(h)}, table=table)
+
+
+def _parse_details(header: list[str], rows: list[list[str]], table: int, where: _Where) -> list[Launch]:
     by_id: dict[int, Launch] = {}
-    for row in rows:
-        cells = dict(zip(header, row, strict=False))  # metric rows end at "Metric Value"
-        if not cells.get("ID", "").strip().isdigit():
-            continue
-        lid = int(cells["ID"])
-        launch = by_id.get(lid)
-        if launch is None:
-            launch = by_id[lid] = _launch(cells, table)
-        section = cells.get("Section Name", "")
-        if cells.get("Rule Name"):
-            launch.rules.append(Rule(section, cells["Rule Name"], cells.get("Rule Type", ""),
-                                     " ".join(cells.get("Rule Description", "").split()),
-                                     cells.get("Estimated Speedup Type", ""),
-                                     _float(cells.get("Estimated Speedup", ""))))
-        elif cells.get("Metric Name"):
-            m = _metric(cells["Metric Name"], section, cells.get("Metric Unit", ""), cells.get("Metric Value", ""))
-            launch.metrics[(section, m.name)] = m
+    for r, row in enumerate(rows):
+        named = dict(zip(header, row, strict=False))  # metric rows end at "Metric Value"
+        column = "ID"
+        try:
+            lid = _id(named.get("ID", ""))
+            if lid is None:
+                continue
+            launch = by_id.get(lid)
+            if launch is None:
+                column = "Block Size/Grid Size"
+                launch = by_id[lid] = _launch(lid, named, table)
+            section = named.get("Section Name", "")
+            if named.get("Rule Name"):
+                column = "Estimated Speedup"
+                speedup = parse_number(named.get("Estimated Speedup", ""))
+                if speedup is not None and speedup < 0:
+                    raise CellError(f"{speedup!r} is negative")
+                launch.rules.append(Rule(section, named["Rule Name"], named.get("Rule Type", ""),
+                                         " ".join(named.get("Rule Description", "").split()),
+                                         named.get("Estimated Speedup Type", ""),
+                                         None if speedup is None else cells.real(speedup)))
+            elif named.get("Metric Name"):
+                column = "Metric Value"
+                m = _metric(named["Metric Name"], section, named.get("Metric Unit", ""), named.get("Metric Value", ""))
+                launch.metrics[(section, m.name)] = m
+        except CellError as exc:
+            where.left_out(r, column, exc, "the row")
     return list(by_id.values())
 
 
-def _parse_raw(header: list[str], rows: list[list[str]], table: int) -> list[Launch]:
+def _parse_raw(header: list[str], rows: list[list[str]], table: int, where: _Where) -> list[Launch]:
     units: list[str] = [""] * len(header)
     launches = []
-    for row in rows:
+    for r, row in enumerate(rows):
         first = row[0].strip() if row else ""
-        if not first.isdigit():
+        column = "ID"
+        try:
+            lid = _id(first)
+            column = "Block Size/Grid Size"
+            launch = _launch(lid, dict(zip(header, row, strict=False)), table) if lid is not None else None
+        except CellError as exc:
+            where.left_out(r, column, exc, "the launch")
+            continue
+        if launch is None:
             if not first and not launches and len(row) == len(header):
                 units = row  # the units row right after the header
             continue
-        cells = dict(zip(header, row, strict=False))
-        launch = _launch(cells, table)
         for i, name in enumerate(header):
             if name in IDENTITY_COLUMNS or is_nvtx_column(name) or i >= len(row):
                 continue
-            launch.metrics[("", name)] = _metric(name, "", units[i] if i < len(units) else "", row[i])
+            try:
+                launch.metrics[("", name)] = _metric(name, "", units[i] if i < len(units) else "", row[i])
+            except CellError as exc:
+                where.left_out(r, name, exc, "the cell")
         launches.append(launch)
     return launches
-
-
-def _float(text: str) -> float | None:
-    v = parse_number(text or "")
-    return float(v) if v is not None else None
 
 
 def merge(primary: NcuReport, secondary: NcuReport) -> NcuReport:

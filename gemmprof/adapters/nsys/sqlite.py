@@ -15,6 +15,7 @@ from pathlib import Path
 
 from gemmprof.adapters.nsys.errors import ReportError
 from gemmprof.measure.nvtx import is_gemmprof_range
+from gemmprof.results import cells
 from gemmprof.results.nsys import ApiCall, Launch, MemOp, NsysReport
 
 KERNEL, RUNTIME, NVTX, STRINGS = "CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_RUNTIME", "NVTX_EVENTS", "StringIds"
@@ -46,6 +47,9 @@ def read_sqlite(path: Path, label: str, fmt: str = "sqlite") -> NsysReport:
     except sqlite3.DatabaseError as exc:  # "file is not a database", "database disk image is malformed", ...
         raise ReportError(f"{label}: not a readable Nsight Systems SQLite export ({exc}); a truncated copy? "
                           f"{EXPORT_HINT}") from None
+    except UnicodeDecodeError as exc:  # a damaged schema: Python decodes column names strictly, not via text_factory
+        raise ReportError(f"{label}: not a readable Nsight Systems SQLite export (its schema holds bytes that are "
+                          f"not UTF-8, at {exc.start} of a name); a damaged copy? {EXPORT_HINT}") from None
 
 
 class BadCell(ValueError):
@@ -57,11 +61,15 @@ def _text(raw: bytes) -> str:
 
 
 def _int(value, where: str, *, optional: bool = False, minimum: int = 0):
-    """An integer cell within [minimum, 2**62), or None where the column may be empty."""
+    """An integer cell within [minimum, 2**62), or None where the column may be empty. Text, even digits, is
+    refused: nsys stores integers, so a text cell is damage."""
     if value is None and optional:
         return None
-    if isinstance(value, int) and not isinstance(value, bool) and minimum <= value < 2 ** 62:
-        return value
+    if isinstance(value, int) and not isinstance(value, bool):
+        try:
+            return cells.count(value, minimum=minimum)
+        except cells.CellError:
+            pass
     raise BadCell(f"{where} holds {str(value)[:40]!r} where an integer >= {minimum} is expected")
 
 
@@ -69,8 +77,11 @@ def _total(value, where: str):
     """A SUM() of durations or sizes: a finite, non-negative number, or None."""
     if value is None:
         return None
-    if isinstance(value, (int, float)) and 0 <= value < 1e30:
-        return value
+    try:
+        if cells.figure(value, minimum=0) < 1e30:
+            return value
+    except cells.CellError:
+        pass
     raise BadCell(f"{where} adds up to {str(value)[:40]!r}, not a non-negative number")
 
 

@@ -8,11 +8,11 @@ are read by a normalised key with a unit scale, never by position.
 from __future__ import annotations
 
 import csv
-import math
 import re
 from dataclasses import dataclass, field
 
 from gemmprof.adapters.nsys.errors import ReportError
+from gemmprof.results import cells
 from gemmprof.results.nsys import ApiCall, KernelStats, MemOp, NsysReport
 
 KERNELS, API, MEMTIME, MEMSIZE, NVTX = "kernels", "api", "memtime", "memsize", "nvtx"
@@ -78,14 +78,28 @@ def _kind(headers: list[str], title: str | None) -> str | None:
 
 def _number(text: str, header: str = "value"):
     """A time, count or size: a finite, non-negative number of sane size (no nan, inf or 110-digit values)."""
-    t = text.strip().replace(",", "")
     try:
-        n = int(t) if re.fullmatch(r"[+-]?\d{1,30}", t) else float(t)
-    except ValueError:
-        raise StatsFormatError(f"{header}: {text.strip()!r} is not a number") from None
-    if not math.isfinite(n) or not 0 <= n < 1e30:
+        n = cells.number(text, minimum=0)
+    except cells.CellError as exc:
+        raise StatsFormatError(f"{header}: {exc}") from None
+    if not n < 1e30:
         raise StatsFormatError(f"{header}: {text.strip()!r} is not a finite, non-negative number")
     return n
+
+
+def _instances(value, label: str) -> int:
+    """A count column (Instances, Num Calls, Count) read as a number: it must be whole."""
+    try:
+        return cells.count(value)
+    except cells.CellError as exc:
+        raise ReportError(f"{label}: a count column holds {exc}") from None
+
+
+def _count(text: str, header: str):
+    try:
+        return cells.count(_number(text, header))
+    except cells.CellError as exc:
+        raise StatsFormatError(f"{header}: {exc}") from None
 
 
 def _record(headers: list[str], values: list[str]) -> dict:
@@ -93,7 +107,7 @@ def _record(headers: list[str], values: list[str]) -> dict:
     for header, value in zip(headers, values, strict=True):
         key, scale = _column(header)
         if key in _TRIPLES:
-            row[key] = tuple(int(_number(v, header)) for v in value.split())
+            row[key] = tuple(_count(v, header) for v in value.split())
             if len(row[key]) != 3:
                 raise StatsFormatError(f"{header}: expected three numbers, got {value.strip()!r}")
         elif key in _TEXT:
@@ -102,7 +116,10 @@ def _record(headers: list[str], values: list[str]) -> dict:
             row[key] = None
         elif key in _NUMBERS:
             n = _number(value, header)
-            row[key] = n * scale if scale != 1 else n
+            try:
+                row[key] = cells.scaled(n, scale)
+            except cells.CellError as exc:
+                raise StatsFormatError(f"{header}: {exc}") from None
         else:  # a column this reader does not use: keep it as printed
             row[key] = value.strip()
     return row
@@ -224,7 +241,7 @@ def parse_stats(text: str, label: str, fmt: str = "text") -> NsysReport:
         if r.get("total") is None or not r.get("count"):
             raise ReportError(f"{label}: line {kernel_tables[0].line}: kernel table without Total Time/Instances")
         summary.append(KernelStats(
-            name=r.get("name") or "?", instances=int(r["count"]), total_ns=r["total"],
+            name=r.get("name") or "?", instances=_instances(r["count"], label), total_ns=r["total"],
             avg_ns=r["avg"] if r.get("avg") is not None else r["total"] / r["count"], med_ns=r.get("med"),
             min_ns=r.get("min"), max_ns=r.get("max"), stddev_ns=r.get("stddev"), grid=r.get("grid"),
             block=r.get("block")))
@@ -232,10 +249,10 @@ def parse_stats(text: str, label: str, fmt: str = "text") -> NsysReport:
         raise ReportError(f"{label}: the kernel summary has no rows (no kernels were captured)")
     by_kind = {t.kind: t.rows for t in tables}
     named = {kind: [r for r in rows if isinstance(r.get("name"), str)] for kind, rows in by_kind.items()}
-    api = [ApiCall(r["name"], int(r["count"]), r["total"]) for r in named.get(API, [])
+    api = [ApiCall(r["name"], _instances(r["count"], label), r["total"]) for r in named.get(API, [])
            if r.get("count") is not None and r.get("total") is not None]
     sizes = {_memop_name(r["name"]): r.get("total") for r in named.get(MEMSIZE, [])}
-    memops = [MemOp(_memop_name(r["name"]), int(r["count"]), r.get("total"), sizes.get(_memop_name(r["name"])))
+    memops = [MemOp(_memop_name(r["name"]), _instances(r["count"], label), r.get("total"), sizes.get(_memop_name(r["name"])))
               for r in named.get(MEMTIME, []) if r.get("count") is not None]
     ranges = [r["name"].removeprefix(":") for r in named.get(NVTX, []) if r.get("name")]  # ":name": no domain
     notes = []
