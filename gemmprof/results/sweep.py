@@ -14,10 +14,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from gemmprof.errors import InputError
+from gemmprof.results import cells
 from gemmprof.results.fields import Fields
 from gemmprof.results.files import load_json, save_json
 from gemmprof.results.run import RunResult
-from gemmprof.results import cells
 from gemmprof.results.shape import GemmShape
 
 SWEEP_KIND = "gemmprof.sweep"
