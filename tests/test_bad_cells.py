@@ -375,9 +375,9 @@ def test_a_yaml_alias_bomb_in_a_spec_is_refused_at_once(runner, tmp_path):
 
 def test_a_gpu_file_with_an_alias_is_refused(tmp_path):
     from gemmprof.catalog.gpu_specs import parse_gpu_spec
-    from gemmprof.errors import ProfileError
+    from gemmprof.errors import GpuSpecError
 
-    with pytest.raises(ProfileError, match=r"line 1: YAML anchors and aliases \(&x\)"):
+    with pytest.raises(GpuSpecError, match=r"line 1: YAML anchors and aliases \(&x\)"):
         parse_gpu_spec(tmp_path / "g.yaml", "name: &x H100\nkey: *x\n")
 
 
