@@ -103,8 +103,8 @@ for stage in "$@"; do
       step two_compilers "${GP[@]}" run 5 10 12 13 h3 --size "$SIZE" --compiler nvcc,nvrtc -o "$B/two_compilers_$SIZE.json" ;;
     report)  # the results-sharing commands on the ladder just measured (clocks, HTML report, diff with last week's)
       step show "${GP[@]}" show "$B/ladder_$SIZE.json"
-      step report "${GP[@]}" report "$B/ladder_$SIZE.json" --profile-results benchmarks/2026-11-22_h100_profile/profile_4096.json -o "$B/report_$SIZE.html"
-      step diff "${GP[@]}" diff benchmarks/2026-11-22_h100_run/ladder_4096.json "$B/ladder_$SIZE.json" --force ;;
+      step report "${GP[@]}" report "$B/ladder_$SIZE.json" --profile-results benchmarks/2026-11-22_h100_profile/profile_4096.json.gz -o "$B/report_$SIZE.html"
+      step diff "${GP[@]}" diff benchmarks/2026-11-22_h100_run/ladder_4096.json.gz "$B/ladder_$SIZE.json" --force ;;
     pytest)
       step pytest python3 -m pytest -q -m gpu tests ;;
     interleave)  # issue 28: `run --interleave` against one-after-another on close variants; h4-h6 built from hopper.cuh

@@ -95,7 +95,7 @@ def test_report_in_a_headless_browser(report, tmp_path):
     assert saturated.sum() > 2000
 
 
-NEW_LADDER = ROOT / "benchmarks/2026-11-23_h100_ladder/ladder_4096.json"  # every variant carries its SASS mix
+NEW_LADDER = ROOT / "tests/fixtures/explain/run_ladder_4096.json"  # every variant carries its SASS mix
 
 
 def _section(html: str, title: str) -> str:

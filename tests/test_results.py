@@ -63,3 +63,20 @@ def test_not_a_results_file_is_one_clear_error(tmp_path):
     bad.write_text("{")
     with pytest.raises(InputError, match="line 1: not valid JSON"):
         load_run(bad)
+
+
+def test_a_gzipped_results_file_loads_as_the_same_type_and_a_damaged_one_is_one_error(tmp_path):
+    import gzip
+
+    from gemmprof.errors import InputError
+    from gemmprof.results.loading import load
+
+    src = Path(__file__).parent / "fixtures" / "records" / "2026-11-22_h100_run" / "beta_1024.json"
+    packed = tmp_path / "run.json.gz"
+    packed.write_bytes(gzip.compress(src.read_bytes()))
+    plain, unpacked = load(src), load(packed)
+    assert type(unpacked) is type(plain) and unpacked.to_dict() == plain.to_dict()
+    for bad in (b"not gzip at all", gzip.compress(src.read_bytes())[:40]):
+        (tmp_path / "bad.json.gz").write_bytes(bad)
+        with pytest.raises(InputError, match=r"bad\.json\.gz: not a readable gzip file"):
+            load(tmp_path / "bad.json.gz")

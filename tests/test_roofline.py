@@ -358,8 +358,8 @@ def test_a_bf16_profile_launch_finds_its_rung_and_model():
     assert rung.points[0].intensity == pytest.approx(fp16.points[0].intensity) and fp16.dtype == "fp16"  # both 2-byte inputs
 
 
-LADDER_2311 = FIXTURES.parents[1] / "benchmarks/2026-11-23_h100_ladder/ladder_4096.json"
-PROFILE_2211 = FIXTURES.parents[1] / "benchmarks/2026-11-22_h100_profile/profile_4096.json"
+LADDER_2311 = FIXTURES / "explain" / "run_ladder_4096.json"
+PROFILE_2211 = FIXTURES / "records" / "2026-11-22_h100_profile" / "profile_4096.json"
 
 
 def _leaders(fig):

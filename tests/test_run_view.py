@@ -13,8 +13,8 @@ from gemmprof.render.table import render_text, to_csv
 from gemmprof.results.run import load_run
 
 ROOT = Path(__file__).resolve().parents[1]
-LADDER = ROOT / "benchmarks/2026-11-23_h100_ladder/ladder_4096.json"  # a real H100 run: cuBLAS rows, 20 rungs
-ODD = ROOT / "benchmarks/2026-11-23_h100_ladder/odd_4095x4097x1023.json"  # rejected rungs with ~450-char notes
+LADDER = ROOT / "tests/fixtures/explain/run_ladder_4096.json"  # a real H100 run: cuBLAS rows, 20 rungs
+ODD = ROOT / "tests/fixtures/records/2026-11-23_h100_ladder/odd_4095x4097x1023.json"  # rejected rungs with ~450-char notes
 
 COMPILE_LOG = ("my_extremely_descriptive_kernel_name_v2.cu(14): error: identifier \"acc2\" is undefined\n"
                "1 error detected in the compilation of \"/tmp/x/my_extremely_descriptive_kernel_name_v2.cu\".")

@@ -146,7 +146,7 @@ def test_gpu_batch_without_a_stage_prints_its_usage(tmp_path):
 
 
 def test_gpu_batch_names_files_that_exist():
-    named = set(re.findall(r"\b((?:scripts|benchmarks|tests)/[\w./-]+\.(?:py|json|sh))", BATCH_TEXT))
+    named = set(re.findall(r"\b((?:scripts|benchmarks|tests)/[\w./-]+\.(?:py|json(?:\.gz)?|sh))", BATCH_TEXT))
     assert named
     assert [p for p in sorted(named) if not (ROOT / p).is_file()] == []
 

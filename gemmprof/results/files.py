@@ -103,10 +103,26 @@ def _depth(doc) -> int:
     return deepest
 
 
+MAX_GUNZIPPED = 1 << 30  # a results file gzipped (records keep large ones so) unpacks to far less than this
+
+
 def load_json(path) -> dict:
+    """A results file, plain or gzipped (`.json.gz`)."""
     path = Path(path)
     try:
         text = path.read_bytes()
     except OSError as exc:
         raise InputError(f"{path}: cannot read ({exc.strerror or exc})") from None
+    if path.suffix == ".gz":
+        import gzip
+        import io
+        import zlib
+
+        try:
+            with gzip.GzipFile(fileobj=io.BytesIO(text)) as fh:
+                text = fh.read(MAX_GUNZIPPED + 1)
+        except (OSError, EOFError, zlib.error) as exc:
+            raise InputError(f"{path}: not a readable gzip file ({exc})") from None
+        if len(text) > MAX_GUNZIPPED:
+            raise InputError(f"{path}: unpacks to more than {MAX_GUNZIPPED >> 20} MiB, too large for a results file")
     return parse_json(text, str(path))
