@@ -80,3 +80,38 @@ def test_a_gzipped_results_file_loads_as_the_same_type_and_a_damaged_one_is_one_
         (tmp_path / "bad.json.gz").write_bytes(bad)
         with pytest.raises(InputError, match=r"bad\.json\.gz: not a readable gzip file"):
             load(tmp_path / "bad.json.gz")
+
+
+def test_a_half_c_kernel_is_compared_with_the_half_c_baseline_and_the_type_round_trips():
+    from gemmprof.results.run import RunResult, VariantResult
+    from gemmprof.results.shape import GemmShape
+
+    def row(name, dtype, kind, c_dtype="fp32"):
+        return VariantResult(id="x", name=name, title=name, dtype=dtype, kind=kind, c_dtype=c_dtype)
+
+    rows = [row("cublas_hgemm", "fp16", "baseline"), row("cublas_hgemm_cfp16", "fp16", "baseline", "fp16"),
+            row("mine", "fp16", "user", "fp16")]
+    run = RunResult(gpu_spec="h100", device={}, shape=GemmShape(64, 64, 64), alpha=1.0, beta=0.0, seed=1, timing_method={},
+                    variants=rows)
+    assert run.baseline_for("fp16").name == "cublas_hgemm"
+    assert run.baseline_for("fp16", "fp16").name == "cublas_hgemm_cfp16"
+    back = VariantResult.from_dict(rows[2].to_dict())
+    assert back.c_dtype == "fp16" and "c_dtype" not in rows[0].to_dict()  # fp32 C files keep their old keys
+    with pytest.raises(Exception, match=r"c_dtype: expected fp32, fp16 or bf16"):
+        VariantResult.from_dict({**rows[2].to_dict(), "c_dtype": "int8"})
+
+
+def test_an_element_that_lands_on_c0_within_tolerance_is_written_not_missing():
+    import numpy as np
+
+    from gemmprof.measure.verify import classify
+
+    rng = np.random.default_rng(0)
+    c0 = rng.random((64, 64)).astype(np.float32)
+    ref = c0.astype(np.float64) * 1.5 + 0.25
+    out = ref.astype(np.float32)
+    out[3, 4] = c0[3, 4]  # unwritten where the answer is far from C0: caught
+    ref[5, 6] = c0[5, 6] + 1e-7  # the answer rounds to C0 in the output's type: a correct write
+    out[5, 6] = c0[5, 6]
+    check = classify(out, ref, 2e-3, initial=c0)
+    assert check.unwritten == 1 and check.first_bad == (3, 4)

@@ -189,6 +189,7 @@ class Runner:
         except SpecError as exc:
             row.status, row.message = "rejected", str(exc)
             return row, None
+        row.c_dtype = abi.c_dtype
         problem, c_store = self.problem(dtype, abi.c_dtype), (layout["C"], lds["ldc"])
         check = tolerance(dtype, abi.c_dtype)
         if kernel.spec.launcher is not None:
@@ -256,6 +257,7 @@ class Runner:
                             kind="baseline")
         row.nvtx_range = nvtx.range_name(baseline.name, self.opt.shape)
         row.model = model_figures(row.dtype, self.opt.shape, self.opt.beta, self.gpu_spec, None, baseline.peak_kind)
+        row.c_dtype = baseline.c_dtype
         problem = self.problem(baseline.storage, baseline.c_dtype)
         return self._verify(row, problem, lambda out: make_launcher(baseline, problem, out),
                             tolerance(baseline.tolerance_key, baseline.c_dtype))

@@ -32,7 +32,7 @@ from gemmprof.model.explain_techniques import pick_technique
 
 KINDS = {
     "math_pipe": "FMA / tensor pipe peak",
-    "tensor_pipe": "tensor-pipe utilization (HMMA)",
+    "tensor_pipe": "tensor-pipe utilization (HMMA or HGMMA)",
     "issue": "issue slots",
     "l1_wavefronts": "L1 data pipe (shared wavefronts + global lines)",
     "l2": "L2 bandwidth",

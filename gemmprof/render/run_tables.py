@@ -33,7 +33,7 @@ def run_table(result: RunResult) -> Table:
     shape = result.shape
     rows = []
     for v in result.variants:
-        base = result.baseline_for(v.dtype)
+        base = result.baseline_for(v.dtype, v.c_dtype)
         ach = v.achieved_flops
         occ = v.occupancy or {}
         rows.append({

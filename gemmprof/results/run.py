@@ -50,6 +50,7 @@ class VariantResult:
     timing: Measurement | None = None
     model: ModelFigures | None = None
     clocks: ClockRecord | None = None  # SM clock and temperature around the timing loop (NVML)
+    c_dtype: str = "fp32"  # the type C is written in (a kernel's `c_dtype:`, a half-C cuBLAS baseline)
 
     @property
     def passed(self) -> bool:
@@ -102,6 +103,7 @@ class VariantResult:
             "nvtx_range": self.nvtx_range, "params_source": self.params_source,
             "achieved_tflops": self.achieved_flops / 1e12 if self.achieved_flops else None,
             **(self.clocks.to_dict() if self.clocks else _clocks.empty_dict()),
+            **({"c_dtype": self.c_dtype} if self.c_dtype != "fp32" else {}),  # files of fp32 C stay as they were
         }
 
     @classmethod
@@ -140,7 +142,15 @@ class VariantResult:
                    message=f.str("message") or "", params=f.ints("params"), nvtx_range=f.str("nvtx_range"),
                    params_source=f.str("params_source") or "",
                    launch=launch, resources=res, build=_checked_build(d, where), occupancy=occupancy,
-                   verification=ver, timing=timing, model=mod, clocks=_checked_clocks(d, where))
+                   verification=ver, timing=timing, model=mod, clocks=_checked_clocks(d, where),
+                   c_dtype=_c_dtype(d, where))
+
+
+def _c_dtype(d: dict, where: str) -> str:
+    c = d.get("c_dtype", "fp32")
+    if c not in ("fp32", "fp16", "bf16"):
+        raise InputError(f"{where}.c_dtype: expected fp32, fp16 or bf16, got {str(c)[:20]!r}")
+    return c
 
 
 def _checked_build(d: dict, where: str) -> BuildInfo | None:
@@ -189,11 +199,15 @@ class RunResult:
     gemmprof_version: str = ""
     command: str = ""
 
-    def baseline_for(self, dtype: str) -> VariantResult | None:
-        """The cuBLAS row a rung of `dtype` is compared with (SGEMM for fp32, HGEMM for fp16)."""
+    def baseline_for(self, dtype: str, c_dtype: str = "fp32") -> VariantResult | None:
+        """The cuBLAS row a kernel of `dtype` inputs writing a `c_dtype` C is compared with (SGEMM for fp32, HGEMM
+        for fp16; cublas_hgemm_cfp16 for a kernel that writes half C)."""
         names = {"fp32": "cublas_sgemm", "fp16": "cublas_hgemm", "bf16": "cublas_bf16", "tf32": "cublas_tf32"}
+        name = names.get(dtype)
+        if name and c_dtype != "fp32":
+            name = f"{name}_c{c_dtype}"
         for v in self.variants:
-            if v.kind == "baseline" and v.name == names.get(dtype) and v.passed:
+            if v.kind == "baseline" and v.name == name and v.passed:
                 return v
         return None
 
