@@ -255,3 +255,17 @@ def test_the_first_kernel_is_built_first_then_the_largest_sources():
     assert order[0] == "1"  # measured first: built first
     assert order[1] == "16"  # rung 16 includes rung 15's file: the largest source
     assert order.index("15") < order.index("5") and order.index("13") < order.index("2")
+
+
+def test_the_progress_line_counts_builds_and_cache_reads_apart(monkeypatch):
+    from gemmprof.measure import nvcc as nvccmod
+
+    kernels = _kernels(3)
+    monkeypatch.setattr(compile_pool, "nvcc_build", lambda k, arch: k.spec.name)
+    monkeypatch.setattr(compile_pool, "process_pool", lambda jobs: compile_pool.thread_pool(jobs))
+    monkeypatch.setattr(nvccmod, "is_cached", lambda k, arch, nvcc=None: True)
+    with compile_pool.CompileAhead(kernels, "sm_90") as ahead:
+        assert compile_pool.announce(ahead) == "3 kernels built by nvcc before: read from the cache"
+    monkeypatch.setattr(nvccmod, "is_cached", lambda k, arch, nvcc=None: k is kernels[0])
+    with compile_pool.CompileAhead(kernels, "sm_90", jobs=2) as ahead:
+        assert compile_pool.announce(ahead) == "compiling 2 kernels with nvcc on 2 workers (1 more from the cache)..."

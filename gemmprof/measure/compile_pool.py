@@ -38,9 +38,10 @@ class CompileAhead:
             unique.setdefault(id(k), k)
         self.kernels = list(unique.values())
         self._futures: dict[int, Future] = {}
-        todo = self.kernels
+        todo = self.kernels  # the builds to run; the rest are read from the cubin cache when asked for
         if build is None:
             build, todo = nvcc_build, self._take_cached(arch)
+        self.cached = len(self.kernels) - len(todo)
         self.jobs = max(1, min(jobs or default_jobs(), len(todo) or 1))
         pool = process_pool if processes else thread_pool
         self._pool = pool(self.jobs) if todo else None
@@ -164,8 +165,11 @@ def for_run(pairs: Iterable[tuple[BoundKernel, str | None]], shape, compiler: st
 
 def announce(ahead: CompileAhead) -> str:
     """The compile phase's progress line."""
-    n = len(ahead)
-    return f"compiling {n} kernel{'s' * (n != 1)} with nvcc on {ahead.jobs} worker{'s' * (ahead.jobs != 1)}..."
+    n, cached = len(ahead), ahead.cached
+    if cached == n:
+        return f"{n} kernel{'s' * (n != 1)} built by nvcc before: read from the cache"
+    line = f"compiling {n - cached} kernel{'s' * (n - cached != 1)} with nvcc on {ahead.jobs} worker{'s' * (ahead.jobs != 1)}"
+    return line + (f" ({cached} more from the cache)..." if cached else "...")
 
 
 def build_rows(kernel: BoundKernel, arch: str, nvcc: str) -> list[BuildResult]:
