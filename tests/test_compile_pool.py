@@ -269,3 +269,22 @@ def test_the_progress_line_counts_builds_and_cache_reads_apart(monkeypatch):
     monkeypatch.setattr(nvccmod, "is_cached", lambda k, arch, nvcc=None: k is kernels[0])
     with compile_pool.CompileAhead(kernels, "sm_90", jobs=2) as ahead:
         assert compile_pool.announce(ahead) == "compiling 2 kernels with nvcc on 2 workers (1 more from the cache)..."
+
+
+def test_wait_all_reads_cached_builds_instead_of_waiting_for_them(monkeypatch):
+    """profile waits for every build before ncu starts: a build read from the cache must not keep it waiting."""
+    import threading
+
+    from gemmprof.measure import nvcc as nvccmod
+
+    kernels = _kernels(3)
+    monkeypatch.setattr(nvccmod, "is_cached", lambda k, arch, nvcc=None: k is not kernels[1])
+    monkeypatch.setattr(compile_pool, "nvcc_build", lambda k, arch: k.spec.name)
+    monkeypatch.setattr(compile_pool, "process_pool", lambda jobs: compile_pool.thread_pool(jobs))
+    seen = []
+    with compile_pool.CompileAhead(kernels, "sm_90") as ahead:
+        worker = threading.Thread(target=lambda: seen.append(ahead.wait_all()))
+        worker.start()
+        worker.join(10)
+        assert not worker.is_alive(), "wait_all hung on a cached build"
+    assert seen == [[k.spec.name for k in kernels]]

@@ -82,6 +82,9 @@ class CompileAhead:
         """Every build, in the kernels' order (None for one that raised); progress(done, total) as each ends."""
         from concurrent.futures import as_completed
 
+        for fut in self._futures.values():  # cache reads first: they finish only when asked (as_completed waits)
+            if isinstance(fut, _Lazy):
+                fut.resolve()
         done = 0
         for _ in as_completed(self._futures.values()):
             done += 1
@@ -107,14 +110,21 @@ class _Lazy(Future):
         super().__init__()
         self._call = (fn, args)
 
-    def result(self, timeout=None):
+    def resolve(self) -> None:
         if not self.done():
             fn, args = self._call
             try:
                 self.set_result(fn(*args))
             except Exception as exc:  # noqa: BLE001 - raised again to the caller, as a pool's future would
                 self.set_exception(exc)
+
+    def result(self, timeout=None):
+        self.resolve()
         return super().result(timeout)
+
+    def exception(self, timeout=None):
+        self.resolve()
+        return super().exception(timeout)
 
 
 def longest_first(kernels: list[BoundKernel]) -> list[BoundKernel]:
