@@ -187,7 +187,7 @@ def test_ctrl_c_during_the_interleaved_timing_leaves_no_row_that_reads_as_timed(
     assert exit_.value.code == 130
     saved = RunResult.from_dict(json.loads(out.read_text()))
     assert [v.status for v in saved.variants] == ["error", "error"]
-    assert all("interrupted during the interleaved timing" in v.message for v in saved.variants)
+    assert all("the run stopped before or during the interleaved timing" in v.message for v in saved.variants)
 
 
 def test_repetitions_fill_the_budget_with_a_floor_that_yields_for_slow_kernels():
@@ -200,3 +200,22 @@ def test_repetitions_fill_the_budget_with_a_floor_that_yields_for_slow_kernels()
     assert repetitions([275.0, 275.0, 275.0], config) == 5  # 10 x 0.275 s > 2 s: at least 5
     assert repetitions([275.0, 275.0, 275.0], TimingConfig(min_reps=3)) == 3  # never more than min_reps asks
     assert repetitions([275.0, 275.0, 275.0], TimingConfig(min_reps=8, max_reps=8, budget_s=0.0)) == 8  # tune's
+
+
+def test_ctrl_c_while_verifying_leaves_no_verified_row_that_reads_as_finished(stand_in, monkeypatch, tmp_path):
+    calls = []
+    original = _StandInRunner.prepare_kernel
+
+    def second_interrupts(self, kernel, compiler=None):
+        calls.append(kernel)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return original(self, kernel, compiler)
+
+    monkeypatch.setattr(_StandInRunner, "prepare_kernel", second_interrupts)
+    out = tmp_path / "results.json"
+    with pytest.raises(SystemExit) as exit_:
+        main(["run", "1", "2", "--no-cublas", "--size", "256", "--interleave", "-o", str(out)])
+    assert exit_.value.code == 130
+    saved = RunResult.from_dict(json.loads(out.read_text()))
+    assert [v.status for v in saved.variants] == ["error"] and saved.variants[0].timing is None

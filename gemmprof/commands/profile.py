@@ -188,6 +188,7 @@ def _live(variants, all_, spec_files, dtype, params, cublas, shape, sections, pc
     from gemmprof.adapters.ncu.findings import VariantInfo
     from gemmprof.catalog.baselines import TORCH_MATMUL, for_kernels, torch_installed
     from gemmprof.catalog.selection import choose
+    from gemmprof.commands.run import _device_name
     from gemmprof.measure import python_jobs
 
     refs = python_jobs.refs(callables)  # the child imports the files; their variant names are known from the text
@@ -196,8 +197,13 @@ def _live(variants, all_, spec_files, dtype, params, cublas, shape, sections, pc
                          "--callable FILE.py:function, or read a CSV with --from FILE")
     if dtype == "tf32":
         raise InputError("--dtype tf32 selects no rungs (the ladder is fp32 and fp16; cublas_tf32 comes with --cublas)")
+    metrics = ncu_run.metric_list(pc_sampling, tuple(skip_metrics), dtype)
     bound = choose(variants, all_=all_, dtype=dtype, spec_files=spec_files, params=params) \
         if variants or all_ or spec_files else []
+    exe = ncu_run.find_ncu(ncu_path)  # bad options and a missing ncu are said before anything is compiled
+    device = _device_name() if bound else None
+    if device:  # the tuned defaults the child `gemmprof run` will use (`tune --keep`): build and model those
+        bound = choose(variants, all_=all_, dtype=dtype, spec_files=spec_files, params=params, tuned_for=device)
     _compile_first(bound, shape)
     chosen = [b.spec for b in bound]
     infos: dict[str, VariantInfo] = {b.variant_name: VariantInfo(dtype=b.run_dtype,
@@ -213,8 +219,6 @@ def _live(variants, all_, spec_files, dtype, params, cublas, shape, sections, pc
     run_args += ("--dtype", "bf16") if dtype == "bf16" else ()  # the child builds the same rungs for bf16
     run_args += ("--dtype", dtype) if refs and dtype and dtype != "bf16" else ()  # the callables' input dtype
     run_args += ("--arrays", arrays) if refs and arrays != "cupy" else ()
-    metrics = ncu_run.metric_list(pc_sampling, tuple(skip_metrics), dtype)
-    exe = ncu_run.find_ncu(ncu_path)
     names = [s.name for s in chosen] + [r.name for r in refs]
     own = {Path(f).resolve() for f in spec_files}  # the child loads the user's specs again from their files
     selectors = tuple(s.name for s in chosen if Path(s.path).resolve() not in own)

@@ -228,43 +228,44 @@ def _run_jobs(runner, result, jobs, options, gpu_spec, params, save, dtype):
         interleave = bool(options.timing.interleave_rounds)
         task = bar.add_task("running", total=len(jobs) + interleave)
         prepared = []  # with --interleave: (row, launch) of every variant, timed together after the last
-        for i, (kind, item) in enumerate(jobs):
-            name = item.name if kind == "baseline" else item[0].spec.name if kind == "kernel" else item[0].name
-            bar.update(task, description=f"verifying/timing {name:<28}")
-            try:
-                if kind == "callable":  # a Python function is verified and timed at once, also with --interleave
-                    row = run_callable(runner, *item)
-                elif interleave:
-                    row, launch = runner.prepare_baseline(item) if kind == "baseline" else runner.prepare_kernel(*item)
-                    prepared.append((row, launch))
-                else:
-                    row = runner.run_baseline(item) if kind == "baseline" else runner.run_kernel(*item)
-            except ContextLost as exc:
-                _untimed(prepared, "not timed: a later variant faulted and lost the CUDA context before the "
-                                   "interleaved timing")
-                result.variants.append(_lost_row(item, kind, str(exc)))
+        try:
+            for i, (kind, item) in enumerate(jobs):
+                name = item.name if kind == "baseline" else item[0].spec.name if kind == "kernel" else item[0].name
+                bar.update(task, description=f"verifying/timing {name:<28}")
+                try:
+                    if kind == "callable":  # a Python function is verified and timed at once, also with --interleave
+                        row = run_callable(runner, *item)
+                    elif interleave:
+                        row, launch = runner.prepare_baseline(item) if kind == "baseline" else runner.prepare_kernel(*item)
+                        prepared.append((row, launch))
+                    else:
+                        row = runner.run_baseline(item) if kind == "baseline" else runner.run_kernel(*item)
+                except ContextLost as exc:
+                    _untimed(prepared, "not timed: a later variant faulted and lost the CUDA context before the "
+                                       "interleaved timing")
+                    result.variants.append(_lost_row(item, kind, str(exc)))
+                    save()
+                    result.variants.extend(_continue_in_child(jobs[i + 1:], options, gpu_spec, runner.seed, params,
+                                                              dtype))
+                    save()
+                    return True
+                result.variants.append(row)
                 save()
-                result.variants.extend(_continue_in_child(jobs[i + 1:], options, gpu_spec, runner.seed, params,
-                                                          dtype))
+                bar.advance(task)
+            if interleave:
+                bar.update(task, description=f"{'timing, interleaved':<28}")
+                try:
+                    runner.time_together(prepared)
+                except ContextLost:  # the rows say so; nothing is left to run
+                    save()
+                    return True
                 save()
-                return True
-            result.variants.append(row)
+                bar.advance(task)
+        except BaseException:  # Ctrl-C or an error: verified rows without a time must not read as finished
+            _untimed([(r, la) for r, la in prepared if r.timing is None], "not timed: the run stopped before or "
+                                                                           "during the interleaved timing")
             save()
-            bar.advance(task)
-        if interleave:
-            bar.update(task, description=f"{'timing, interleaved':<28}")
-            try:
-                runner.time_together(prepared)
-            except ContextLost:  # the rows say so; nothing is left to run
-                save()
-                return True
-            except KeyboardInterrupt:  # verified rows without a time must not read as finished
-                _untimed([(r, la) for r, la in prepared if r.timing is None], "not timed: interrupted during the "
-                                                                               "interleaved timing")
-                save()
-                raise
-            save()
-            bar.advance(task)
+            raise
     return False
 
 

@@ -179,7 +179,8 @@ def run_callable(runner, item: PyCallable, dtype: str, arrays) -> VariantResult:
         row.status, row.message = "error", str(exc)
         _raise_if_context_lost(row.message)
     check = row.verification
-    if row.status == "FAIL" and check is not None and check.unwritten == shape.M * shape.N:
+    # nothing written: every element kept C0, but for the few whose right answer equals C0 within the tolerance
+    if row.status == "FAIL" and check is not None and check.unwritten >= 0.99 * shape.M * shape.N:
         kept = "still poisoned" if problem.beta == 0 else "still its values before the call"
         row.message = f"did not write C ({kept}): write into C in place; a returned array is not read"
     notes = [row.message, arrays.note, _bf16_note(dtype, arrays)]

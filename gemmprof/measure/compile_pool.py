@@ -147,9 +147,13 @@ def longest_first(kernels: list[BoundKernel]) -> list[BoundKernel]:
 
 def worth_building(kernel: BoundKernel, arch: str, shape, compiler: str | None) -> bool:
     """A kernel `run` will build with nvcc for `arch` at `shape`: not one NVRTC builds, not one whose spec targets
-    other archs (it is skipped), not one whose constraints reject the shape (it is never compiled)."""
+    other archs (it is skipped), not one whose constraints reject the shape (it is never compiled), not a host
+    launcher (its shared library is built by its own path)."""
     from gemmprof.errors import SpecError
     from gemmprof.measure.build import builds_for, choose_compiler
+
+    if kernel.spec.launcher is not None:
+        return False
 
     if choose_compiler(kernel, compiler)[0] != "nvcc" or not builds_for(kernel, arch):
         return False

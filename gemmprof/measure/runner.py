@@ -117,7 +117,7 @@ class Runner:
     def __init__(self, gpu_spec: GpuSpec, options: RunOptions):
         self.gpu_spec, self.opt = gpu_spec, options
         self.seed = options.seed if options.seed is not None else secrets.randbits(31)
-        self._problems: dict[str, Problem] = {}
+        self._problems: dict[tuple[str, str], Problem] = {}
         self._flush = None
         self._clocks: tuple | None = None  # (NvmlReader | None, why not)
         self._device: dict | None = None
@@ -227,7 +227,11 @@ class Runner:
             row.status, row.message = "error", f"tensor maps: {exc}"
             return row, None
 
-        workspace = workspace_buffer(kernel, shape)
+        try:  # its size is an expression of the spec's, evaluated only now
+            workspace = workspace_buffer(kernel, shape)
+        except GemmprofError as exc:
+            row.status, row.message = "rejected", str(exc)
+            return row, None
 
         def launch_into(out):  # the arguments packed once, outside the timed launches
             buffers = {"A": problem.operand("A", layout["A"], lds["lda"]),
@@ -316,6 +320,8 @@ class Runner:
     def time_together(self, prepared: list[tuple[VariantResult, Launch | None]]) -> None:
         """Time the verified variants interleaved (TimingConfig.interleave_rounds): their batches of launches
         taken round-robin, each batch inside its variant's NVTX range; one clock record spans the whole loop."""
+        from gemmprof.measure.launcher import LaunchFailed
+
         ready = [(row, launch) for row, launch in prepared if launch is not None]
         if not ready:
             return
@@ -324,7 +330,7 @@ class Runner:
             measured = timing.time_interleaved([timing.event_timer(la, flush, row.nvtx_range) for row, la in ready],
                                                [partial(timing.warm_up, la, self.opt.timing) for _, la in ready],
                                                self.opt.timing, **reader_hooks[1])
-        except _cuda_errors() as exc:
+        except (*_cuda_errors(), LaunchFailed) as exc:
             for row, _ in ready:  # which variant failed is unknown: none of them has a trustworthy time
                 row.status, row.message = "error", f"CUDA error in the interleaved timing: {exc}"
             if not _context_alive():
