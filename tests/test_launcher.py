@@ -3,6 +3,7 @@ an nvcc-built one, so ctypes loading, argument packing, return codes, the CUDA-e
 library that does not load are exercised for real."""
 
 import ctypes
+import os
 import shutil
 import subprocess
 
@@ -34,7 +35,9 @@ ARGS = ["A", "lda", "B", "ldb", "C", "ldc", "M", "N", "K", "alpha", "beta", 4, "
 @pytest.fixture(scope="module")
 def library(tmp_path_factory):
     cc = shutil.which("cc") or shutil.which("gcc")
-    if cc is None:
+    if cc is None:  # CI's machines have gcc: there a missing compiler fails instead of skipping
+        if os.environ.get("CI"):
+            pytest.fail("a C compiler (cc or gcc) is required in CI to build the stand-in launcher library")
         pytest.skip("no C compiler")
     folder = tmp_path_factory.mktemp("lib")
     (folder / "stand_in.c").write_text(SOURCE)

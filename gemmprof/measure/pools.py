@@ -30,7 +30,11 @@ def process_pool(jobs: int | None = None, initializer: Callable | None = None):
 
 
 def ignore_sigint() -> None:
-    """In a pool's worker process: Ctrl-C is the parent's to handle (it stops the pool)."""
+    """Pool and worker processes leave Ctrl-C to the parent, which keeps what finished and stops them. In the
+    parent itself (tune --serial measures there, from a thread) Ctrl-C stays where it is."""
+    import multiprocessing
     import signal
+    import threading
 
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if multiprocessing.parent_process() is not None and threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, signal.SIG_IGN)

@@ -9,11 +9,11 @@ it fills CuPy's kernel cache the same way. `CupyMeasure` verifies, then times, w
 
 from __future__ import annotations
 
-import signal
 import time
 from dataclasses import dataclass
 from functools import lru_cache
 
+from gemmprof.measure.pools import ignore_sigint
 from gemmprof.tune.measure import Measure, RestartWorker
 from gemmprof.tune.records import (
     COMPILE_ERROR,
@@ -33,16 +33,6 @@ def _spec(path: str):
     from gemmprof.catalog.spec import load_spec
 
     return load_spec(path)
-
-
-def ignore_sigint() -> None:
-    """Pool and worker processes leave Ctrl-C to the parent, which keeps the cache and stops them. In the parent
-    itself (--serial measures there, from a thread) Ctrl-C stays where it is."""
-    import multiprocessing
-    import threading
-
-    if multiprocessing.parent_process() is not None and threading.current_thread() is threading.main_thread():
-        signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def compile_candidate(spec_path: str, arch: str | None, compiler: str | None, params: dict[str, int]

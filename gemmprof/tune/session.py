@@ -76,9 +76,7 @@ def _compile_pool(req: TuneRequest):
         return None
     if req.stand_in:
         return thread_pool(req.jobs)
-    from gemmprof.tune.real import ignore_sigint
-
-    return process_pool(req.jobs, initializer=ignore_sigint)
+    return process_pool(req.jobs)  # its workers leave Ctrl-C to the parent (pools.ignore_sigint)
 
 
 def run_tune(req: TuneRequest, progress: Callable[[ProgressEvent], None] | None = None,
