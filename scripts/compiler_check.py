@@ -22,9 +22,9 @@ from pathlib import Path
 def plain_events_ms(kernel, shape, problem, launches=50, repeats=5) -> tuple[float, list[float]]:
     import cupy
 
+    from gemmprof.catalog.abi import kernel_values
     from gemmprof.measure.cubin import entry_symbol, function_symbols
     from gemmprof.measure.nvcc import nvcc_path, wrapper_source
-    from gemmprof.measure.problem import kernel_args
 
     cc = cupy.cuda.Device().compute_capability
     with tempfile.TemporaryDirectory() as tmp:
@@ -39,7 +39,9 @@ def plain_events_ms(kernel, shape, problem, launches=50, repeats=5) -> tuple[flo
         if smem > 48 * 1024:
             func.max_dynamic_shared_size_bytes = smem
         out = problem.sentinel_output()
-        args = kernel_args(problem, kernel.spec.layout, out)
+        layout = kernel.spec.layout
+        buffers = {"A": problem.operand("A", layout["A"]), "B": problem.operand("B", layout["B"]), "C": out}
+        args = kernel_values(kernel.spec.abi, shape, layout, problem.alpha, problem.beta, buffers)
         func(grid, block, args, shared_mem=smem)  # warm-up
         cupy.cuda.Device().synchronize()
         times = []

@@ -11,7 +11,7 @@ import pytest
 from gemmprof.catalog import abi
 from gemmprof.catalog import spec as specmod
 from gemmprof.errors import SpecError
-from gemmprof.measure.problem import Problem, kernel_args, logical_c, store_c, tolerance, verify
+from gemmprof.measure.problem import Problem, logical_c, store_c, tolerance, verify
 from gemmprof.measure.verify import sentinel
 from gemmprof.model.traffic import GemmShape
 
@@ -28,7 +28,9 @@ def test_the_default_abi_packs_exactly_what_rungs_always_got():
     layout = {"A": "row", "B": "row", "C": "row"}
     problem = Problem(SHAPE, "fp32", 1.5, 0.25, 0, A, B, None, None, _layouts={("A", "row"): A, ("B", "row"): B})
     got = abi.kernel_values(parse(), SHAPE, layout, 1.5, 0.25, {"A": A, "B": B, "C": C})
-    want = kernel_args(problem, layout, C)
+    s = SHAPE  # the eight-argument ABI: (M, N, K, alpha, A, B, beta, C) as int32, float32 and the arrays
+    want = (np.int32(s.M), np.int32(s.N), np.int32(s.K), np.float32(1.5), problem.operand("A", "row"),
+            problem.operand("B", "row"), np.float32(0.25), C)
     assert [type(v) for v in got] == [type(v) for v in want]
     assert all(g is w if isinstance(w, np.ndarray) else g == w for g, w in zip(got, want, strict=True))
     assert parse().is_default and not parse(args=["A", "B", "C", "M", "N", "K"]).is_default

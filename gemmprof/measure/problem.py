@@ -162,12 +162,6 @@ def verify(poisoned, second, problem: Problem, tolerance: float, reads_c_declare
     return classify(poisoned, problem.ref, tolerance, initial=problem.C0, reads_c_declared=reads_c_declared)
 
 
-def kernel_args(problem: Problem, layout: dict, out):
-    s = problem.shape
-    return (np.int32(s.M), np.int32(s.N), np.int32(s.K), np.float32(problem.alpha),
-            problem.operand("A", layout["A"]), problem.operand("B", layout["B"]), np.float32(problem.beta), out)
-
-
 def workspace_buffer(kernel: BoundKernel, shape: GemmShape):
     """The kernel's workspace (zeroed once; None when it takes none)."""
     size = kernel.spec.abi.workspace_bytes({**kernel.env, "M": shape.M, "N": shape.N, "K": shape.K})
