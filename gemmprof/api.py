@@ -11,14 +11,16 @@ CALLABLE_DTYPES = ("fp32", "fp16", "bf16")
 
 def bench(fn, *, m: int, n: int, k: int, dtype: str = "fp32", arrays: str = "cupy", alpha: float = 1.0,
           beta: float = 0.0, name: str | None = None, baselines: bool = True, seed: int | None = None,
-          budget_s: float = 1.0, max_reps: int = 200, flush_l2: bool = True, gpu: str | None = None) -> RunResult:
+          budget_s: float = 1.0, max_reps: int = 200, flush_l2: bool = True, precision: float = 0.005,
+          gpu: str | None = None) -> RunResult:
     """Verify fn(A, B, C, alpha, beta) against a float64 reference and time it with CUDA events.
 
     fn must fill C = alpha * A @ B + beta * C in place and enqueue its work on CuPy's current stream. A (m x k)
     and B (k x n) come in `dtype` (fp32, fp16, or bf16: uint16 bit patterns for CuPy arrays, torch.bfloat16 for
     torch), C (m x n) is float32; `arrays` is "cupy" or "torch" (tensors over the same memory, through DLPack).
     With `baselines`, cuBLAS of the same dtype and torch.matmul (where torch is installed) are timed beside it.
-    The result's variants hold fn's row (status "ok", "FAIL" or "error" with its message) and the baselines'.
+    Timing stops once the median's 95% confidence interval is within +-`precision` (a fraction; 0: spend all of
+    `budget_s`, up to `max_reps` launches). The result's variants hold fn's row (status "ok", "FAIL" or "error" with its message) and the baselines'.
     """
     from gemmprof.catalog import gpu_specs
     from gemmprof.errors import require_cupy
@@ -37,7 +39,8 @@ def bench(fn, *, m: int, n: int, k: int, dtype: str = "fp32", arrays: str = "cup
     require_cupy()
     gpu_spec = gpu_specs.get_gpu(gpu) if gpu else (current_device_gpu() or gpu_specs.get_gpu("h100"))
     options = RunOptions(shape=shape, alpha=float(alpha), beta=float(beta), seed=seed, baselines=baselines,
-                         timing=TimingConfig(budget_s=budget_s, max_reps=max_reps, flush_l2=flush_l2))
+                         timing=TimingConfig(budget_s=budget_s, max_reps=max_reps, flush_l2=flush_l2,
+                                             precision=precision))
     runner = Runner(gpu_spec, options)
     command = f"gemmprof.bench({call.name}, m={m}, n={n}, k={k}, dtype={dtype!r}, arrays={arrays!r})"
     result = new_result(gpu_spec, options, runner, command)

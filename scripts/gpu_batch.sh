@@ -143,7 +143,7 @@ for stage in "$@"; do
       step every_py_fp32 "${GP[@]}" run 15 --callable "$TRI" --callable "$TOR" --size 2048 --budget 0.3 -o "$B/every_py_fp32_2048.json"
       step every_py_profile "${GP[@]}" profile --callable "$TRI" --callable "$TOR" --cublas --size 4096 --dtype fp16 --save "$B/every_py_profile_4096.json" --save-csv "$B/every_py_ncu_4096.csv"
       step every_py_report "${GP[@]}" report "$B/every_py_cupy_4096.json" --profile-results "$B/every_py_profile_4096.json" -o "$B/every_py_report_4096.html"
-      step every_py_do_bench python3 scripts/callable_vs_do_bench.py --size 4096 --dtype fp16 -o "$B/every_py_do_bench_4096.json"
+      step every_py_do_bench python3 scripts/callable_vs_do_bench.py --size 4096 --dtype fp16 --rounds 9 -o "$B/every_py_do_bench_4096.json"
       if [ -f .gpu/nsys-env.sh ]; then
         step every_py_nsys bash -c "source .gpu/nsys-env.sh; ${GP[*]} compare-nsys --callable $TRI --callable $TOR --size 4096 --dtype fp16 --save-report $B/every_py_nsys_4096"
       fi ;;

@@ -21,8 +21,8 @@ class FiniteFloat(click.ParamType):
 
     name = "number"
 
-    def __init__(self, positive: bool = False, maximum: float = 1e30):
-        self.positive, self.maximum = positive, maximum
+    def __init__(self, positive: bool = False, maximum: float = 1e30, minimum: float | None = None):
+        self.positive, self.maximum, self.minimum = positive, maximum, minimum
 
     def convert(self, value, param, ctx):
         if isinstance(value, float) and math.isfinite(value):
@@ -36,6 +36,8 @@ class FiniteFloat(click.ParamType):
             self.fail(f"{value!r} is not a finite number of sane size", param, ctx)
         if self.positive and number <= 0:
             self.fail(f"{value!r} must be greater than 0", param, ctx)
+        if self.minimum is not None and number < self.minimum:
+            self.fail(f"{value!r} must be at least {self.minimum:g}", param, ctx)
         return number
 
 

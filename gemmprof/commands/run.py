@@ -63,7 +63,11 @@ def view_options(f):
 @click.option("--no-cublas", is_flag=True,
               help="Skip the baselines: cuBLAS, and torch.matmul beside --callable (then no % of cuBLAS).")
 @click.option("--seed", type=click.IntRange(0, 2 ** 32 - 1), default=None, help="Seed for the random inputs (default: fresh every run).")
-@click.option("--budget", type=FiniteFloat(positive=True, maximum=3600), default=1.0, show_default=True, help="Seconds of timed launches per variant.")
+@click.option("--budget", type=FiniteFloat(positive=True, maximum=3600), default=1.0, show_default=True,
+              help="Seconds of timed launches per variant, at most (see --precision).")
+@click.option("--precision", type=FiniteFloat(minimum=0, maximum=100), default=0.5, show_default=True, metavar="PCT",
+              help="Stop timing a variant once the 95%% confidence interval of its median is within +-PCT%% of it "
+                   "(at least 10 launches); 0 spends the whole --budget. --interleave always spends it.")
 @click.option("--max-reps", type=click.IntRange(1, 10 ** 6), default=200, show_default=True,
               help="At most this many timed launches per variant (--budget decides how many: at least 10 where "
                    "this allows).")
@@ -79,7 +83,7 @@ def view_options(f):
 @click.option("--child-results", type=click.Path(dir_okay=False), hidden=True)
 def command(variants, all_, dtype, spec_files, callables, arrays, size, m, n, k, params, alpha, beta, gpu, gpu_file, compiler,
             spec_defaults, no_cublas, seed,
-            budget, max_reps, no_flush, interleave, launch_once, fmt, wide, columns, output, child_results):
+            budget, precision, max_reps, no_flush, interleave, launch_once, fmt, wide, columns, output, child_results):
     """Compile, verify against cuBLAS and time rungs of the GEMM ladder on the GPU.
 
     VARIANTS are rung ids (5, 3b, h2), ranges (1-6), or names (warptiling); several may be given.
@@ -126,7 +130,7 @@ def command(variants, all_, dtype, spec_files, callables, arrays, size, m, n, k,
     gpu_spec = resolve_gpu(gpu, gpu_file, prefer_current_device=True)
     options = RunOptions(shape=shape, alpha=alpha, beta=beta, seed=seed, baselines=not no_cublas,
                          launch_once=launch_once, compiler=compilers[0] if len(compilers) == 1 else None,
-                         timing=TimingConfig(budget_s=budget, max_reps=max_reps, flush_l2=not no_flush,
+                         timing=TimingConfig(budget_s=budget, max_reps=max_reps, flush_l2=not no_flush, precision=precision / 100,
                                              interleave_rounds=INTERLEAVE_ROUNDS if interleave else 0))
     runner = Runner(gpu_spec, options)
     result = new_result(gpu_spec, options, runner, "gemmprof " + shlex.join(sys.argv[1:]))

@@ -1,4 +1,5 @@
-"""Timing with CUDA events: warm-up, L2 flushed before every repetition, repetitions sized to a time budget."""
+"""Timing with CUDA events: warm-up, L2 flushed before every repetition, repetitions until the median is known to
+a stated precision or the time budget is spent."""
 
 from __future__ import annotations
 
@@ -14,8 +15,11 @@ class TimingConfig:
     warmup: int = 3
     min_reps: int = 10
     max_reps: int = 200
-    budget_s: float = 1.0  # kernel time to spend per variant, about
+    budget_s: float = 1.0  # kernel time to spend per variant, at most, about
     flush_l2: bool = True
+    # > 0: stop early, after at least min_reps, once the 95% confidence interval of the median lies within
+    # +-precision of it (Measurement.median_ci); 0: spend the whole budget (up to max_reps)
+    precision: float = 0.005
     # > 0: the variants of a run are timed together, each one's repetitions in this many batches taken in turn
     # (round-robin), so a clock that drifts during the run reaches every variant alike; 0: one after another
     interleave_rounds: int = 0
@@ -26,7 +30,11 @@ class TimingConfig:
         d = {"method": method, "warmup": self.warmup, "min_reps": self.min_reps, "max_reps": self.max_reps,
              "slow_kernels": "one warm-up launch when it takes 10% of the budget; at least 5 repetitions when "
                              "min_reps would take over twice the budget",
-             "budget_s": self.budget_s, "statistic": "median; spread = IQR / median"}
+             "budget_s": self.budget_s, "statistic": "median; spread = IQR / median",
+             "precision": self.precision,
+             "stopping": (f"batches doubling from min_reps until the 95% confidence interval of the median is "
+                          f"within +-{self.precision:.2%} of it, or the budget or max_reps is reached"
+                          if self.precision > 0 and not self.interleave_rounds else "the budget or max_reps")}
         if self.interleave_rounds:
             d["method"] += (f"; variants interleaved: each one's repetitions in {self.interleave_rounds} batches "
                             "taken round-robin")
@@ -110,11 +118,24 @@ def time_kernel(launch: Callable[[], None], config: TimingConfig, flush: Callabl
     warm_up(launch, config)
     if on_start:
         on_start()
-    probe = timed(3)
-    samples = probe + timed(max(repetitions(probe, config) - len(probe), 0))
+    samples = until_precise(timed, config)
     if on_end:
         on_end()
     return Measurement(tuple(samples))
+
+
+def until_precise(timed: Callable[[int], list[float]], config: TimingConfig) -> list[float]:
+    """Three probe launches size the budget's count (`repetitions`); then batches, each doubling the samples
+    taken (first up to min_reps), until that count, or, with config.precision > 0, until the median's 95%
+    confidence interval is within +-precision of it. A steady kernel stops after 10-40 launches; a noisy one
+    spends its budget. No CUDA here: `timed(n)` brings it."""
+    samples = timed(3)
+    target = repetitions(samples, config)
+    while len(samples) < target:
+        samples += timed(min(target, max(config.min_reps, 2 * len(samples))) - len(samples))
+        if config.precision > 0 and Measurement(tuple(samples)).median_ci <= config.precision:
+            break
+    return samples
 
 
 def round_robin(timers: list[Callable[[int], list[float]]], reps: list[int], rounds: int) -> list[list[float]]:

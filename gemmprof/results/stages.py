@@ -4,6 +4,7 @@ float64 reference (verification), the timing (measurement) and the model's figur
 
 from __future__ import annotations
 
+import math
 import statistics
 from dataclasses import dataclass
 
@@ -41,9 +42,24 @@ class Measurement:
     def stable(self) -> bool:
         return self.spread <= STABLE_SPREAD
 
+    @property
+    def median_ci(self) -> float:
+        """Half the width of a distribution-free 95% confidence interval of the median, over the median: the
+        order statistics n/2 -+ 0.98 sqrt(n) of the sorted samples (the binomial's normal approximation).
+        Below 6 samples the interval is the whole range."""
+        s = sorted(self.samples_ms)
+        n = len(s)
+        if n < 6:
+            lo, hi = 0, n - 1
+        else:
+            half = 0.98 * math.sqrt(n)
+            lo, hi = max(0, math.floor(n / 2 - half)), min(n - 1, math.ceil(n / 2 + half))
+        med = statistics.median(s)
+        return (s[hi] - s[lo]) / (2 * med) if med > 0 else 0.0
+
     def to_dict(self):
         return {"samples_ms": list(self.samples_ms), "median_ms": self.median_ms, "min_ms": self.min_ms,
-                "max_ms": self.max_ms, "spread": self.spread, "stable": self.stable}
+                "max_ms": self.max_ms, "spread": self.spread, "stable": self.stable, "median_ci": self.median_ci}
 
 
 @dataclass(frozen=True)
