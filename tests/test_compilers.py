@@ -142,6 +142,18 @@ def test_nvcc_cache_and_symbol(nvcc, tmp_path, monkeypatch):
     assert first.ok and first.build.symbol.startswith("_Z14reads_c_alwaysILi0EE")
     assert first.build.cubin_sha256 == second.build.cubin_sha256 and second.cubin == first.cubin
     assert "-O3" in first.build.flags and "-gencode=arch=compute_90,code=sm_90" in first.build.flags
+    assert first.build.compile_s > 0 and second.build.compile_s is None  # nvcc's time; a cache read has none
+
+
+def test_compile_and_load_seconds_round_trip_through_results():
+    from gemmprof.results.run import _build_from, _build_keys, _checked_build
+    from gemmprof.results.stages import BuildInfo
+
+    b = BuildInfo("nvcc", "13.0", ("-O3",), "sm_90", compile_s=12.5, load_s=3.25)
+    keys = _build_keys(b)
+    assert (keys["compile_s"], keys["load_s"]) == (12.5, 3.25) and _build_from(keys) == b
+    with pytest.raises(Exception, match="compile_s"):
+        _checked_build({**keys, "compile_s": -1.0}, "variants[0]")
 
 
 @pytest.mark.gpu

@@ -128,6 +128,27 @@ def test_tune_multigpu_on_two_stand_in_gpus(tmp_path):
 BATCH_TEXT = BATCH.read_text()
 
 
+def test_startup_times_sums_the_cold_runs_builds(tmp_path):
+    """startup_times' build table: nvcc rows only, the longest build first, sums of compile and load seconds."""
+    sys.path.insert(0, str(SCRIPTS))
+    try:
+        startup_times = importlib.import_module("startup_times")
+    finally:
+        sys.path.remove(str(SCRIPTS))
+    doc = json.loads((ROOT / "tests" / "fixtures" / "explain" / "run_ladder_4096.json").read_text())
+    nvcc_rows = [v for v in doc["variants"] if v.get("compiler") == "nvcc"][:3]
+    assert len(nvcc_rows) == 3
+    for v, (c, w) in zip(nvcc_rows, [(2.0, 2.5), (11.25, 0.75), (None, 0.25)], strict=True):
+        v["compile_s"], v["load_s"] = c, w
+    path = tmp_path / "cold.json"
+    path.write_text(json.dumps(doc))
+    got = startup_times.build_times(path)
+    assert [r["name"] for r in got["kernels"][:3]] == [nvcc_rows[1]["name"], nvcc_rows[0]["name"], nvcc_rows[2]["name"]]
+    assert got["compile_s_sum"] == 13.25 and got["load_s_sum"] == 3.5
+    assert all(r["name"] != "cublas_sgemm" for r in got["kernels"])
+    assert "error" in startup_times.build_times(tmp_path / "missing.json")
+
+
 def test_gpu_batch_parses():
     res = subprocess.run(["bash", "-n", str(BATCH)], capture_output=True, text=True)
     assert res.returncode == 0, res.stderr

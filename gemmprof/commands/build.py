@@ -73,20 +73,23 @@ def command(variants, archs, spec_files, params, jobs, fmt, output):
         rows.append({**_sass_columns(r.kernel, r), "name": r.name, "arch": r.arch, "status": "skipped" if r.skipped else ("ok" if r.ok else "error"),
                      "registers": res.registers if res else None, "static_smem": res.static_smem if res else None,
                      "spill_stores": res.spill_stores if res else None, "spill_loads": res.spill_loads if res else None,
-                     "stack_frame": res.stack_frame if res else None})
+                     "stack_frame": res.stack_frame if res else None,
+                     "compile_s": r.build.compile_s if r.build else None})
     sass = find_disassembler() is not None or any(r.build and r.build.sass for r in results)
     cols = [Column("name", "kernel", fmt="s"), Column("arch", "arch", fmt="s"), Column("status", "status", fmt="s"),
             Column("registers", "regs/thread"), Column("static_smem", "static smem", "B"),
             Column("spill_stores", "spill st", "B"), Column("spill_loads", "spill ld", "B"),
-            Column("stack_frame", "stack", "B"), *(SASS_COLUMNS if sass else [])]
+            Column("stack_frame", "stack", "B"), Column("compile_s", "nvcc", "s", fmt=".1f"),
+            *(SASS_COLUMNS if sass else [])]
     version = next((r.build.label for r in results if r.build), "nvcc")
+    notes = ["nvcc: the compiler's wall time in this build ('-': read from the cache)."]
     if sass:
-        notes = ["SASS counts are static (each instruction in the binary once). loop FLOP/trip: FLOPs one block "
+        notes += ["SASS counts are static (each instruction in the binary once). loop FLOP/trip: FLOPs one block "
                  "does in one trip of the innermost loop holding FFMA/HMMA/HGMMA (2 per FFMA per thread, the MMA "
                  "shape per warp); 2*BM*BN*BK: what one K-step of the block tile needs (1.00 = the loop is the "
                  "K-tile loop)."]
     else:  # one line instead of 17 columns of '-'
-        notes = ["No SASS instruction mix: no disassembler (nvdisasm or cuobjdump) was found. "
+        notes += ["No SASS instruction mix: no disassembler (nvdisasm or cuobjdump) was found. "
                  "`pip install 'gemmprof[sass]'` brings both (or install the CUDA toolkit's)."]
     emit(Table(f"{version} build: " + ", ".join(archs), cols, rows, notes), fmt, output)
     failed = [r for r in results if not r.ok]

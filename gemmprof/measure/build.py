@@ -58,7 +58,7 @@ def nvcc_build(kernel: BoundKernel, arch: str, nvcc: str | None = None, use_cach
     info = None
     if out.ok and out.cubin is not None:
         info = BuildInfo("nvcc", out.version, out.flags, out.arch, nvccmod.sha256_file(out.cubin),
-                         _symbol(out.cubin, kernel), sass=sassmod.facts(out.cubin, keep=True))
+                         _symbol(out.cubin, kernel), sass=sassmod.facts(out.cubin, keep=True), compile_s=out.seconds)
     return BuildResult(kernel.variant_name, out.arch, out.ok and res is not None, res, out.log, info, out.cubin,
                        kernel=kernel)
 
@@ -109,12 +109,16 @@ def device_arch() -> str:
 
 def compile_for_launch(kernel: BoundKernel, compiler: str | None = None, ahead=None) -> CompiledKernel:
     """`ahead`: a compile_pool.CompileAhead whose nvcc build of this kernel is used when it has one."""
+    import time
+
     which, why = choose_compiler(kernel, compiler)
+    t0 = time.perf_counter()
     if which == "nvcc":
         compiled = nvcc_load(kernel, ahead.get(kernel) if ahead is not None else None)
     else:
         compiled = cupy_compile(kernel)
-    compiled.build = BuildInfo(**{**compiled.build.__dict__, "reason": why})
+    load_s = round(time.perf_counter() - t0, 3)
+    compiled.build = BuildInfo(**{**compiled.build.__dict__, "reason": why, "load_s": load_s})
     return compiled
 
 

@@ -16,6 +16,7 @@ import re
 import shutil
 import subprocess
 import tempfile
+import time
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -94,6 +95,7 @@ class NvccOutput:
     log: str
     cubin: Path | None
     cached: bool
+    seconds: float | None = None  # nvcc's wall time; None for a build read from the cache
 
 
 def _cache_entry(kernel: BoundKernel, arch: str, nvcc: str):
@@ -126,10 +128,12 @@ def compile_cubin(kernel: BoundKernel, arch: str, nvcc: str | None = None, use_c
     with tempfile.TemporaryDirectory() as tmp:
         src, out = Path(tmp) / f"{kernel.spec.name}.cu", Path(tmp) / "k.cubin"
         src.write_text(wrapper)
+        t0 = time.perf_counter()
         proc = subprocess.run([nvcc, *flags, "-o", str(out), str(src)], capture_output=True, text=True, check=False)
+        seconds = round(time.perf_counter() - t0, 3)
         log = (proc.stdout + proc.stderr).strip()
         if proc.returncode != 0 or not out.is_file():
-            return NvccOutput(False, arch, tuple(flags), version, log, None, False)
+            return NvccOutput(False, arch, tuple(flags), version, log, None, False, seconds)
         if not use_cache:
             cdir = Path(tempfile.mkdtemp(prefix="gemmprof-cubin-"))
             cubin, meta = cdir / f"{key}.cubin", cdir / f"{key}.json"
@@ -141,7 +145,7 @@ def compile_cubin(kernel: BoundKernel, arch: str, nvcc: str | None = None, use_c
             cdir = Path(tempfile.mkdtemp(prefix="gemmprof-cubin-"))
             cubin = cdir / "k.cubin"
             cubin.write_bytes(out.read_bytes())
-    return NvccOutput(True, arch, tuple(flags), version, log, cubin, False)
+    return NvccOutput(True, arch, tuple(flags), version, log, cubin, False, seconds)
 
 
 def _atomic_write(path: Path, data: bytes) -> None:

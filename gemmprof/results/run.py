@@ -159,6 +159,8 @@ def _checked_build(d: dict, where: str) -> BuildInfo | None:
         f.str(key)
     f.strs("compiler_flags")
     f.mapping("sass")
+    f.num("compile_s", minimum=0)
+    f.num("load_s", minimum=0)
     return _build_from(d)
 
 
@@ -174,7 +176,8 @@ def _build_keys(b: BuildInfo | None) -> dict:
         return {"compiler": None}
     return {"compiler": b.compiler, "compiler_version": b.version, "compiler_flags": list(b.flags),
             "compiler_arch": b.arch, "compiler_reason": b.reason, "cubin_sha256": b.cubin_sha256,
-            "symbol": b.symbol, "sass": dict(b.sass) if b.sass is not None else None}
+            "symbol": b.symbol, "sass": dict(b.sass) if b.sass is not None else None, "compile_s": b.compile_s,
+            "load_s": b.load_s}
 
 
 def _build_from(d: dict) -> BuildInfo | None:
@@ -182,7 +185,7 @@ def _build_from(d: dict) -> BuildInfo | None:
         return None
     return BuildInfo(d["compiler"], d.get("compiler_version") or "", tuple(d.get("compiler_flags") or ()),
                      d.get("compiler_arch") or "", d.get("cubin_sha256"), d.get("symbol"),
-                     d.get("compiler_reason") or "", d.get("sass"))
+                     d.get("compiler_reason") or "", d.get("sass"), d.get("compile_s"), d.get("load_s"))
 
 
 @dataclass

@@ -97,6 +97,10 @@ class BuildInfo:
     symbol: str | None = None  # the mangled entry that was launched
     reason: str = ""  # why this compiler: default, --compiler, the spec's compiler_reason, a fallback
     sass: dict[str, int] | None = None  # instruction counts by class (gemmprof.measure.sass)
+    compile_s: float | None = None  # the compiler's wall time in this run; None: read from a cache, or NVRTC
+    # seconds from the run asking for this binary to having it loaded: waiting for its build (compiled ahead in a
+    # pool, or now) included; None where not timed
+    load_s: float | None = None
 
     @property
     def label(self) -> str:
