@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One device call, many GPU checks: run from the repo root on the GPU machine.
 #   bash scripts/gpu_batch.sh STAGE [STAGE ...]
-# Stages: env hopper hopperfin fp32top fp32topprof ladder odd beta fp16 tune ncu nsys pytest compilers report rawprof paths interleave splitk sweep startup every_py explain every_cuda splitk16. Logs and results go to $OUT/batch/ and are tarred into
+# Stages: env hopper hopperfin fp32top fp32topprof ladder odd beta fp16 tune ncu nsys pytest compilers report rawprof paths interleave splitk sweep startup every_py explain every_cuda splitk16 hopper7. Logs and results go to $OUT/batch/ and are tarred into
 # $OUT/batch.tar.gz (the device tool brings back at most 8 files); a short summary is printed last.
 set -u
 if [ $# -eq 0 ]; then  # no stage: print the usage above and stop
@@ -186,6 +186,27 @@ for stage in "$@"; do
       step splitk16_m128 "${GP[@]}" run 15 16 -m 128 -n 4096 -k 4096 --budget 0.5 -o "$B/splitk16_128x4096x4096.json"
       # the earlier defaults (rung 15's tile), for the same-session comparison at 1000^3
       step splitk16_r15params "${GP[@]}" run 16 --param BM=128 --param BN=256 --param THREADS=256 --size 1000 --budget 0.5 -o "$B/splitk16_1000_rung15_params.json" ;;
+    hopper7)  # issue 26: h7 (2-CTA clusters, TMA multicast) verified, beside h6 and cuBLAS, its variants, ncu
+      T7=${STEP_TIMEOUT:-300}  # a cluster left waiting on its peer hangs: it costs one step, not the whole call
+      STEP_TIMEOUT=$T7 step h7_smoke "${GP[@]}" run h7 --size 1024 --no-cublas --budget 0.05 -o "$B/h7_smoke.json"
+      if ! python3 -c "import gemmprof, sys; sys.exit(not all(v.passed for v in gemmprof.load(sys.argv[1]).variants))" "$B/h7_smoke.json" 2>/dev/null; then
+        echo "h7 failed its smoke run at 1024: the rest of hopper7 is skipped (see h7_smoke.log)"
+      else
+        STEP_TIMEOUT=$T7 step h7_tests python3 -m pytest -q -m gpu tests/test_hopper_clusters.py
+        for d in fp16 bf16; do
+          for s in 4096 8192; do
+            STEP_TIMEOUT=$T7 step "h7_${d}_$s" "${GP[@]}" run h6 h7 --dtype "$d" --size "$s" --interleave -o "$B/h7_${d}_$s.json"
+          done
+        done
+        # at 4096 fp16: no cluster (h6's kernel), A shared instead of B, the dev attempt's fenced releases, 3 stages,
+        # a narrower tile order
+        STEP_TIMEOUT=$T7 step h7_cm1 "${GP[@]}" run h7 --param CLUSTER_M=1 --size 4096 --budget 0.5 -o "$B/h7_var_cluster1_4096.json"
+        STEP_TIMEOUT=$T7 step h7_cn2 "${GP[@]}" run h7 --param CLUSTER_M=1 --param CLUSTER_N=2 --size 4096 --budget 0.5 -o "$B/h7_var_shareA_4096.json"
+        STEP_TIMEOUT=$T7 step h7_fenced "${GP[@]}" run h7 --param RELEASE_CLUSTER=1 --size 4096 --budget 0.5 -o "$B/h7_var_fenced_4096.json"
+        STEP_TIMEOUT=$T7 step h7_st3 "${GP[@]}" run h7 --param STAGES=3 --size 4096 --budget 0.5 -o "$B/h7_var_stages3_4096.json"
+        STEP_TIMEOUT=$T7 step h7_g8 "${GP[@]}" run h7 --param GROUP_M=8 --size 4096 --budget 0.5 -o "$B/h7_var_group8_4096.json"
+        STEP_TIMEOUT=$T7 step h7_profile "${GP[@]}" profile h6 h7 --cublas --size 4096 --save "$B/h7_profile_4096.json" --save-csv "$B/h7_ncu_4096.csv"
+      fi ;;
     *)
       echo "unknown stage $stage" ;;
   esac

@@ -18,8 +18,11 @@ SASS_COLUMNS = [Column("FFMA", "FFMA"), Column("HMMA", "HMMA"), Column("HGMMA", 
 
 
 def _sass_columns(kernel, r) -> dict:
+    import math
+
     from gemmprof.catalog import expr
     from gemmprof.measure.sass import flops_per_trip
+    from gemmprof.measure.tma_launch import cluster_shape
 
     sass = r.build.sass if r.build and r.build.sass else None
     if sass is None:
@@ -31,7 +34,8 @@ def _sass_columns(kernel, r) -> dict:
         t = kernel.spec.traffic
         if "BK" in kernel.env and "BM" in t and "BN" in t:
             bm, bn = (int(expr.evaluate(t[k], kernel.env)) for k in ("BM", "BN"))
-            out["ktile_flops"] = 2 * bm * bn * kernel.env["BK"]
+            ctas = math.prod(cluster_shape(kernel) or (1,))  # a cluster's CTAs share the traffic model's tile
+            out["ktile_flops"] = 2 * bm * bn * kernel.env["BK"] // ctas
             out["loop_vs_ktile"] = out["loop_flops"] / out["ktile_flops"]
     return out
 

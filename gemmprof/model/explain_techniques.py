@@ -37,13 +37,13 @@ TECHNIQUES: dict[str, tuple[str, tuple[str, ...]]] = {
     "persistent": ("a persistent grid with a tile scheduler: no partial wave, epilogue overlapped with the next "
                    "tile's loads", ("h6",)),
     "fewer_registers": ("fewer live registers (smaller thread tile, __launch_bounds__) so nothing spills", ()),
-    "multicast": ("beyond the ladder: thread-block clusters with TMA multicast, one L2 read feeding several SMs",
-                  ()),
+    "multicast": ("thread-block clusters with TMA multicast: one L2 read of a shared tile feeds several SMs",
+                  ("h7",)),
     "split_k": ("beyond the ladder: split-K or stream-K, so the last wave's tiles are shared by every SM", ()),
 }
 
 FP32 = ("1", "2", "3", "4", "5", "6", "7", "8", "9", "10", "11", "12", "13", "14", "15")
-FP16 = ("h1", "h2", "h3", "h4", "h5", "h6")
+FP16 = ("h1", "h2", "h3", "h4", "h5", "h6", "h7")
 
 # what each rung applies that the rung before it did not (its spec's description)
 RUNG_TECHNIQUES: dict[str, tuple[str, ...]] = {
@@ -54,6 +54,7 @@ RUNG_TECHNIQUES: dict[str, tuple[str, ...]] = {
     "15": ("issue_efficiency", "latency_hiding", "epilogue"),
     "h1": ("tensor_cores",), "h2": ("smem_tiling", "latency_hiding", "bank_conflicts"), "h3": ("ldmatrix", "register_pipeline", "bank_conflicts"),
     "h4": ("wgmma",), "h5": ("warp_specialization", "larger_tiles"), "h6": ("persistent", "epilogue"),
+    "h7": ("multicast",),
 }
 # the fp32 rungs a tensor-core rung builds on (h1 starts from a tiled, coalesced, vectorized kernel)
 _FP16_BASE = ("coalescing", "smem_tiling", "register_tiling", "vectorized", "tensor_cores")

@@ -1,9 +1,11 @@
-// Helpers shared by the Hopper rungs h4, h5 and h6 (h4_wgmma_tma.cu, h5_warp_specialized.cu, h6_persistent.cu):
-// the element type (fp16, or bf16 with -DELEM_BF16=1), mbarriers, TMA box loads, wgmma on shared-memory tiles
-// written with the 128-byte swizzle, register reallocation between warpgroups, the accumulator epilogue and the
-// grouped tile order. Each rung includes this file by a quoted path and holds only its own kernel, so the rung
-// file shows its idea. gemmprof's nvcc build passes -I for the rung's folder, and its cubin cache key and the
-// tune cache's source hash read this header too (gemmprof.catalog.sources): editing it rebuilds the three rungs.
+// Helpers shared by the Hopper rungs h4 to h7 (h4_wgmma_tma.cu, h5_warp_specialized.cu, h6_persistent.cu,
+// h7_cluster_multicast.cu): the element type (fp16, or bf16 with -DELEM_BF16=1), mbarriers, TMA box loads,
+// thread-block clusters (TMA multicast, arrivals on a peer CTA's mbarrier, cluster barriers), wgmma on
+// shared-memory tiles written with the 128-byte swizzle, register reallocation between warpgroups, the
+// accumulator epilogue and the grouped tile order. Each rung includes this file by a quoted path and holds only
+// its own kernel, so the rung file shows its idea. gemmprof's nvcc build passes -I for the rung's folder, and its
+// cubin cache key and the tune cache's source hash read this header too (gemmprof.catalog.sources): editing it
+// rebuilds every rung that includes it.
 
 #pragma once
 
@@ -64,6 +66,59 @@ __device__ __forceinline__ void tma_load_2d(uint32_t dst, const CUtensorMap* map
         "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"
         " [%0], [%1, {%3, %4}], [%2];\n" ::"r"(dst),
         "l"(reinterpret_cast<uint64_t>(map)), "r"(bar), "r"(x), "r"(y)
+        : "memory");
+}
+
+// ---- thread-block clusters (h7): CTAs of one cluster reach each other's shared memory ----
+__device__ __forceinline__ uint32_t cluster_ctarank()
+{
+    uint32_t rank;
+    asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(rank));
+    return rank;
+}
+
+// Every thread of every CTA of the cluster: barrier.cluster is .aligned (the whole warp executes it together,
+// hence the __syncwarp), and release/acquire make the mbarrier inits (after fence.mbarrier_init) and every
+// earlier copy and arrival visible cluster-wide.
+__device__ __forceinline__ void cluster_sync()
+{
+    __syncwarp();
+    asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;\n" ::: "memory");
+}
+
+// Arrive once on the mbarrier at the same shared-memory offset as `bar` in CTA `cta` of the cluster (mapa turns
+// the local address into that CTA's). The arrive keeps the default .release.cta semantics, as CUTLASS's
+// ClusterBarrier::arrive does: `.release.cluster` compiles to MEMBAR.ALL.CTA + MEMBAR.ALL.GPU before the arrive
+// (cuobjdump, nvcc 13.0): the calling thread waits until its earlier memory operations are visible GPU-wide.
+// FENCED = true builds that form, to measure what it costs.
+template <bool FENCED = false>
+__device__ __forceinline__ void mbar_arrive_cluster(uint32_t bar, uint32_t cta)
+{
+    if (FENCED)
+        asm volatile(
+            "{\n.reg .b32 remote;\n"
+            "mapa.shared::cluster.u32 remote, %0, %1;\n"
+            "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [remote];\n}\n" ::"r"(bar),
+            "r"(cta)
+            : "memory");
+    else
+        asm volatile(
+            "{\n.reg .b32 remote;\n"
+            "mapa.shared::cluster.u32 remote, %0, %1;\n"
+            "mbarrier.arrive.shared::cluster.b64 _, [remote];\n}\n" ::"r"(bar),
+            "r"(cta)
+            : "memory");
+}
+
+// One 2D box of the tensor map into the same shared-memory offset `dst` of every CTA in `cta_mask` (bit i:
+// %cluster_ctarank i), completing its bytes on the mbarrier at offset `bar` in each of them.
+__device__ __forceinline__ void tma_load_2d_multicast(uint32_t dst, const CUtensorMap* map, uint32_t bar, int x,
+                                                      int y, uint16_t cta_mask)
+{
+    asm volatile(
+        "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster"
+        " [%0], [%1, {%3, %4}], [%2], %5;\n" ::"r"(dst),
+        "l"(reinterpret_cast<uint64_t>(map)), "r"(bar), "r"(x), "r"(y), "h"(cta_mask)
         : "memory");
 }
 
@@ -172,7 +227,7 @@ __device__ __forceinline__ void wgmma_m64n256(float (&d)[128], uint64_t desc_a, 
 }
 
 
-// ---- register reallocation (h5, h6): the producer warpgroup gives registers back, consumers take them ----
+// ---- register reallocation (h5-h7): the producer warpgroup gives registers back, consumers take them ----
 template <int REGS>
 __device__ __forceinline__ void setmaxnreg_dec()
 {

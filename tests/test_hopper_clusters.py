@@ -1,0 +1,230 @@
+"""h7, the Hopper rung in thread-block clusters (TMA multicast of the shared operand): its spec, grid and cluster
+shape at every kind of shape, its tensor-map boxes, the cluster launch the runner makes (CPU), what nvcc builds
+from it (multicast copies, no GPU-wide fence on the releases), and a verified run on an H100 (marker gpu)."""
+
+import json
+
+import numpy as np
+import pytest
+from clitools import invoke
+from context import needs_gpu
+
+from gemmprof.catalog import spec as specmod
+from gemmprof.catalog.binding import bind
+from gemmprof.catalog.selection import choose
+from gemmprof.errors import SpecError
+from gemmprof.measure import tma_launch
+from gemmprof.model.traffic import get_dtype, tiled_traffic
+from gemmprof.results.shape import GemmShape
+
+SHAPES = [(4096, 4096, 4096), (8192, 8192, 8192), (1000, 1030, 520), (4095, 4097, 1024), (384, 1024, 128),
+          (100, 300, 64), (128, 256, 8)]
+
+
+def _cdiv(a, b):
+    return -(-a // b)
+
+
+def h7(**params):
+    return bind(specmod.select(["h7"])[0], params)
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+@pytest.mark.parametrize("sms", [132, 114, 133])
+def test_the_grid_is_whole_clusters_at_most_one_per_two_sms(shape, sms):
+    k = h7()
+    grid, block, smem = k.launch_config(GemmShape(*shape), sms=sms)
+    M, N, _ = shape
+    pairs = _cdiv(_cdiv(M, 128), 2) * _cdiv(N, 256)  # pairs of tile rows of 128, times tile columns of 256
+    assert tma_launch.cluster_shape(k) == (2, 1, 1)
+    assert grid == (2 * min(sms // 2, pairs), 1, 1) and grid[0] % 2 == 0 and grid[0] <= sms
+    assert block == (384, 1, 1) and smem == 4 * (128 + 256) * 64 * 2 + 1024
+
+
+def test_an_odd_number_of_tile_rows_gives_the_last_pair_an_empty_half():
+    # M = 384: three tile rows of 128, so two pairs; the second pair's rank-1 CTA computes rows 384-511, past M
+    grid, _, _ = h7().launch_config(GemmShape(384, 1024, 128), sms=132)
+    assert grid == (2 * 2 * 4, 1, 1)  # 2 pairs of rows x 4 tile columns, 2 CTAs each
+
+
+def test_cluster_1_is_h6s_launch_and_a_cluster_along_n_shares_a():
+    h6 = bind(specmod.select(["h6"])[0])
+    one = h7(CLUSTER_M=1)
+    for shape in SHAPES:
+        assert one.launch_config(GemmShape(*shape), sms=132) == h6.launch_config(GemmShape(*shape), sms=132)
+    assert tma_launch.cluster_shape(one) is None  # a plain launch, no cuLaunchKernelEx
+    along_n = h7(CLUSTER_M=1, CLUSTER_N=2)
+    assert tma_launch.cluster_shape(along_n) == (2, 1, 1)
+    # 1000 x 1030: 8 tile rows, 5 tile columns -> 3 column pairs (the last with an empty half)
+    assert along_n.launch_config(GemmShape(1000, 1030, 520), sms=132)[0] == (2 * 8 * 3, 1, 1)
+
+
+@pytest.mark.parametrize("params, message", [
+    ({"CLUSTER_M": 2, "CLUSTER_N": 2}, "a cluster is 1 x 1"),
+    ({"CLUSTER_M": 4}, "a cluster is 1 x 1"),
+    ({"GROUP_M": 3}, "whole clusters"),
+    ({"RELEASE_CLUSTER": 2}, "RELEASE_CLUSTER is 0"),
+    ({"STAGES": 5}, "227 KiB"),
+])
+def test_constraints_name_what_is_wrong(params, message):
+    with pytest.raises(SpecError, match=message):
+        h7(**params)
+
+
+class _Operand:
+    def __init__(self, ptr):
+        self.data = type("D", (), {"ptr": ptr})()
+
+
+@pytest.mark.parametrize("params, a_box, b_box", [({}, (128, 64), (128, 64)),
+                                                  ({"CLUSTER_M": 1, "CLUSTER_N": 2}, (64, 64), (256, 64)),
+                                                  ({"CLUSTER_M": 1}, (128, 64), (256, 64))])
+def test_the_shared_operands_box_is_the_half_one_cta_loads(params, a_box, b_box):
+    seen = []
+
+    def fake_encode(address, tmap):
+        seen.append((tmap.rows, tmap.cols, tmap.box_rows, tmap.box_cols, tmap.swizzle))
+        return np.void(bytes(128))
+
+    k = bind(specmod.select(["h7"])[0], params, dtype="bf16")
+    tma_launch.tensor_maps(k, GemmShape(4095, 4097, 1024), {"A": _Operand(1 << 20), "B": _Operand(2 << 20)},
+                           encode=fake_encode)
+    assert seen == [(4095, 1024, *a_box, 128), (4097, 1024, *b_box, 128)]
+
+
+def test_the_traffic_model_reads_the_shared_tile_once_per_cluster():
+    shape, fp16 = GemmShape(4096, 4096, 4096), get_dtype("fp16")
+    h6 = tiled_traffic(shape, fp16, bind(specmod.select(["h6"])[0]).tiles())
+    b_shared = tiled_traffic(shape, fp16, h7().tiles())
+    a_shared = tiled_traffic(shape, fp16, h7(CLUSTER_M=1, CLUSTER_N=2).tiles())
+    alone = tiled_traffic(shape, fp16, h7(CLUSTER_M=1).tiles())
+    # per k-tile and CTA: A 16 KiB + B 32 KiB = 48 KiB alone; 16 + 16 with B shared; 8 + 32 with A shared
+    assert alone.gmem_element_reads == h6.gmem_element_reads
+    assert b_shared.gmem_element_reads * 48 == h6.gmem_element_reads * 32
+    assert a_shared.gmem_element_reads * 48 == h6.gmem_element_reads * 40
+
+
+def test_explain_counts_each_cta_of_a_cluster_as_a_tile():
+    from gemmprof.catalog.gpu_specs import get_gpu
+    from gemmprof.measure.explain_inputs import facts_for
+
+    gpu, shape = get_gpu("h100"), GemmShape(4096, 4096, 4096)
+    h6 = facts_for(bind(specmod.select(["h6"])[0]), shape, gpu, sass={}, resources=None)
+    clustered = facts_for(h7(), shape, gpu, sass={}, resources=None)
+    assert (clustered.tiles, clustered.tile_bytes_c) == (h6.tiles, h6.tile_bytes_c) == (512, 128 * 256 * 4)
+    assert clustered.l2_bytes_model * 3 == h6.l2_bytes_model * 2 + 4096 * 4096 * 4  # A and B 2/3, C the same
+
+
+class _FakeFunction:
+    ptr = 0xC0DE
+
+    def __init__(self):
+        self.max_dynamic_shared_size_bytes = 0
+
+    def __call__(self, *args, **kwargs):
+        raise AssertionError("a kernel in clusters is launched through cuLaunchKernelEx, not CuPy's call")
+
+
+class _FakeProblem:
+    alpha, beta = 1.0, 0.0
+
+    def __init__(self, shape):
+        self.shape = shape
+
+    def operand(self, which, layout, ld=None):
+        return _Operand({"A": 1 << 20, "B": 2 << 20}[which])
+
+
+def test_the_runner_launches_whole_clusters_through_the_driver(monkeypatch):
+    from gemmprof.catalog.gpu_specs import get_gpu
+    from gemmprof.measure import hopper_host
+    from gemmprof.measure import runner as runmod
+    from gemmprof.measure.build import CompiledKernel
+    from gemmprof.measure.runner import Runner, RunOptions
+    from gemmprof.results.run import Resources
+
+    shape, func, launches = GemmShape(384, 1024, 128), _FakeFunction(), []
+    monkeypatch.setattr(runmod, "compile_for_launch", lambda k, c: CompiledKernel(k, func, Resources(168, 64)))
+    monkeypatch.setattr(hopper_host, "encode_tiled", lambda address, tmap: np.void(bytes(128)))
+    monkeypatch.setattr(hopper_host, "launch_ex", lambda ptr, grid, block, args, shared_mem=0, cluster=None:
+                        launches.append((ptr, grid, block, len(args), shared_mem, cluster)))
+    r = Runner(get_gpu("h100"), RunOptions(shape=shape, seed=1))
+    r._device = {"compute_capability": "9.0", "sm_count": 132}
+    r.problem = lambda dtype, c_dtype="fp32": _FakeProblem(shape)
+
+    def fake_verify(row, problem, launch_into, tolerance, reads_c=False, c_store=("row", None)):
+        launch_into("C")()
+        return row, None
+
+    r._verify = fake_verify
+    row = r.run_kernel(choose(["h7"], dtype="bf16")[0])
+    assert row.status == "ok", row.message
+    smem = 4 * (128 + 256) * 64 * 2 + 1024
+    assert launches == [(0xC0DE, (16, 1, 1), (384, 1, 1), 10, smem, (2, 1, 1))]
+    assert func.max_dynamic_shared_size_bytes == smem
+
+
+def _sass(kernel, nvcc):
+    from gemmprof.measure import sass
+    from gemmprof.measure.build import parse_ptxas
+    from gemmprof.measure.nvcc import compile_cubin
+
+    out = compile_cubin(kernel, "sm_90", nvcc=nvcc, use_cache=False)
+    assert out.ok and out.arch == "sm_90a", out.log[-2000:]
+    res = parse_ptxas(out.log)
+    assert res.spill_stores == res.spill_loads == 0 and res.registers == 168, out.log[-2000:]
+    listing = sass.disassemble(out.cubin)
+    if listing is None:
+        pytest.skip("no nvdisasm or cuobjdump (pip install gemmprof[sass])")
+    ops = [op for _addr, op, _args in sass.instructions(listing)]
+    return {name: sum(op.startswith(name) for op in ops)
+            for name in ("UTMALDG.2D.MULTICAST", "UTMALDG", "MEMBAR.ALL.GPU", "UCGABAR_ARV", "HGMMA")}
+
+
+def test_what_nvcc_builds_multicasts_and_fences_only_at_the_cluster_barriers(nvcc):
+    b_shared, fenced, alone = _sass(h7(), nvcc), _sass(h7(RELEASE_CLUSTER=1), nvcc), _sass(h7(CLUSTER_M=1), nvcc)
+    assert b_shared["UTMALDG.2D.MULTICAST"] > 0 and b_shared["HGMMA"] > 0 and b_shared["UCGABAR_ARV"] == 2
+    # the two cluster barriers (arrive.release) fence GPU-wide; the per-k-tile releases must not
+    assert b_shared["MEMBAR.ALL.GPU"] == 2 < fenced["MEMBAR.ALL.GPU"]
+    assert alone["UTMALDG.2D.MULTICAST"] == alone["UCGABAR_ARV"] == alone["MEMBAR.ALL.GPU"] == 0
+    assert alone["UTMALDG"] > 0
+
+
+# -- on the H100 --------------------------------------------------------------------------------------------------
+GPU_SHAPES = [["--size", "1024"], ["-m", "1000", "-n", "1030", "-k", "520"], ["-m", "4095", "-n", "4097", "-k", "1024"],
+              ["-m", "384", "-n", "1000", "-k", "128"]]  # 3 tile rows: the second pair's lower CTA is past M
+
+
+def _verified(runner, tmp_path, args):
+    out = tmp_path / "h7.json"
+    r = invoke(runner, ["run", "h7", *args, "--no-cublas", "--budget", "0.05", "--max-reps", "3", "-o", str(out)])
+    assert r.exit_code == 0, r.output
+    (row,) = json.loads(out.read_text())["variants"]
+    assert row["status"] == "ok" and row["rel_error"] < 1e-3, (args, row)
+    return row
+
+
+def _hopper():
+    import cupy
+
+    if cupy.cuda.runtime.getDeviceProperties(0)["major"] != 9:
+        pytest.skip("needs a Hopper GPU (sm_90a)")
+
+
+@needs_gpu
+@pytest.mark.parametrize("cluster", [["--param", "CLUSTER_M=2"], ["--param", "CLUSTER_M=1"]])
+@pytest.mark.parametrize("dtype", ["fp16", "bf16"])
+def test_h7_verifies_on_the_gpu(runner, tmp_path, dtype, cluster):
+    _hopper()
+    for shape in GPU_SHAPES:
+        _verified(runner, tmp_path, ["--dtype", dtype, *shape, *cluster])
+
+
+@needs_gpu
+def test_h7_sharing_a_reading_c_and_fenced_verify_on_the_gpu(runner, tmp_path):
+    _hopper()
+    along_n = ["--param", "CLUSTER_M=1", "--param", "CLUSTER_N=2"]
+    for shape in (["-m", "1000", "-n", "1030", "-k", "520"], ["-m", "300", "-n", "768", "-k", "136"]):  # 5, 3 columns
+        _verified(runner, tmp_path, [*shape, *along_n])
+    _verified(runner, tmp_path, ["-m", "300", "-n", "520", "-k", "136", "--alpha", "1.5", "--beta", "-0.5"])
+    _verified(runner, tmp_path, ["--size", "1024", "--param", "RELEASE_CLUSTER=1"])
