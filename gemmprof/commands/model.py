@@ -20,7 +20,7 @@ from gemmprof.render.table import Column, Table, emit_many
 @click.command("model")
 @shape_options
 @click.option("--dtype", type=click.Choice(["fp32", "fp16", "bf16", "tf32"]), default="fp32", show_default=True,
-              help="Element type: sizes and the peak used (bf16: with --ladder, the rungs built for bf16, h4-h6).")
+              help="Element type: sizes and the peak used (bf16: with --ladder, the rungs built for bf16, h4-h6 and h8).")
 @click.option("--alpha", type=FINITE, default=1.0, show_default=True)
 @click.option("--beta", type=FINITE, default=0.0, show_default=True, help="C is read only when beta != 0.")
 @gpu_options
