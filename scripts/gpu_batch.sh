@@ -198,7 +198,9 @@ for stage in "$@"; do
       step hopper8_bn64_m16 "${GP[@]}" run h8 --param BN=64 --dtype fp16 -m 16 -n 4096 -k 4096 --budget 0.5 -o "$B/h8_bn64_16x4096x4096.json"
       step hopper8_c2_m128 "${GP[@]}" run h8 --param CONSUMERS=2 --param STAGES=6 --dtype fp16 -m 128 -n 4096 -k 4096 --budget 0.5 -o "$B/h8_c2_128x4096x4096.json"
       step hopper8_c2_1024 "${GP[@]}" run h8 --param CONSUMERS=2 --param STAGES=6 --dtype fp16 --size 1024 --budget 0.5 -o "$B/h8_c2_1024.json"
-      step hopper8_split2_m16 "${GP[@]}" run h8 --param SPLIT_MAX=2 --dtype fp16 -m 16 -n 4096 -k 4096 --budget 0.5 -o "$B/h8_split2_16x4096x4096.json"
+      step hopper8_bn64_m128 "${GP[@]}" run h8 --param BN=64 --dtype fp16 -m 128 -n 4096 -k 4096 --budget 0.5 -o "$B/h8_bn64_128x4096x4096.json"
+      step hopper8_bn64_1024 "${GP[@]}" run h8 --param BN=64 --dtype fp16 --size 1024 --budget 0.5 -o "$B/h8_bn64_1024.json"
+      step hopper8_tune_m16 "${GP[@]}" tune h8 -m 16 -n 4096 -k 4096 --strategy random --budget-configs "${TUNE_CONFIGS:-12}" --cache-dir "$B/tune_cache" -o "$B/h8_tune_16x4096x4096.json"
       step hopper8_ncu "${GP[@]}" profile h8 --cublas -m 128 -n 4096 -k 4096 --save "$B/h8_profile.json" --save-csv "$B/h8_ncu.csv" ;;
     *)
       echo "unknown stage $stage" ;;
