@@ -94,6 +94,24 @@ def test_h8_flag_count_and_defines_match_its_kernel():
     assert grid[2] == 1  # more tiles than flags never split, however many SMs
 
 
+def test_h8_tensor_maps_box_its_tile_even_past_a_small_m():
+    """A's box is BM = 64 * CONSUMERS rows: at M = 16 the TMA zero-fills rows 16-63 of every tile."""
+    from gemmprof.measure import tma_launch
+
+    class Operand:
+        def __init__(self, ptr):
+            self.data = type("D", (), {"ptr": ptr})()
+
+    seen = []
+    for params in (None, H6_PARAMS):
+        tma_launch.tensor_maps(_h8(params, dtype="bf16"), GemmShape(16, 4096, 4096),
+                               {"A": Operand(1 << 20), "B": Operand(2 << 20)},
+                               encode=lambda address, tmap: seen.append((tmap.rows, tmap.cols, tmap.box_rows,
+                                                                         tmap.box_cols, tmap.dtype)))
+    assert seen == [(16, 4096, 64, 64, "bf16"), (4096, 4096, 128, 64, "bf16"),
+                    (16, 4096, 128, 64, "bf16"), (4096, 4096, 256, 64, "bf16")]
+
+
 def test_h8_builds_for_fp16_and_bf16_with_h6s_tile_too(nvcc):
     from gemmprof.measure.compile_pool import nvcc_build_all
 
