@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One device call, many GPU checks: run from the repo root on the GPU machine.
 #   bash scripts/gpu_batch.sh STAGE [STAGE ...]
-# Stages: env hopper hopperfin fp32top fp32topprof ladder odd beta fp16 tune ncu nsys pytest compilers report rawprof paths interleave splitk sweep startup every_py explain every_cuda splitk16 hopper7. Logs and results go to $OUT/batch/ and are tarred into
+# Stages: env hopper hopperfin fp32top fp32topprof ladder odd beta fp16 tune ncu nsys pytest compilers report rawprof paths interleave splitk sweep startup every_py explain every_cuda splitk16 hopper7 hopper8. Logs and results go to $OUT/batch/ and are tarred into
 # $OUT/batch.tar.gz (the device tool brings back at most 8 files); a short summary is printed last.
 set -u
 if [ $# -eq 0 ]; then  # no stage: print the usage above and stop
@@ -128,7 +128,7 @@ for stage in "$@"; do
       shapes="1024 4096 8192 16x4096x4096 128x4096x4096 1024x11008x4096 4096x4096x14336 16384x4096x4096 4096x4096x16384 4095x4097x1024 1000x1000x1000"
       mkdir -p "$B/sweep_fp32" "$B/sweep_fp16"
       step sweep_fp32 python3 scripts/shape_sweep.py 13-16 --dtype fp32 --shapes "$shapes" --budget "${SWEEP_BUDGET:-0.1}" --out-dir "$B/sweep_fp32"
-      step sweep_fp16 python3 scripts/shape_sweep.py h4-h6 --dtype fp16 --shapes "$shapes" --budget "${SWEEP_BUDGET:-0.1}" --out-dir "$B/sweep_fp16" ;;
+      step sweep_fp16 python3 scripts/shape_sweep.py h4-h8 --dtype fp16 --shapes "$shapes" --budget "${SWEEP_BUDGET:-0.1}" --out-dir "$B/sweep_fp16" ;;
     startup)  # issue 30: --help wall time and import profile; the main job cold (empty caches) then warm, one call
       step startup python3 scripts/startup_times.py --size "$SIZE" --logs "$B/startup" -o "$B/startup.json"
       cat "$B/startup.json" ;;
@@ -207,6 +207,22 @@ for stage in "$@"; do
         STEP_TIMEOUT=$T7 step h7_g8 "${GP[@]}" run h7 --param GROUP_M=8 --size 4096 --budget 0.5 -o "$B/h7_var_group8_4096.json"
         STEP_TIMEOUT=$T7 step h7_profile "${GP[@]}" profile h6 h7 --cublas --size 4096 --save "$B/h7_profile_4096.json" --save-csv "$B/h7_ncu_4096.csv"
       fi ;;
+    hopper8)  # issue 26: h8 (split-K on the Hopper rungs) beside h6 and cuBLAS at small, skinny and odd shapes; the note says TILES and SPLIT_K
+      step hopper8_tests python3 -m pytest -q -m gpu tests/test_hopper_split_k.py
+      for s in 1024x1024x1024 1000x1000x1000 16x4096x4096 128x4096x4096 1024x11008x4096 4095x4097x1024 4096x4096x4096; do
+        IFS=x read -r m n k <<< "$s"
+        step "hopper8_$s" "${GP[@]}" run h6 h8 --dtype fp16 -m "$m" -n "$n" -k "$k" --budget 0.5 -o "$B/h8_$s.json"
+      done
+      # h8 given h6's tile and ring: unsplit it must launch and run as h6 (no regression at 4096)
+      step hopper8_h6params "${GP[@]}" run h8 --param CONSUMERS=2 --param BN=256 --param STAGES=4 --dtype fp16 --size 4096 --budget 0.5 -o "$B/h8_h6params_4096.json"
+      # other tiles and splits at the small shapes, beside the defaults' rows above
+      step hopper8_bn64_m16 "${GP[@]}" run h8 --param BN=64 --dtype fp16 -m 16 -n 4096 -k 4096 --budget 0.5 -o "$B/h8_bn64_16x4096x4096.json"
+      step hopper8_c2_m128 "${GP[@]}" run h8 --param CONSUMERS=2 --param STAGES=6 --dtype fp16 -m 128 -n 4096 -k 4096 --budget 0.5 -o "$B/h8_c2_128x4096x4096.json"
+      step hopper8_c2_1024 "${GP[@]}" run h8 --param CONSUMERS=2 --param STAGES=6 --dtype fp16 --size 1024 --budget 0.5 -o "$B/h8_c2_1024.json"
+      step hopper8_bn64_m128 "${GP[@]}" run h8 --param BN=64 --dtype fp16 -m 128 -n 4096 -k 4096 --budget 0.5 -o "$B/h8_bn64_128x4096x4096.json"
+      step hopper8_bn64_1024 "${GP[@]}" run h8 --param BN=64 --dtype fp16 --size 1024 --budget 0.5 -o "$B/h8_bn64_1024.json"
+      step hopper8_tune_m16 "${GP[@]}" tune h8 -m 16 -n 4096 -k 4096 --strategy random --budget-configs "${TUNE_CONFIGS:-12}" --cache-dir "$B/tune_cache" -o "$B/h8_tune_16x4096x4096.json"
+      step hopper8_ncu "${GP[@]}" profile h8 --cublas -m 128 -n 4096 -k 4096 --save "$B/h8_profile.json" --save-csv "$B/h8_ncu.csv" ;;
     *)
       echo "unknown stage $stage" ;;
   esac

@@ -1,0 +1,208 @@
+// h8: split-K for small and skinny problems, on h6's persistent warp-specialized kernel.
+//
+// C = alpha * A @ B + beta * C, A and B fp16 (or bf16 with -DELEM_BF16=1), fp32 accumulation, fp32 C.
+// Layout: A row-major (M x K), B column-major (N rows of K), C row-major fp32. M, N any size (TMA zero-fills the
+// boxes past the edges, stores are predicated); K a multiple of 8 (TMA's rows must be multiples of 16 bytes).
+//
+// h6's 128 x 256 tiles leave most of the H100 idle on small problems: 1024^3 is 32 tiles for 132 SMs, and
+// M = 16 or 128 with N = K = 4096 is 16 tiles. What h8 changes:
+//  * The tile is a parameter: BM = 64 * CONSUMERS (one or two consumer warpgroups; a 64-row tile wastes less of
+//    each wgmma's M = 64 when M <= 64), BN = 64, 128 or 256 (the wgmma N). More, smaller tiles fill more SMs.
+//  * Work units are (tile, slice): slice s of a tile computes k-tiles [s * KT / S, (s + 1) * KT / S) of
+//    KT = cdiv(K, BK). The spec's `decomposition` picks S (SPLIT_K) at each shape: S > 1 only when the tiles
+//    leave part of one wave of CTAs idle (the run's note shows TILES and SPLIT_K).
+//  * S == 1: h6 itself, a persistent grid of min(SMs, tiles) CTAs walking the tiles in grouped order, the
+//    producer running ahead across tiles.
+//  * S > 1: the launch has exactly TILES * S CTAs, gridDim = (TILES, 1, S), one work unit each (tile blockIdx.x,
+//    slice blockIdx.z). The reduction is serial and deterministic, in C, as rung 16's (CUTLASS's serial split-K):
+//    slice 0 stores alpha * acc + beta * C (C unread when beta == 0); slice s > 0 waits until its tile's flag
+//    says s (ld.acquire.gpu), adds alpha * acc to C and raises the flag to s + 1 (st.release.gpu after a barrier
+//    and a fence, so every consumer thread's stores are visible first); the last slice sets it back to 0 for the
+//    next launch. Additions happen in slice order: the same inputs give the same bits every launch.
+//  * No deadlock: a slice waits only on the slice before it of its tile, a CTA of lower linear index (z is the
+//    slowest dimension), which the GPU dispatches first and which itself waits only on lower ones. A split launch
+//    is never persistent (one unit per CTA), so no CTA waits on a unit queued behind a waiting CTA, and the
+//    spec's rule keeps it to one wave anyway.
+// Limits: a split launch has at most SPLIT_FLAGS tiles (the spec never asks for more; the kernel traps rather
+// than race); one split launch at a time per module (the flags are the module's).
+//
+// Backend nvcc (-gencode=arch=compute_90a,code=sm_90a), parameters as -D defines, extern "C" entry.
+
+#include "hopper.cuh"
+
+#ifndef CONSUMERS
+#define CONSUMERS 1
+#endif
+#ifndef BN
+#define BN 128
+#endif
+#ifndef BK
+#define BK 64
+#endif
+#ifndef STAGES
+#define STAGES 8
+#endif
+#ifndef GROUP_M
+#define GROUP_M 16
+#endif
+#define BM (64 * CONSUMERS)
+#define CONSUMER_THREADS (128 * CONSUMERS)
+
+#if BN == 64
+#define WGMMA wgmma_m64n64
+#elif BN == 128
+#define WGMMA wgmma_m64n128
+#else
+#define WGMMA wgmma_m64n256
+#endif
+
+static_assert(BK == 64, "one 128-byte swizzled row of K per tile row: BK = 64 (fp16/bf16)");
+static_assert(CONSUMERS == 1 || CONSUMERS == 2, "one or two consumer warpgroups: BM = 64 or 128");
+static_assert(BN == 64 || BN == 128 || BN == 256, "BN is the wgmma N: 64, 128 or 256");
+
+namespace h8 {
+
+constexpr unsigned SPLIT_FLAGS = 4096;  // the spec's SPLIT_FLAGS
+__device__ unsigned tile_flags[SPLIT_FLAGS];  // zero at module load; every split launch leaves them zero
+
+__device__ __forceinline__ unsigned load_acquire(const unsigned* p)
+{
+    unsigned v;
+    asm volatile("ld.acquire.gpu.global.u32 %0, [%1];\n" : "=r"(v) : "l"(p) : "memory");
+    return v;
+}
+
+__device__ __forceinline__ void store_release(unsigned* p, unsigned v)
+{
+    asm volatile("st.release.gpu.global.u32 [%0], %1;\n" ::"l"(p), "r"(v) : "memory");
+}
+
+// A barrier of the consumer warpgroups only (named barrier 1): the producer warpgroup has left its loop, or
+// exited, by the time the consumers reach the epilogue, so __syncthreads (barrier 0, all threads) would hang.
+__device__ __forceinline__ void consumers_sync()
+{
+    asm volatile("bar.sync 1, %0;\n" ::"n"(CONSUMER_THREADS) : "memory");
+}
+
+}  // namespace h8
+
+extern "C" __global__ void __launch_bounds__(128 * (CONSUMERS + 1), 1)
+hgemm_split_k_small_problems(int M, int N, int K, float alpha, const elem_t* __restrict__ A,
+                             const elem_t* __restrict__ B, float beta, float* __restrict__ C,
+                             const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CUtensorMap tmap_b)
+{
+    constexpr uint32_t A_BYTES = BM * BK * 2;
+    constexpr uint32_t B_BYTES = BN * BK * 2;
+
+    extern __shared__ uint8_t smem_raw[];
+    __shared__ __align__(8) uint64_t full[STAGES];
+    __shared__ __align__(8) uint64_t empty[STAGES];
+    const uint32_t smem_a = (smem_u32(smem_raw) + 1023) & ~1023u;
+    const uint32_t smem_b = smem_a + STAGES * A_BYTES;
+
+    const int tiles_m = (M + BM - 1) / BM;
+    const int tiles_n = (N + BN - 1) / BN;
+    const int tiles = tiles_m * tiles_n;
+    const int KT = (K + BK - 1) / BK;
+    // Work units: unit u is slice u / tiles of tile u % tiles. This CTA takes units cta, cta + ctas, ...: with
+    // S == 1 the persistent walk of h6; with S > 1 exactly one unit (the grid has tiles * S CTAs).
+    const int S = gridDim.z;
+    const int ctas = gridDim.x * gridDim.z;
+    const int cta = blockIdx.z * gridDim.x + blockIdx.x;
+    const int units = tiles * S;
+    if (S > 1 && (gridDim.x != (unsigned)tiles || tiles > (int)h8::SPLIT_FLAGS))
+        __trap();  // a split launch must be one unit per CTA, one flag per tile: refuse, never race or hang
+    const int wg = threadIdx.x / 128;
+    const int wg_tid = threadIdx.x % 128;
+
+    if (threadIdx.x == 0) {
+        for (int s = 0; s < STAGES; ++s) {
+            mbar_init(smem_u32(&full[s]), 1);
+            mbar_init(smem_u32(&empty[s]), CONSUMERS);
+        }
+        asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+    }
+    __syncthreads();
+
+    if (wg == 0) {
+        // ---- producer: runs ahead across work units, as h6 across tiles ----
+#if CONSUMERS == 2
+        setmaxnreg_dec<40>();
+#endif
+        if (wg_tid == 0) {
+            int it = 0;  // k-tiles issued so far by this CTA, over all its units
+            for (int u = cta; u < units; u += ctas) {
+                const int slice = u / tiles;
+                int tm, tn;
+                tile_coords(u % tiles, tiles_m, tiles_n, GROUP_M, tm, tn);
+                const int k_end = (int)((long long)(slice + 1) * KT / S);
+                for (int kt = (int)((long long)slice * KT / S); kt < k_end; ++kt, ++it) {
+                    const int s = it % STAGES;
+                    mbar_wait(smem_u32(&empty[s]), ((it / STAGES) & 1) ^ 1);
+                    mbar_arrive_expect_tx(smem_u32(&full[s]), A_BYTES + B_BYTES);
+                    tma_load_2d(smem_a + s * A_BYTES, &tmap_a, smem_u32(&full[s]), kt * BK, tm * BM);
+                    tma_load_2d(smem_b + s * B_BYTES, &tmap_b, smem_u32(&full[s]), kt * BK, tn * BN);
+                }
+            }
+        }
+    } else {
+        // ---- consumers: warpgroup c owns rows 64c .. 64c + 63 of every tile ----
+#if CONSUMERS == 2
+        setmaxnreg_inc<232>();  // one consumer has the register file to itself at 256 threads: no reallocation
+#endif
+        const int c = wg - 1;
+        int it = 0;
+        for (int u = cta; u < units; u += ctas) {
+            const int slice = u / tiles;
+            const int tile = u % tiles;
+            int tm, tn;
+            tile_coords(tile, tiles_m, tiles_n, GROUP_M, tm, tn);
+            const int k_begin = (int)((long long)slice * KT / S);
+            const int k_end = (int)((long long)(slice + 1) * KT / S);
+            float d[BN / 2];
+#pragma unroll
+            for (int i = 0; i < BN / 2; ++i)
+                d[i] = 0.0f;
+            for (int kt = k_begin; kt < k_end; ++kt, ++it) {
+                const int s = it % STAGES;
+                mbar_wait(smem_u32(&full[s]), (it / STAGES) & 1);
+                const uint32_t a_s = smem_a + s * A_BYTES + c * 64 * 128;
+                const uint32_t b_s = smem_b + s * B_BYTES;
+                wgmma_fence();
+#pragma unroll
+                for (int kk = 0; kk < BK / 16; ++kk)
+                    WGMMA(d, sw128_desc(a_s + kk * 32), sw128_desc(b_s + kk * 32));
+                wgmma_commit();
+                wgmma_wait<1>();
+                fence_regs(d);
+                if (kt > k_begin && wg_tid == 0)
+                    mbar_arrive(smem_u32(&empty[(it - 1) % STAGES]));
+            }
+            wgmma_wait<0>();
+            fence_regs(d);
+            // the unit's last stage is free: the producer refills it while we store (none if the unit had no k-tile)
+            if (k_end > k_begin && wg_tid == 0)
+                mbar_arrive(smem_u32(&empty[(it - 1) % STAGES]));
+            if (S == 1) {
+                store_acc<BN>(d, M, N, alpha, beta, C, tm * BM + 64 * c, tn * BN, wg_tid);
+                continue;
+            }
+            // The serial reduction: wait for the slices before this one, add this slice's part, hand the tile on.
+            unsigned* flag = &h8::tile_flags[tile];
+            const bool leader = threadIdx.x == 128;  // thread 0 of the first consumer warpgroup
+            if (slice > 0) {
+                if (leader)
+                    while (h8::load_acquire(flag) != (unsigned)slice)
+                        __nanosleep(64);
+                h8::consumers_sync();  // the leader's acquire, then the barrier: every consumer's reads of C follow it
+            }
+            // slice 0 scales the old C (unread when beta == 0); the others add to the running sum
+            store_acc<BN>(d, M, N, alpha, slice == 0 ? beta : 1.0f, C, tm * BM + 64 * c, tn * BN, wg_tid);
+            h8::consumers_sync();  // every consumer's stores of C are issued; the leader's release covers them
+            if (leader) {
+                __threadfence();
+                h8::store_release(flag, slice + 1 == S ? 0u : (unsigned)(slice + 1));
+            }
+        }
+    }
+}

@@ -1,0 +1,195 @@
+"""h8, split-K on the Hopper rungs: its rule (the spec's `decomposition`) at the sweep's shapes, its launches and its
+build without a GPU; verification, beta applied once, and identical bits launch after launch on an H100 (marker gpu)."""
+
+import itertools
+import json
+import re
+
+import pytest
+from clitools import invoke
+from context import needs_gpu
+
+from gemmprof.catalog import spec as specmod
+from gemmprof.catalog.binding import bind
+from gemmprof.errors import SpecError
+from gemmprof.model.traffic import GemmShape
+
+H100_SMS = 132
+H6_PARAMS = {"CONSUMERS": 2, "BN": 256, "STAGES": 4}  # h6's tile and ring, as --param overrides of h8
+
+
+def _h8(params=None, dtype=None):
+    return bind(specmod.select(["h8"])[0], params, dtype=dtype)
+
+
+@pytest.mark.parametrize(("shape", "tiles", "split"), [
+    (GemmShape(16, 4096, 4096), 32, 4),  # one row of 32 tiles of 64 x 128: 132 // 32 = 4 slices of 16 k-tiles
+    (GemmShape(128, 4096, 4096), 64, 2),  # two rows: 2 slices of 32 k-tiles, 128 CTAs
+    (GemmShape(1024, 1024, 1024), 128, 1),  # 16 x 8 tiles already fill 128 of 132 SMs
+    (GemmShape(1000, 1000, 1000), 128, 1),  # the same tiles, the edges zero-filled
+    (GemmShape(4096, 4096, 4096), 2048, 1),  # many waves: h6's persistent grid
+    (GemmShape(4095, 4097, 1024), 64 * 33, 1),
+    (GemmShape(16, 64, 16384), 1, 4),  # one tile: SPLIT_MAX slices
+    (GemmShape(16, 4096, 96), 32, 1),  # 2 k-tiles: no slice of SPLIT_MIN_KTILES (4)
+])
+def test_h8_split_rule_at_the_sweep_shapes(shape, tiles, split):
+    k = _h8()
+    grid, block, smem = k.launch_config(shape, sms=H100_SMS)
+    assert block == (256, 1, 1) and smem == 8 * (64 + 128) * 64 * 2 + 1024
+    assert grid == ((tiles, 1, split) if split > 1 else (min(H100_SMS, tiles), 1, 1))
+    assert k.decomposition_note(shape, H100_SMS) == f"TILES={tiles}, SPLIT_K={split}"
+
+
+def test_a_split_launch_is_one_wave_of_one_unit_per_cta_and_never_persistent():
+    """The kernel's deadlock rule: with SPLIT_K > 1 the grid is exactly TILES x SPLIT_K CTAs, at most one per SM,
+    and every slice keeps at least SPLIT_MIN_KTILES k-tiles; unsplit, h6's grid of min(SMS, TILES)."""
+    for params in (None, H6_PARAMS, {"CONSUMERS": 2, "BN": 64, "SPLIT_MIN_KTILES": 2, "SPLIT_MAX": 8}):
+        k = _h8(params)
+        split_seen = 0
+        for m, n, kk in itertools.product([1, 16, 100, 128, 1000, 4095, 8192], [8, 300, 4096, 14336],
+                                          [8, 1024, 4096, 16384]):
+            shape = GemmShape(m, n, kk)
+            tiles = -(-m // k.env["BM"]) * -(-n // k.params["BN"])
+            grid, _, _ = k.launch_config(shape, sms=H100_SMS)
+            if grid[2] > 1:
+                split_seen += 1
+                assert grid[0] == tiles and grid[0] * grid[2] <= H100_SMS, (params, shape)
+                assert -(-kk // 64) // grid[2] >= k.params["SPLIT_MIN_KTILES"], (params, shape)
+                assert grid[2] <= k.params["SPLIT_MAX"]
+            else:
+                assert grid == (min(H100_SMS, tiles), 1, 1), (params, shape)
+        assert split_seen > 10
+
+
+def test_h8_with_h6s_parameters_launches_as_h6_where_it_does_not_split():
+    h6 = bind(specmod.select(["h6"])[0])
+    k = _h8(H6_PARAMS)
+    for shape in (GemmShape(4096, 4096, 4096), GemmShape(8192, 8192, 8192), GemmShape(4095, 4097, 1024)):
+        assert k.launch_config(shape, sms=H100_SMS) == h6.launch_config(shape, sms=H100_SMS)
+    # where h6 leaves SMs idle, h8 splits: 32 tiles of 128 x 256 at 1024^3 in 4 slices
+    assert k.launch_config(GemmShape(1024, 1024, 1024), sms=H100_SMS)[0] == (32, 1, 4)
+
+
+def test_h8_split_follows_the_wave_and_its_parameters():
+    shape = GemmShape(128, 4096, 4096)  # 64 tiles of 64 x 128, 64 k-tiles
+    assert _h8().launch_config(shape, sms=66)[0] == (64, 1, 1)  # half the SMs: no room for a second slice
+    assert _h8().launch_config(shape, sms=264)[0] == (64, 1, 4)  # twice the SMs: SPLIT_MAX slices
+    assert _h8({"SPLIT_MAX": 1}).launch_config(shape, sms=H100_SMS)[0] == (64, 1, 1)
+    assert _h8({"SPLIT_MIN_KTILES": 64}).launch_config(shape, sms=H100_SMS)[0] == (64, 1, 1)
+    assert _h8(H6_PARAMS).launch_config(shape, sms=H100_SMS)[0] == (16, 1, 4)  # 16 tiles: SPLIT_MAX slices
+    with pytest.raises(SpecError, match="stages .* must fit in 227 KiB"):
+        _h8({"CONSUMERS": 2, "BN": 256, "STAGES": 8})
+    with pytest.raises(SpecError, match="BN is the consumers' wgmma N"):
+        _h8({"BN": 96})
+
+
+def test_h8_flag_count_and_defines_match_its_kernel():
+    k = _h8()
+    source = k.spec.file.read_text()
+    assert f"SPLIT_FLAGS = {k.env['SPLIT_FLAGS']};" in source
+    assert '#include "hopper.cuh"' in source
+    for name in k.spec.defines:  # every define the spec passes has a default in the kernel
+        assert re.search(rf"#ifndef {name}\n#define {name} {k.params[name]}\n", source), name
+    grid, _, _ = _h8({"BN": 64}).launch_config(GemmShape(8192, 8192, 4096), sms=100_000)  # 16384 tiles
+    assert grid[2] == 1  # more tiles than flags never split, however many SMs
+
+
+def test_h8_tensor_maps_box_its_tile_even_past_a_small_m():
+    """A's box is BM = 64 * CONSUMERS rows: at M = 16 the TMA zero-fills rows 16-63 of every tile."""
+    from gemmprof.measure import tma_launch
+
+    class Operand:
+        def __init__(self, ptr):
+            self.data = type("D", (), {"ptr": ptr})()
+
+    seen = []
+    for params in (None, H6_PARAMS):
+        tma_launch.tensor_maps(_h8(params, dtype="bf16"), GemmShape(16, 4096, 4096),
+                               {"A": Operand(1 << 20), "B": Operand(2 << 20)},
+                               encode=lambda address, tmap: seen.append((tmap.rows, tmap.cols, tmap.box_rows,
+                                                                         tmap.box_cols, tmap.dtype)))
+    assert seen == [(16, 4096, 64, 64, "bf16"), (4096, 4096, 128, 64, "bf16"),
+                    (16, 4096, 128, 64, "bf16"), (4096, 4096, 256, 64, "bf16")]
+
+
+def test_h8_builds_for_fp16_and_bf16_with_h6s_tile_too(nvcc):
+    from gemmprof.measure.compile_pool import nvcc_build_all
+
+    kernels = [_h8(), _h8(dtype="bf16"), _h8(H6_PARAMS), _h8({"BN": 64, "CONSUMERS": 2, "STAGES": 6})]
+    results = nvcc_build_all(kernels, ["sm_90"], jobs=2)
+    assert all(r.ok and r.arch == "sm_90a" for r in results), [r.log[-2000:] for r in results if not r.ok]
+    assert "-DELEM_BF16=1" in results[1].build.flags and "-DELEM_BF16=1" not in results[0].build.flags
+    for r in results:  # the accumulators stay in registers
+        assert r.resources.spill_stores == 0 and r.resources.spill_loads == 0, (r.name, r.resources)
+
+
+# -- on an H100 ----------------------------------------------------------------------------------------------------
+SHAPES = [("16", "4096", "4096"), ("128", "4096", "4096"), ("1000", "1000", "1000"), ("1024", "1024", "1024"),
+          ("4095", "4097", "1024")]
+
+
+def _hopper():
+    import cupy
+
+    if cupy.cuda.runtime.getDeviceProperties(0)["major"] != 9:
+        pytest.skip("needs a Hopper GPU (sm_90a)")
+
+
+@needs_gpu
+@pytest.mark.parametrize("dtype", ["fp16", "bf16"])
+def test_h8_verifies_on_the_gpu(runner, tmp_path, dtype):
+    _hopper()
+    for m, n, k in SHAPES:
+        out = tmp_path / f"{dtype}_{m}x{n}x{k}.json"
+        r = invoke(runner, ["run", "h8", "--dtype", dtype, "-m", m, "-n", n, "-k", k, "--budget", "0.05",
+                            "--max-reps", "10", "--no-cublas", "-o", str(out)])
+        assert r.exit_code == 0, r.output
+        row = json.loads(out.read_text())["variants"][0]
+        assert row["status"] == "ok" and row["rel_error"] < 1e-3, row
+        assert "SPLIT_K=" in row["message"], row["message"]
+
+
+@needs_gpu
+@pytest.mark.parametrize("shape", [("16", "4096", "4096"), ("128", "4096", "4096")])
+def test_h8_applies_beta_once_where_it_splits(runner, tmp_path, shape):
+    """Slice 0 scales the old C by beta, the later slices add to the running sum: beta applied once, C read."""
+    _hopper()
+    m, n, k = shape
+    out = tmp_path / "beta.json"
+    r = invoke(runner, ["run", "h8", "--dtype", "fp16", "-m", m, "-n", n, "-k", k, "--alpha", "1.5", "--beta",
+                        "-0.75", "--budget", "0.05", "--max-reps", "10", "--no-cublas", "-o", str(out)])
+    assert r.exit_code == 0, r.output
+    row = json.loads(out.read_text())["variants"][0]
+    assert row["status"] == "ok" and row["rel_error"] < 1e-3, row
+    assert row["grid"][2] > 1 and f"SPLIT_K={row['grid'][2]}" in row["message"], row
+
+
+@needs_gpu
+def test_h8_gives_the_same_bits_launch_after_launch_where_it_splits():
+    """The serial reduction adds the slices in a fixed order: every launch writes identical bits (beta = 0, so C's
+    old contents, NaN or sentinel, do not matter), and the flags each launch leaves let the next one run."""
+    import cupy
+
+    from gemmprof.catalog.gpu_specs import get_gpu
+    from gemmprof.measure.runner import Runner, RunOptions
+
+    _hopper()
+    shape = GemmShape(128, 4096, 4096)
+    runner = Runner(get_gpu("h100"), RunOptions(shape=shape, seed=7, baselines=False))
+    outs, verify = [], runner._verify
+
+    def keeping_outputs(row, problem, launch_into, *args, **kwargs):
+        def launch_and_keep(out):
+            outs.append(out)
+            return launch_into(out)
+        return verify(row, problem, launch_and_keep, *args, **kwargs)
+
+    runner._verify = keeping_outputs
+    row, launch = runner.prepare_kernel(_h8())
+    assert row.status == "ok" and launch is not None and row.launch.grid[2] > 1, (row.status, row.message)
+    first, second = outs[0].copy(), outs[1].copy()  # over NaN, then over the sentinel
+    for _ in range(3):
+        launch()
+    cupy.cuda.Device().synchronize()
+    bits = [a.view(cupy.uint32) for a in (first, second, outs[1])]
+    assert bool((bits[0] == bits[1]).all()) and bool((bits[1] == bits[2]).all())
