@@ -124,8 +124,8 @@ for stage in "$@"; do
       step splitk_odd "${GP[@]}" run 13-16 -m 4095 -n 4097 -k 1023 --budget 0.5 -o "$B/splitk_odd.json"
       step splitk_beta "${GP[@]}" run 15 16 --size 1000 --beta 1 --budget 0.5 -o "$B/splitk_1000_beta1.json"
       step splitk_tune "${GP[@]}" tune 16 --size 1000 --strategy random --budget-configs "${TUNE_CONFIGS:-24}" --cache-dir "$B/tune_cache" -o "$B/splitk_tune_1000.json" ;;
-    sweep)  # issue 26's shape sweep, modest list: per rung and shape % of cuBLAS, geometric mean and minimum
-      shapes="1024 4096 8192 16x4096x4096 128x4096x4096 1024x11008x4096 4096x4096x14336 16384x4096x4096 4096x4096x16384 4095x4097x1024 1000x1000x1000"
+    sweep)  # issue 26's shape sweep, modest list: per rung and shape % of cuBLAS, geometric mean and minimum; 4096x4096x1024 is the aligned neighbour of 4095x4097x1024
+      shapes="1024 4096 8192 16x4096x4096 128x4096x4096 1024x11008x4096 4096x4096x14336 16384x4096x4096 4096x4096x16384 4096x4096x1024 4095x4097x1024 1000x1000x1000"
       mkdir -p "$B/sweep_fp32" "$B/sweep_fp16"
       step sweep_fp32 python3 scripts/shape_sweep.py 13-16 --dtype fp32 --shapes "$shapes" --budget "${SWEEP_BUDGET:-0.1}" --out-dir "$B/sweep_fp32"
       step sweep_fp16 python3 scripts/shape_sweep.py h4-h8 --dtype fp16 --shapes "$shapes" --budget "${SWEEP_BUDGET:-0.1}" --out-dir "$B/sweep_fp16" ;;
