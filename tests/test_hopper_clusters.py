@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 from clitools import invoke
 from context import needs_gpu
+from test_hopper_rungs import _FakeProblem, _Operand  # the stand-ins the h4-h6 runner tests use
 
 from gemmprof.catalog import spec as specmod
 from gemmprof.catalog.binding import bind
@@ -71,11 +72,6 @@ def test_constraints_name_what_is_wrong(params, message):
         h7(**params)
 
 
-class _Operand:
-    def __init__(self, ptr):
-        self.data = type("D", (), {"ptr": ptr})()
-
-
 @pytest.mark.parametrize("params, a_box, b_box", [({}, (128, 64), (128, 64)),
                                                   ({"CLUSTER_M": 1, "CLUSTER_N": 2}, (64, 64), (256, 64)),
                                                   ({"CLUSTER_M": 1}, (128, 64), (256, 64))])
@@ -123,16 +119,6 @@ class _FakeFunction:
 
     def __call__(self, *args, **kwargs):
         raise AssertionError("a kernel in clusters is launched through cuLaunchKernelEx, not CuPy's call")
-
-
-class _FakeProblem:
-    alpha, beta = 1.0, 0.0
-
-    def __init__(self, shape):
-        self.shape = shape
-
-    def operand(self, which, layout, ld=None):
-        return _Operand({"A": 1 << 20, "B": 2 << 20}[which])
 
 
 def test_the_runner_launches_whole_clusters_through_the_driver(monkeypatch):
