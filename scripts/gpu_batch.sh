@@ -136,7 +136,7 @@ for stage in "$@"; do
       # the Triton example writes fp32 C; the torch example writes the inputs' half type (--c-dtype), so each has its runs
       TRI=examples/triton_matmul/triton_matmul.py:matmul TOR=examples/torch_matmul/torch_matmul.py:matmul
       step every_py_env python3 -c "import cupy, torch, triton; a = cupy.arange(6, dtype=cupy.float32); t = torch.from_dlpack(a); h = torch.from_dlpack(cupy.zeros(4, dtype=cupy.uint16).view(cupy.int16)).view(torch.bfloat16); print('cupy', cupy.__version__, 'torch', torch.__version__, 'triton', triton.__version__, 'dlpack shares', t.data_ptr() == a.data.ptr, 'bf16 view', h.dtype)"
-      step every_py_tests python3 -m pytest -q tests/test_callables.py
+      step every_py_tests python3 -m pytest -q tests/test_callables.py tests/test_callable_c_dtype.py
       step every_py_cupy "${GP[@]}" run --callable "$TRI" --size 4096 --dtype fp16 -o "$B/every_py_cupy_4096.json"
       step every_py_cupy_tor "${GP[@]}" run --callable "$TOR" --size 4096 --dtype fp16 --c-dtype fp16 -o "$B/every_py_cupy_tor_4096.json"
       step every_py_torch "${GP[@]}" run --callable "$TRI" --size 4096 --dtype fp16 --arrays torch -o "$B/every_py_torch_4096.json"
