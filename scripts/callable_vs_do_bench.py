@@ -6,9 +6,15 @@ One process, one function (examples/triton_matmul/triton_matmul.py:matmul, or --
 gemmprof.bench (CUDA events around each call, torch tensors, no L2 flush) and do_bench (its events around each
 call) in alternating rounds. do_bench flushes L2 before every repetition by zeroing a 256 MB buffer
 (driver.active.clear_cache in Triton 3); that flush is replaced by a no-op here, so neither side flushes, and the
-signature do_bench had is recorded. Prints (and with -o saves) both medians, the median of the rounds' paired
-ratios (the verdict's figure: a clock that drifts between rounds cancels within a round) and whether it is within
-3%, as JSON. Needs a GPU, CuPy, torch and triton.
+signature do_bench had is recorded.
+
+Both sides time the same regime. do_bench warms up for `warmup` ms (25) and then launches for `rep` ms (100) back
+to back; gemmprof's default stops once its median is known to 0.5%, often after tens of calls, before fp16 at full
+load has drawn the GPU to its power cap (within ~100 ms on the H100). So gemmprof gets do_bench's warm-up as a count
+of calls (from do_bench's own estimate: five calls timed), precision 0 (no stopping early) and a budget of
+do_bench's rep. Prints (and with -o saves) both medians, the median of the rounds' paired ratios (the verdict's
+figure: a clock that drifts between rounds cancels within a round), whether it is within 3%, and what each side
+did, as JSON. Needs a GPU, CuPy, torch and triton.
 """
 
 from __future__ import annotations
@@ -22,6 +28,41 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT = "examples/triton_matmul/triton_matmul.py:matmul"
+DO_BENCH_MS = {"warmup": 25, "rep": 100}  # do_bench's defaults where its signature does not say
+
+
+def do_bench_defaults(signature) -> dict[str, float]:
+    """do_bench's warm-up and timed milliseconds, as its signature gives them."""
+    out = {}
+    for name, fallback in DO_BENCH_MS.items():
+        param = signature.parameters.get(name)
+        default = param.default if param is not None else fallback
+        out[name] = float(default) if isinstance(default, (int, float)) and default > 0 else float(fallback)
+    return out
+
+
+def gemmprof_timing(estimate_ms: float, warmup_ms: float, budget_s: float) -> dict:
+    """bench()'s timing arguments that match do_bench's: as many warm-up calls as do_bench makes of its warm-up
+    time (max(1, warmup / estimate), its own rule), no early stop, the timed budget of its rep, and repetitions
+    bounded by that budget only."""
+    per_ms = max(estimate_ms, 1e-6)
+    return {"warmup": max(1, int(warmup_ms / per_ms)), "precision": 0.0, "budget_s": budget_s,
+            "max_reps": max(1000, 4 * int(budget_s * 1e3 / per_ms))}
+
+
+def estimate_ms(fn) -> float:
+    """do_bench's estimate of one call: one call, then five timed together with CUDA events."""
+    import torch
+
+    fn()
+    torch.cuda.synchronize()
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start.record()
+    for _ in range(5):
+        fn()
+    end.record()
+    torch.cuda.synchronize()
+    return start.elapsed_time(end) / 5
 
 
 def no_flush_do_bench():
@@ -40,7 +81,7 @@ def no_flush_do_bench():
             return float(testing.do_bench(fn, return_mode="median"))
         return float(testing.do_bench(fn, quantiles=[0.5]))
 
-    return median_ms, f"do_bench{sig}"
+    return median_ms, f"do_bench{sig}", do_bench_defaults(sig)
 
 
 def main(argv=None) -> int:
@@ -48,8 +89,11 @@ def main(argv=None) -> int:
     ap.add_argument("--callable", default=DEFAULT, help=f"FILE.py:function (default {DEFAULT})")
     ap.add_argument("--size", type=int, default=4096, help="M = N = K (default 4096)")
     ap.add_argument("--dtype", choices=["fp16", "bf16", "fp32"], default="fp16")
+    ap.add_argument("--c-dtype", choices=["fp32", "fp16", "bf16"], default="fp32",
+                    help="C's dtype, for a function writing half C (default fp32)")
     ap.add_argument("--rounds", type=int, default=3, help="alternating rounds of each (default 3)")
-    ap.add_argument("--budget", type=float, default=0.5, help="seconds of gemmprof's timed calls per round")
+    ap.add_argument("--budget", type=float, default=None,
+                    help="seconds of gemmprof's timed calls per round (default: do_bench's rep, 0.1)")
     ap.add_argument("-o", "--output", default=None, help="also write the JSON here")
     args = ap.parse_args(argv)
 
@@ -60,16 +104,19 @@ def main(argv=None) -> int:
 
     call = callables.load(callables.parse_ref(args.callable))
     fn = call.fn
-    do_bench, signature = no_flush_do_bench()
+    do_bench, signature, theirs_ms = no_flush_do_bench()
     n = args.size
-    dtype = {"fp16": torch.float16, "bf16": torch.bfloat16, "fp32": torch.float32}[args.dtype]
-    A = (torch.rand(n, n, device="cuda") * 2 - 1).to(dtype)
-    B = (torch.rand(n, n, device="cuda") * 2 - 1).to(dtype)
-    C = torch.empty(n, n, device="cuda", dtype=torch.float32)
+    dtypes = {"fp16": torch.float16, "bf16": torch.bfloat16, "fp32": torch.float32}
+    A = (torch.rand(n, n, device="cuda") * 2 - 1).to(dtypes[args.dtype])
+    B = (torch.rand(n, n, device="cuda") * 2 - 1).to(dtypes[args.dtype])
+    C = torch.empty(n, n, device="cuda", dtype=dtypes[args.c_dtype])
+    estimate = estimate_ms(lambda: fn(A, B, C, 1.0, 0.0))
+    timing = gemmprof_timing(estimate, theirs_ms["warmup"],
+                             args.budget if args.budget is not None else theirs_ms["rep"] / 1e3)
     rounds = []
     for _ in range(args.rounds):
-        run = gemmprof.bench(fn, m=n, n=n, k=n, dtype=args.dtype, arrays="torch", baselines=False,
-                             flush_l2=False, budget_s=args.budget, max_reps=2000, name=call.name)
+        run = gemmprof.bench(fn, m=n, n=n, k=n, dtype=args.dtype, c_dtype=args.c_dtype, arrays="torch",
+                             baselines=False, flush_l2=False, name=call.name, **timing)
         row = run.variants[0]
         if not row.passed:
             sys.exit(f"gemmprof: {row.name} {row.status}: {row.message}")
@@ -82,9 +129,21 @@ def main(argv=None) -> int:
     paired = statistics.median(r["ratio"] for r in rounds)
     import triton
 
-    doc = {"callable": args.callable, "shape": [n, n, n], "dtype": args.dtype, "device": run.device.get("name"),
-           "torch": torch.__version__, "triton": triton.__version__, "do_bench": signature,
+    doc = {"callable": args.callable, "shape": [n, n, n], "dtype": args.dtype, "c_dtype": args.c_dtype,
+           "device": run.device.get("name"), "torch": torch.__version__, "triton": triton.__version__,
+           "do_bench": signature,
            "flush": "none on either side: gemmprof flush_l2=False; do_bench's clear_cache replaced by a no-op",
+           "timing": {  # what each side did; do_bench's counts follow from its rule and the estimate
+               "estimate_ms": estimate,
+               "do_bench": {**{f"{k}_ms": v for k, v in theirs_ms.items()},
+                            **{f"{k}_calls_at_estimate": max(1, int(v / max(estimate, 1e-6)))
+                               for k, v in theirs_ms.items()},
+                            "calls": "max(1, int(warmup_ms / estimate)) warm-up calls, then max(1, int(rep_ms / "
+                                     "estimate)) timed calls back to back (its own estimate, inside each do_bench)"},
+               "gemmprof": {**timing, "flush_l2": False,
+                            "calls": "`warmup` calls, then timed calls in batches doubling from 10 until budget_s "
+                                     "of call time (precision 0: no early stop) or max_reps",
+                            "timed_calls": [r["gemmprof_reps"] for r in rounds]}},
            "gemmprof_median_ms": ours, "do_bench_median_ms": theirs, "ratio_of_medians": ours / theirs,
            "ratio_paired": paired, "within_3pct": abs(paired - 1) <= 0.03,
            "verdict": "on the median of the rounds' ratios: each round times both sides back to back, so a clock "

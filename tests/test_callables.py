@@ -342,6 +342,41 @@ def test_do_bench_script_has_help_without_torch_or_triton():
                           capture_output=True, text=True, env={"PATH": "/usr/bin:/bin"})
     assert done.returncode == 0, done.stderr
     assert "do_bench" in done.stdout and "--size" in done.stdout and "--callable" in done.stdout
+    assert "--c-dtype" in done.stdout
+
+
+def _do_bench_script():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("callable_vs_do_bench", ROOT / "scripts" / "callable_vs_do_bench.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_do_bench_script_times_gemmprof_as_do_bench_times():
+    """do_bench's warm-up and rep come from its signature; gemmprof gets as many warm-up calls as do_bench's rule
+    gives, no early stop, and a budget of do_bench's rep."""
+    import inspect
+
+    script = _do_bench_script()
+
+    def do_bench(fn, warmup=25, rep=100, grad_to_none=None, quantiles=None, return_mode="mean"):
+        pass
+
+    def old_do_bench(fn, warmup=40, rep=200):
+        pass
+
+    assert script.do_bench_defaults(inspect.signature(do_bench)) == {"warmup": 25.0, "rep": 100.0}
+    assert script.do_bench_defaults(inspect.signature(old_do_bench)) == {"warmup": 40.0, "rep": 200.0}
+    assert script.do_bench_defaults(inspect.signature(lambda fn: None)) == {"warmup": 25.0, "rep": 100.0}
+    timing = script.gemmprof_timing(0.22, 25.0, 0.1)
+    assert (timing["warmup"], timing["precision"], timing["budget_s"]) == (113, 0.0, 0.1)
+    assert timing["max_reps"] >= 0.1 / 0.22e-3  # the budget decides, not max_reps
+    assert script.gemmprof_timing(300.0, 25.0, 0.1)["warmup"] == 1  # a call longer than the warm-up: one
+    from gemmprof.api import bench
+
+    assert set(timing) <= set(inspect.signature(bench).parameters)  # all of them bench's arguments
 
 
 # on the GPU ---------------------------------------------------------------------------------------------------------
@@ -375,15 +410,14 @@ def test_torch_tensors_share_cupy_memory_and_torch_matmul_verifies():
 
 @needs_gpu
 def test_the_triton_example_runs_any_shape(tmp_path, runner):
+    """The Triton example writes fp32 C (the torch example, half C: test_callable_c_dtype.py)."""
     pytest.importorskip("triton")
     out = tmp_path / "r.json"
-    res = invoke(runner, ["run", "--callable", f"{ROOT}/examples/triton_matmul/triton_matmul.py:matmul", "--callable",
-                          f"{ROOT}/examples/torch_matmul/torch_matmul.py:matmul", "-m", "1000", "-n", "1030", "-k", "520",
-                          "--dtype", "fp16", "--budget", "0.05", "-o", str(out)])
+    res = invoke(runner, ["run", "--callable", f"{ROOT}/examples/triton_matmul/triton_matmul.py:matmul",
+                          "-m", "1000", "-n", "1030", "-k", "520", "--dtype", "fp16", "--budget", "0.05", "-o", str(out)])
     assert res.exit_code == 0, res.output
     rows = {v.name: v.status for v in load_run(out).variants}
-    assert rows == {"cublas_hgemm": "ok", "torch_matmul": "ok", "triton_matmul.matmul": "ok",
-                    "torch_matmul.matmul": "ok"}
+    assert rows == {"cublas_hgemm": "ok", "torch_matmul": "ok", "triton_matmul.matmul": "ok"}
 
 
 def test_a_callable_that_kills_the_context_hands_the_rest_to_a_child(tmp_path, runner, ranges, monkeypatch):

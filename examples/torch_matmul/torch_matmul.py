@@ -1,10 +1,11 @@
-"""torch.matmul as most code calls it, for gemmprof: the product in the inputs' dtype, then cast into fp32 C.
+"""torch.matmul as most code calls it, for gemmprof: fp16 in, fp16 out (or bf16 in, bf16 out), written into C.
 
-    gemmprof run --callable examples/torch_matmul/torch_matmul.py:matmul --dtype fp16 --size 4096 --arrays torch
+    gemmprof run --callable examples/torch_matmul/torch_matmul.py:matmul --dtype fp16 --c-dtype fp16 --size 4096
 
-With fp16 or bf16 inputs torch.matmul returns fp16 or bf16, so filling gemmprof's fp32 C takes a second kernel
-(the cast, and the scaling when alpha != 1 or beta != 0). gemmprof's own torch_matmul row beside it calls torch.mm
-with out_dtype=float32 instead, one GEMM: the difference between the two rows is what the cast costs.
+torch.matmul returns the inputs' dtype, so C is declared as that dtype (--c-dtype fp16, or bf16 with --dtype bf16):
+gemmprof then checks it with a half-precision C's tolerance, beside cuBLAS and torch.mm writing the same C. With
+alpha = 1 and beta = 0 the product goes straight into C (out=C), one GEMM; other alpha and beta add elementwise
+kernels, in C's dtype. fp32 inputs work with the default fp32 C.
 """
 
 import torch
@@ -20,10 +21,14 @@ def _torch(x):
 
 
 def matmul(A, B, C, alpha, beta):
-    """torch.matmul in the inputs' dtype, cast into fp32 C."""
+    """torch.matmul in the inputs' dtype, written into C of that dtype."""
     A, B, C = _torch(A), _torch(B), _torch(C)
-    product = torch.matmul(A, B)
-    if beta == 0:  # C holds NaN: it must not be read (0 * NaN is NaN)
-        torch.mul(product, alpha, out=C)
+    if C.dtype != A.dtype:  # casting a half product into fp32 C would be a second kernel and a half-precision C
+        raise TypeError(f"C is {C.dtype} but A is {A.dtype}: run with --c-dtype of --dtype (torch.matmul writes "
+                        "the inputs' dtype)")
+    if alpha == 1 and beta == 0:
+        torch.matmul(A, B, out=C)
+    elif beta == 0:  # C holds NaN: it must not be read (0 * NaN is NaN)
+        torch.mul(torch.matmul(A, B), alpha, out=C)
     else:
-        C.mul_(beta).add_(product, alpha=alpha)
+        C.mul_(beta).add_(torch.matmul(A, B), alpha=alpha)

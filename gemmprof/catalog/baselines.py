@@ -62,18 +62,28 @@ def torch_installed() -> bool:
     return importlib.util.find_spec("torch") is not None
 
 
-def torch_matmul_title(dtype: str) -> str:
-    out = "fp32 out" if dtype == "fp32" else f"{dtype} in, fp32 out (out_dtype)"
+def torch_matmul_name(c_dtype: str = "fp32") -> str:
+    """Named like cuBLAS's rows: a half C is in the name, so two runs compare like with like."""
+    return TORCH_MATMUL if c_dtype == "fp32" else f"{TORCH_MATMUL}_c{c_dtype}"
+
+
+def torch_matmul_writes(dtype: str, c_dtype: str) -> bool:
+    """torch.mm writes C of the inputs' dtype, or fp32 C from fp16 or bf16 inputs (out_dtype): one GEMM either way."""
+    return c_dtype in ("fp32", dtype)
+
+
+def torch_matmul_title(dtype: str, c_dtype: str = "fp32") -> str:
+    out = f"{c_dtype} out" if dtype == c_dtype else f"{dtype} in, {c_dtype} out (out_dtype)"
     return f"torch.matmul's 2-D path, torch.mm ({out})"
 
 
 def torch_matmul(A, B, C, alpha, beta):
-    """C = alpha * A @ B + beta * C with torch.mm (cuBLAS underneath). fp16 and bf16 inputs write fp32 C in the
-    GEMM itself (torch.mm's out_dtype, torch >= 2.8), so with alpha = 1 and beta = 0 the row is one GEMM, as
-    cuBLAS's is; other alpha and beta add elementwise kernels."""
+    """C = alpha * A @ B + beta * C with torch.mm (cuBLAS underneath), written in C's dtype by the GEMM itself: the
+    inputs' dtype, or fp32 from fp16 and bf16 inputs (torch.mm's out_dtype, torch >= 2.8). With alpha = 1 and
+    beta = 0 the row is one GEMM, as cuBLAS's is; other alpha and beta add elementwise kernels."""
     import torch
 
-    wide = {} if A.dtype == torch.float32 else {"out_dtype": torch.float32}
+    wide = {} if C.dtype == A.dtype else {"out_dtype": C.dtype}
     if beta == 0:
         torch.mm(A, B, out=C, **wide)
         if alpha != 1:

@@ -1,4 +1,4 @@
-"""Options shared by several commands: output format, GPU selection, GEMM shape."""
+"""Options shared by several commands: output format, GPU selection, GEMM shape, a callable's C dtype."""
 
 from __future__ import annotations
 
@@ -104,6 +104,22 @@ def gpu_options(func):
         return func(*args, **kwargs)
 
     return wrapper
+
+
+def c_dtype_option(func):
+    """--c-dtype: the C that --callable functions fill (a kernel's spec declares its own, `c_dtype:`)."""
+    return click.option("--c-dtype", "c_dtype", type=click.Choice(["fp32", "fp16", "bf16"]), default=None,
+                        help="The dtype of the C that --callable functions fill (default fp32): fp16 or bf16 for a "
+                             "GEMM that writes half C, checked with that C's tolerance beside cuBLAS writing the "
+                             "same C.")(func)
+
+
+def callable_c_dtype(c_dtype: str | None, callables) -> str:
+    """The callables' C dtype; --c-dtype without a --callable is refused rather than ignored."""
+    if c_dtype is not None and not callables:
+        raise InputError(f"--c-dtype {c_dtype}: only for --callable functions (a kernel spec declares its C with "
+                         "c_dtype:, docs/kernel-spec.md)")
+    return c_dtype or "fp32"
 
 
 def shape_options(func):

@@ -7,6 +7,8 @@ from pathlib import Path
 import click
 
 from gemmprof.commands._options import (
+    c_dtype_option,
+    callable_c_dtype,
     gpu_options,
     output_options,
     refuse_directories,
@@ -24,7 +26,8 @@ from gemmprof.model.traffic import DTYPES
 @click.argument("inputs", nargs=-1, metavar="REPORT... | VARIANT...")
 @click.option("--callable", "callables", multiple=True, metavar="FILE.py:FUNCTION",
               help="Live mode: also run a Python function fn(A, B, C, alpha, beta) under nsys (repeatable; inputs "
-                   "in --dtype, default fp32). See docs/callables.md.")
+                   "in --dtype, default fp32; C in --c-dtype). See docs/callables.md.")
+@c_dtype_option
 @click.option("--arrays", type=click.Choice(ARRAY_KINDS), default="cupy", show_default=True,
               help="Live mode: what --callable functions receive, CuPy arrays or torch tensors.")
 @shape_options
@@ -40,7 +43,7 @@ from gemmprof.model.traffic import DTYPES
               help="Live mode: keep PREFIX.nsys-rep and PREFIX.sqlite (default: a temporary directory).")
 @gpu_options
 @output_options
-def command(inputs, callables, arrays, size, m, n, k, dtype, baseline, group_by, no_cublas, save_report, gpu, gpu_file, fmt,
+def command(inputs, callables, c_dtype, arrays, size, m, n, k, dtype, baseline, group_by, no_cublas, save_report, gpu, gpu_file, fmt,
             output):
     """Compare the kernels of Nsight Systems reports side by side.
 
@@ -67,6 +70,7 @@ def command(inputs, callables, arrays, size, m, n, k, dtype, baseline, group_by,
     if not inputs and not callables:
         raise InputError("give report files (.nsys-rep, .sqlite, stats .csv/.txt), variant names or "
                          "--callable FILE.py:function")
+    c_dtype = callable_c_dtype(c_dtype, callables)
     refuse_directories(inputs, "report files (.nsys-rep, .sqlite, stats .csv/.txt) or variant names")
     files = [x for x in inputs if Path(x).is_file() or x.lower().endswith(tuple(nsys.REPORT_SUFFIXES))]
     if files and callables:
@@ -84,7 +88,7 @@ def command(inputs, callables, arrays, size, m, n, k, dtype, baseline, group_by,
 
     reports, failed = [], {}
     if live:
-        reports.append(nsys.profile_live(tuple(inputs) + _callable_args(callables, arrays, dtype), shape,
+        reports.append(nsys.profile_live(tuple(inputs) + _callable_args(callables, arrays, dtype, c_dtype), shape,
                                          no_cublas=no_cublas, save_prefix=save_report,
                                          dtype=dtype))
     else:
@@ -109,13 +113,14 @@ def command(inputs, callables, arrays, size, m, n, k, dtype, baseline, group_by,
         raise _failure(f"{len(failed)} of {len(inputs) if not live else 1} inputs failed (see above)", failed)
 
 
-def _callable_args(callables, arrays: str, dtype: str | None) -> tuple[str, ...]:
+def _callable_args(callables, arrays: str, dtype: str | None, c_dtype: str = "fp32") -> tuple[str, ...]:
     """What the child `gemmprof run` needs for the callables (it imports their files itself)."""
     from gemmprof.measure import python_jobs
 
     refs = python_jobs.refs(callables)
     args = tuple(x for r in refs for x in ("--callable", r.text))
     args += ("--arrays", arrays) if refs and arrays != "cupy" else ()
+    args += ("--c-dtype", c_dtype) if refs and c_dtype != "fp32" else ()
     return args + (("--dtype", dtype) if refs and dtype and dtype != "bf16" else ())  # bf16: profile_live passes it
 
 

@@ -9,6 +9,8 @@ from pathlib import Path
 import click
 
 from gemmprof.commands._options import (
+    c_dtype_option,
+    callable_c_dtype,
     gpu_options,
     output_options,
     refuse_directories,
@@ -29,7 +31,8 @@ from gemmprof.measure.arrays import ARRAY_KINDS
                    "(repeatable). See docs/kernel-spec.md.")
 @click.option("--callable", "callables", multiple=True, metavar="FILE.py:FUNCTION",
               help="Profile every kernel a Python function fn(A, B, C, alpha, beta) launches (repeatable; "
-                   "inputs in --dtype, default fp32). See docs/callables.md.")
+                   "inputs in --dtype, default fp32; C in --c-dtype). See docs/callables.md.")
+@c_dtype_option
 @click.option("--arrays", type=click.Choice(ARRAY_KINDS), default="cupy", show_default=True,
               help="What --callable functions receive: CuPy arrays or torch tensors.")
 @shape_options
@@ -55,7 +58,7 @@ from gemmprof.measure.arrays import ARRAY_KINDS
 @click.option("--top", type=click.IntRange(1, 10), default=3, show_default=True, help="Stall reasons shown per launch.")
 @gpu_options
 @output_options
-def command(variants, all_, spec_files, callables, arrays, size, m, n, k, params, cublas, from_file, dtype, sections, pc_sampling, skip_metrics,
+def command(variants, all_, spec_files, callables, c_dtype, arrays, size, m, n, k, params, cublas, from_file, dtype, sections, pc_sampling, skip_metrics,
             clock_control, ncu_path, save_csv, save_json, top, gpu, gpu_file, fmt, output):
     """Profile one verified launch of each variant with Nsight Compute, or read ncu output you already have.
 
@@ -80,6 +83,7 @@ def command(variants, all_, spec_files, callables, arrays, size, m, n, k, params
     from gemmprof.results.profile import ProfileResults
 
     notes: list[str] = []
+    c_dtype = callable_c_dtype(c_dtype, callables)
     refuse_directories([from_file], "an ncu CSV or .ncu-rep file")
     refuse_overwrite({"-o": output, "--save": save_json, "--save-csv": save_csv},
                      [from_file, gpu_file, *(c.rpartition(":")[0] for c in callables)])
@@ -93,7 +97,7 @@ def command(variants, all_, spec_files, callables, arrays, size, m, n, k, params
         shape = resolve_shape(size, m, n, k)
         report, infos, csv_text, kernels = _live(variants, all_, spec_files, dtype, params, cublas, shape,
                                                  sections, pc_sampling, skip_metrics, clock_control, ncu_path,
-                                                 callables, arrays)
+                                                 callables, arrays, c_dtype)
         source = {"csv": str(save_csv) if save_csv else None, "layout": report.layout}
     explicit = resolve_gpu(gpu, gpu_file) if (gpu or gpu_file) else None
     gpu_spec, note = choose_gpu(report, explicit, gpu_specs.all_gpus())
@@ -182,11 +186,16 @@ def _known_variants(notes: list[str]) -> dict:
 
 
 def _live(variants, all_, spec_files, dtype, params, cublas, shape, sections, pc_sampling, skip_metrics,
-          clock_control, ncu_path, callables=(), arrays="cupy"):
+          clock_control, ncu_path, callables=(), arrays="cupy", c_dtype="fp32"):
 
     from gemmprof.adapters.ncu import run as ncu_run
     from gemmprof.adapters.ncu.findings import VariantInfo
-    from gemmprof.catalog.baselines import TORCH_MATMUL, for_kernels, torch_installed
+    from gemmprof.catalog.baselines import (
+        for_kernels,
+        torch_installed,
+        torch_matmul_name,
+        torch_matmul_writes,
+    )
     from gemmprof.catalog.selection import choose
     from gemmprof.commands.run import _device_name
     from gemmprof.measure import python_jobs
@@ -211,14 +220,15 @@ def _live(variants, all_, spec_files, dtype, params, cublas, shape, sections, pc
                                      for b in bound}  # no traffic: block, no model bytes
     infos.update({r.name: VariantInfo(dtype=dtype or "fp32") for r in refs})
     if cublas:
-        pairs = {(k.run_dtype, k.spec.abi.c_dtype) for k in bound} | ({(dtype or "fp32", "fp32")} if refs else set())
+        pairs = {(k.run_dtype, k.spec.abi.c_dtype) for k in bound} | ({(dtype or "fp32", c_dtype)} if refs else set())
         infos.update({b.name: VariantInfo(dtype=b.dtype) for b in for_kernels(pairs)})
-        if refs and torch_installed():  # the torch.matmul range a child `run --callable` opens, for ncu
-            infos[TORCH_MATMUL] = VariantInfo(dtype=dtype or "fp32")
+        if refs and torch_installed() and torch_matmul_writes(dtype or "fp32", c_dtype):
+            infos[torch_matmul_name(c_dtype)] = VariantInfo(dtype=dtype or "fp32")  # the range a child opens
     run_args = tuple(f"--param={p}" for p in params) + (() if cublas else ("--no-cublas",))
     run_args += ("--dtype", "bf16") if dtype == "bf16" else ()  # the child builds the same rungs for bf16
     run_args += ("--dtype", dtype) if refs and dtype and dtype != "bf16" else ()  # the callables' input dtype
     run_args += ("--arrays", arrays) if refs and arrays != "cupy" else ()
+    run_args += ("--c-dtype", c_dtype) if refs and c_dtype != "fp32" else ()
     names = [s.name for s in chosen] + [r.name for r in refs]
     own = {Path(f).resolve() for f in spec_files}  # the child loads the user's specs again from their files
     selectors = tuple(s.name for s in chosen if Path(s.path).resolve() not in own)

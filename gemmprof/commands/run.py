@@ -13,6 +13,8 @@ import click
 from gemmprof.commands._options import (
     FINITE,
     FiniteFloat,
+    c_dtype_option,
+    callable_c_dtype,
     gpu_options,
     refuse_overwrite,
     resolve_gpu,
@@ -46,7 +48,8 @@ def view_options(f):
                    "and examples/.")
 @click.option("--callable", "callables", multiple=True, metavar="FILE.py:FUNCTION",
               help="Verify and time a Python function fn(A, B, C, alpha, beta) that fills C in place (repeatable): "
-                   "A and B in --dtype (default fp32), C fp32. See docs/callables.md.")
+                   "A and B in --dtype (default fp32), C in --c-dtype (default fp32). See docs/callables.md.")
+@c_dtype_option
 @click.option("--arrays", type=click.Choice(ARRAY_KINDS), default="cupy", show_default=True,
               help="What --callable functions receive: CuPy arrays, or torch tensors over the same memory (DLPack).")
 @shape_options
@@ -81,14 +84,14 @@ def view_options(f):
 @click.option("-o", "--output", type=click.Path(dir_okay=False), default=None,
               help="Save the full results (JSON: device, versions, clocks, raw samples) or a table (.csv/.txt).")
 @click.option("--child-results", type=click.Path(dir_okay=False), hidden=True)
-def command(variants, all_, dtype, spec_files, callables, arrays, size, m, n, k, params, alpha, beta, gpu, gpu_file, compiler,
+def command(variants, all_, dtype, spec_files, callables, c_dtype, arrays, size, m, n, k, params, alpha, beta, gpu, gpu_file, compiler,
             spec_defaults, no_cublas, seed,
             budget, precision, max_reps, no_flush, interleave, launch_once, fmt, wide, columns, output, child_results):
     """Compile, verify against cuBLAS and time rungs of the GEMM ladder on the GPU.
 
     VARIANTS are rung ids (5, 3b, h2), ranges (1-6), or names (warptiling); several may be given.
-    --callable FILE.py:function adds a Python function fn(A, B, C, alpha, beta) that fills C, verified and timed
-    the same way (and a torch.matmul row where torch is installed).
+    --callable FILE.py:function adds a Python function fn(A, B, C, alpha, beta) that fills C (fp32, or the half C
+    --c-dtype names), verified and timed the same way (and a torch.matmul row where torch is installed).
     Every launch runs inside an NVTX range "gemmprof NAME MxNxK" so nsys and ncu can find it. Every nvcc build
     starts first, in a pool of processes; each kernel is verified and timed as soon as its own build is done.
     The table fits 120 columns; --wide or --columns show the rest, JSON and CSV (-o) keep every field.
@@ -104,6 +107,7 @@ def command(variants, all_, dtype, spec_files, callables, arrays, size, m, n, k,
       gemmprof run --all --wide                    # every column; --columns rung,name,regs,occ,note picks them
       gemmprof run --callable examples/triton_matmul/triton_matmul.py:matmul --dtype fp16 --size 4096
       gemmprof run 15 --callable my_gemm.py:gemm --arrays torch   # torch tensors instead of CuPy arrays
+      gemmprof run --callable examples/torch_matmul/torch_matmul.py:matmul --dtype fp16 --c-dtype fp16
     """
     from gemmprof.catalog.selection import choose
     from gemmprof.measure import python_jobs
@@ -115,6 +119,7 @@ def command(variants, all_, dtype, spec_files, callables, arrays, size, m, n, k,
     refs = python_jobs.refs(callables)
     if arrays != "cupy" and not refs:
         raise InputError(f"--arrays {arrays}: only for --callable functions")
+    c_dtype = callable_c_dtype(c_dtype, refs)
     refuse_overwrite({"-o": output, "--child-results": child_results}, [*spec_files, gpu_file, *(r.path for r in refs)])
     if interleave and launch_once:
         raise InputError("--interleave and --launch-once: --launch-once times nothing, give one")
@@ -122,7 +127,7 @@ def command(variants, all_, dtype, spec_files, callables, arrays, size, m, n, k,
     any_kernels = bool(variants or all_ or spec_files or not refs)  # --callable alone chooses no rungs
     kernels = choose(variants, all_=all_, dtype=dtype, spec_files=spec_files, params=params) if any_kernels else []
     compilers = _compilers(compiler)
-    py_jobs = python_jobs.load_all(refs, dtype or "fp32", arrays)  # a bad file or function fails before the GPU
+    py_jobs = python_jobs.load_all(refs, dtype or "fp32", arrays, c_dtype)  # a bad file or function fails before the GPU
     require_cupy()
     device = None if spec_defaults or not any_kernels else _device_name()
     if device:  # the device's tuned defaults (`gemmprof tune --keep`) are kept per device model

@@ -14,7 +14,15 @@ import sys
 from gemmprof.errors import InputError
 
 ARRAY_KINDS = ("cupy", "torch")
-BF16_NOTE = "A and B are uint16 arrays of bf16 bit patterns (CuPy has no bfloat16; --arrays torch gives bfloat16)"
+
+
+def bf16_note(dtype: str, c_dtype: str = "fp32") -> str:
+    """What a CuPy callable gets instead of bfloat16 arrays, for the row's note ("" when nothing is bf16)."""
+    held = {(True, True): "A, B and C are uint16 arrays", (True, False): "A and B are uint16 arrays",
+            (False, True): "C is a uint16 array"}.get((dtype == "bf16", c_dtype == "bf16"))
+    if held is None:
+        return ""
+    return f"{held} of bf16 bit patterns (CuPy has no bfloat16; --arrays torch gives bfloat16)"
 
 
 def require_torch(what: str = "--arrays torch"):
@@ -43,8 +51,9 @@ class CupyArrays:
     def operands(self, problem):
         return problem.A, problem.B
 
-    def output(self, out):
-        """(C as the callable sees it, what to do before the call, after it): nothing to do for CuPy."""
+    def output(self, out, c_dtype: str = "fp32"):
+        """(C as the callable sees it, what to do before the call, after it): nothing to do for CuPy (a bf16 C is
+        uint16 bit patterns, as the operands are)."""
         return out, None, None
 
     def stream(self):
@@ -53,7 +62,7 @@ class CupyArrays:
 
 
 class TorchArrays:
-    """torch tensors over the problem's memory (bf16 operands as torch.bfloat16)."""
+    """torch tensors over the problem's memory (bf16 operands and C as torch.bfloat16)."""
 
     kind = "torch"
 
@@ -76,8 +85,8 @@ class TorchArrays:
             self._operands[key] = (self.share(problem.A, "A", bf16)[0], self.share(problem.B, "B", bf16)[0])
         return self._operands[key]
 
-    def output(self, out):
-        tensor, shared = self.share(out, "C")
+    def output(self, out, c_dtype: str = "fp32"):
+        tensor, shared = self.share(out, "C", c_dtype == "bf16")
         if shared:
             return tensor, None, None
         ptr, nbytes = _pointer(out), out.nbytes

@@ -1,9 +1,9 @@
 """Python callables as variants: `gemmprof run --callable FILE.py:function` and `gemmprof.bench(fn, ...)`.
 
 The function is called as fn(A, B, C, alpha, beta) and must fill C = alpha * A @ B + beta * C in place: A (M x K)
-and B (K x N) row-major in the input dtype, C (M x N) row-major float32 (the ladder's ABI: fp16 and bf16 inputs
-with fp32 C), alpha and beta Python floats. Its GPU work must go on CuPy's current stream (gemmprof makes that
-torch's current stream too). It is verified like a kernel (C poisoned with NaN, then a finite sentinel, against
+and B (K x N) row-major in the input dtype, C (M x N) row-major in the C dtype it declares (--c-dtype; float32 by
+default, the ladder's ABI), alpha and beta Python floats. Its GPU work must go on CuPy's current stream (gemmprof
+makes that torch's current stream too). It is verified like a kernel (C poisoned with NaN, then a finite sentinel, against
 the float64 reference) and timed like one, with CUDA events around each call, inside its NVTX range.
 """
 
@@ -56,6 +56,7 @@ class PyCallable:
     ref: str | None = None  # FILE.py:function when loaded from a file (a child process loads it again)
     id: str = "py"
     kind: str = "callable"  # callable | baseline (torch.matmul)
+    c_dtype: str = "fp32"  # the C it fills (--c-dtype): the problem, tolerance and cuBLAS row follow it
 
 
 def variant_name(text: str) -> str:
@@ -162,19 +163,22 @@ def run_callable(runner, item: PyCallable, dtype: str, arrays) -> VariantResult:
     """Verify and time one callable on the runner's problem, exactly as a kernel (Runner._verify, then Runner._time).
     A callable that raises fails its own row; the run goes on (unless it took the CUDA context with it)."""
     from gemmprof.measure import nvtx
-    from gemmprof.measure.problem import TOLERANCE
+    from gemmprof.measure.arrays import bf16_note
+    from gemmprof.measure.problem import tolerance
     from gemmprof.measure.runner import model_figures
     from gemmprof.model.traffic import get_dtype
 
     shape = runner.opt.shape
-    row = VariantResult(id=item.id, name=item.name, title=item.title, dtype=dtype, kind=item.kind)
+    row = VariantResult(id=item.id, name=item.name, title=item.title, dtype=dtype, kind=item.kind,
+                        c_dtype=item.c_dtype)
     row.nvtx_range = nvtx.range_name(item.name, shape)
     row.model = model_figures(dtype, shape, runner.opt.beta, runner.gpu_spec, None, get_dtype(dtype).peak_kind)
-    problem = runner.problem(dtype)
+    problem = runner.problem(dtype, item.c_dtype)  # exactly a spec's with that c_dtype: C0, reference, sentinel
     try:
         with arrays.stream():
             A, B = arrays.operands(problem)
-            runner._time(*runner._verify(row, problem, _launcher(item.fn, A, B, problem, arrays), TOLERANCE[dtype]))
+            runner._time(*runner._verify(row, problem, _launcher(item.fn, A, B, problem, arrays),
+                                          tolerance(dtype, item.c_dtype)))
     except CallableRaised as exc:
         row.status, row.message = "error", str(exc)
         _raise_if_context_lost(row.message)
@@ -183,7 +187,7 @@ def run_callable(runner, item: PyCallable, dtype: str, arrays) -> VariantResult:
     if row.status == "FAIL" and check is not None and check.unwritten >= 0.99 * shape.M * shape.N:
         kept = "still poisoned" if problem.beta == 0 else "still its values before the call"
         row.message = f"did not write C ({kept}): write into C in place; a returned array is not read"
-    notes = [row.message, arrays.note, _bf16_note(dtype, arrays)]
+    notes = [row.message, arrays.note, bf16_note(dtype, item.c_dtype) if arrays.kind == "cupy" else ""]
     row.message = "; ".join(n for n in notes if n)
     return row
 
@@ -192,20 +196,14 @@ def lost_row(item: tuple, message: str) -> VariantResult:
     """The row of a callable job (PyCallable, dtype, arrays) that could not run: the CUDA context was lost."""
     call, dtype, _ = item
     return VariantResult(id=call.id, name=call.name, title=call.title, dtype=dtype, kind=call.kind, status="error",
-                         message=message)
-
-
-def _bf16_note(dtype: str, arrays) -> str:
-    from gemmprof.measure.arrays import BF16_NOTE
-
-    return BF16_NOTE if dtype == "bf16" and arrays.kind == "cupy" else ""
+                         message=message, c_dtype=call.c_dtype)
 
 
 def _launcher(fn, A, B, problem, arrays):
     alpha, beta = problem.alpha, problem.beta
 
     def launch_into(out):
-        C, before, after = arrays.output(out)  # outside the timed call: wrapping C costs nothing per call
+        C, before, after = arrays.output(out, problem.c_dtype)  # outside the timed call: no cost per call
 
         def launch():
             if before:

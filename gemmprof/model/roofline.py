@@ -318,7 +318,7 @@ def _rung_for_launch(name, launch_dtype, shape, gpu_spec, beta, ach) -> Rung | N
 
 
 def _order(r: Rung):
-    m = re.match(r"^(h?)(\d+)([a-z]?)$", r.id)
+    m = re.match(r"^(h?)(\d{1,9})([a-z]?)$", r.id)  # a rung's number; a 5000-digit id of a damaged file is no rung
     dt = DTYPE_ORDER.index(r.dtype) if r.dtype in DTYPE_ORDER else 9
     if r.kind == "baseline":
         return (3, dt, 0, r.name)

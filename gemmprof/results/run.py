@@ -50,7 +50,7 @@ class VariantResult:
     timing: Measurement | None = None
     model: ModelFigures | None = None
     clocks: ClockRecord | None = None  # SM clock and temperature around the timing loop (NVML)
-    c_dtype: str = "fp32"  # the type C is written in (a kernel's `c_dtype:`, a half-C cuBLAS baseline)
+    c_dtype: str = "fp32"  # the type C is written in (a kernel's `c_dtype:`, --c-dtype, a half-C baseline)
 
     @property
     def passed(self) -> bool:
