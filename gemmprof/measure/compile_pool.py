@@ -129,8 +129,9 @@ class _Lazy(Future):
 
 def longest_first(kernels: list[BoundKernel]) -> list[BoundKernel]:
     """The order builds are submitted in: the first kernel to be measured first (the GPU starts on it as soon as
-    it is built), then the rest by their source's size with the headers it includes, largest first (big kernels
-    such as rungs 14-16 compile for tens of seconds; started last, they would keep the GPU waiting at the end)."""
+    it is built), then the rest by their source's size with the headers it includes, largest first (rungs 14-16
+    still compile the longest when built for one shape, several seconds each; started last, they would keep the GPU
+    waiting at the end)."""
     from gemmprof.catalog.sources import source_text
 
     if len(kernels) < 3:
