@@ -2,6 +2,7 @@
 its launch runs, rung 15 the orientation, rung 16 the split or the unsplit half. The defines are checked against the kernel's own rule (gridDim.x read back, L = N % 4); the
 pool and the runner agree on the build; nvcc builds the specialized binary smaller, with the same main loops."""
 
+import json
 import re
 from collections import Counter
 from pathlib import Path
@@ -205,3 +206,39 @@ def test_the_build_for_a_shape_holds_fewer_copies_of_the_same_main_loop(nvcc, tm
         closest = min(loops_general, key=lambda other: sum(differs(other).values()))
         assert not differs(closest), differs(closest)
         assert abs(loop["MOV"] - closest["MOV"]) <= 8, (loop["MOV"], closest["MOV"])
+
+
+@pytest.mark.parametrize(("args", "flags", "title"), [
+    (["14"], set(), "build: sm_90"),
+    (["14", "-m", "4095", "-n", "4097", "-k", "1023", "--gpu", "h100"], {"-DMS14_TALL=1", "-DMS14_NMOD4=1"},
+     "for 4095x4097x1023 on 132 SMs"),
+    (["14", "15", "--size", "4096", "--gpu", "h100_pcie"], {"-DMS14_TALL=0", "-DMS14_NMOD4=0", "-DIL15_TALL=0"},
+     "on 114 SMs"),
+])
+def test_build_builds_for_a_shape_only_when_given_one(runner, monkeypatch, args, flags, title):
+    from clitools import invoke
+
+    import gemmprof.measure.compile_pool as poolmod
+    from gemmprof.measure import build as buildmod
+    from gemmprof.results.run import BuildInfo, Resources
+
+    built = []
+
+    def fake_build_all(kernels, archs, jobs=None, **_):
+        built.extend(kernels)
+        return [buildmod.BuildResult(k.variant_name, a, True, Resources(32, 0, 0, 0, 0), "",
+                                     BuildInfo("nvcc", "13.0", k.define_flags, a)) for a in archs for k in kernels]
+
+    monkeypatch.setattr(poolmod, "nvcc_build_all", fake_build_all)
+    res = invoke(runner, ["build", *args, "--format", "json"])
+    assert res.exit_code == 0, res.output
+    assert {f for k in built for f in k.define_flags} == flags
+    doc = json.loads(res.output[res.output.index("{"):])
+    assert doc["title"].endswith(title), doc["title"]
+
+
+def test_build_refuses_a_gpu_without_a_shape(runner):
+    from clitools import invoke
+
+    res = invoke(runner, ["build", "14", "--gpu", "h100"])
+    assert res.exit_code != 0 and "give a shape too" in res.output and "Traceback" not in res.output
