@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One device call, many GPU checks: run from the repo root on the GPU machine.
 #   bash scripts/gpu_batch.sh STAGE [STAGE ...]
-# Stages: env hopper hopperfin fp32top fp32topprof ladder odd beta fp16 tune ncu nsys pytest compilers report rawprof paths interleave splitk sweep startup every_py explain every_cuda splitk16. Logs and results go to $OUT/batch/ and are tarred into
+# Stages: env hopper hopperfin fp32top fp32topprof ladder odd beta fp16 tune ncu nsys pytest compilers report rawprof paths interleave splitk sweep startup every_py explain every_cuda splitk16 specialize. Logs and results go to $OUT/batch/ and are tarred into
 # $OUT/batch.tar.gz (the device tool brings back at most 8 files); a short summary is printed last.
 set -u
 if [ $# -eq 0 ]; then  # no stage: print the usage above and stop
@@ -186,6 +186,11 @@ for stage in "$@"; do
       step splitk16_m128 "${GP[@]}" run 15 16 -m 128 -n 4096 -k 4096 --budget 0.5 -o "$B/splitk16_128x4096x4096.json"
       # the earlier defaults (rung 15's tile), for the same-session comparison at 1000^3
       step splitk16_r15params "${GP[@]}" run 16 --param BM=128 --param BN=256 --param THREADS=256 --size 1000 --budget 0.5 -o "$B/splitk16_1000_rung15_params.json" ;;
+    specialize)  # issue 30: rungs 14-16 built for the run's shape (spec `specialize`): verified at the shapes of each path, then timed against their general builds
+      step specialize_tests python3 -m pytest -q tests/test_specialize.py
+      step specialize_gpu_tests python3 -m pytest -q -m gpu tests/test_gpu.py -k "rung14 or top_fp32 or odd_shape"
+      step specialize_perf python3 scripts/specialize_perf.py -o "$B/specialize_perf.json"
+      step specialize_build "${GP[@]}" build 14 15 16 --size "$SIZE" --format csv -o "$B/specialize_build_$SIZE.csv" ;;
     *)
       echo "unknown stage $stage" ;;
   esac
