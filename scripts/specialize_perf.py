@@ -5,7 +5,7 @@
 Dropping the code a launch cannot run leaves the executed main loop's instructions as they were, but ptxas
 allocates registers over the whole kernel, so its registers and moves may change (rung 14's aligned loop: 4 MOVs
 more; rung 15: 215 -> 220 registers). This times both builds of each rung at each shape interleaved (both verified
-against CuPy's fp32 matmul first, L2 flushed before each launch) and prints the specialized build's median over
+against a float64 matmul first, L2 flushed before each launch) and prints the specialized build's median over
 the general one's. Needs a GPU and nvcc.
 """
 
@@ -42,14 +42,15 @@ def measure(rung: str, dims: tuple[int, int, int], budget_s: float) -> list[dict
     from gemmprof.catalog.spec import select
     from gemmprof.measure import timing
     from gemmprof.measure.build import device_sms
+    from gemmprof.measure.problem import tolerance
     from gemmprof.results.shape import GemmShape
 
     shape, sms = GemmShape(*dims), device_sms()
     general = bind(select([rung])[0])
-    rng = cupy.random.default_rng(30)
-    a = rng.standard_normal((shape.M, shape.K), dtype=cupy.float32)
-    b = rng.standard_normal((shape.K, shape.N), dtype=cupy.float32)
-    ref = a @ b
+    cupy.random.seed(30)
+    a = cupy.random.standard_normal((shape.M, shape.K)).astype(cupy.float32)
+    b = cupy.random.standard_normal((shape.K, shape.N)).astype(cupy.float32)
+    ref = a.astype(cupy.float64) @ b.astype(cupy.float64)
     config = timing.TimingConfig(budget_s=budget_s, max_reps=400, precision=0.0, interleave_rounds=8)
     flush = timing.L2Flusher(cupy.cuda.runtime.getDeviceProperties(0)["l2CacheSize"])
     rows, timers, warm_ups = [], [], []
@@ -60,7 +61,7 @@ def measure(rung: str, dims: tuple[int, int, int], budget_s: float) -> list[dict
         error = float(cupy.linalg.norm(c - ref) / cupy.linalg.norm(ref))
         rows.append({"rung": rung, "shape": list(dims), "build": "specialized" if kernel.shape_defines else "general",
                      "defines": [f"{n}={v}" for n, v in kernel.shape_defines], "registers": regs,
-                     "rel_error": error, "verified": error < 1e-4})
+                     "rel_error": error, "verified": error < tolerance("fp32")})
         timers.append(timing.event_timer(launch, flush))
         warm_ups.append(lambda launch=launch: timing.warm_up(launch, config))
     for row, m in zip(rows, timing.time_interleaved(timers, warm_ups, config), strict=True):
