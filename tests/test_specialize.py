@@ -177,13 +177,11 @@ def _main_loops(cubin: Path) -> list[Counter]:
     ("15", (4096, 4096, 4096), (4, 2), 0.6),  # 2 orientations x 2 ways to copy B; one orientation
     ("16", (1000, 1000, 1000), (4, 2), 0.6),  # unsplit and split x 2 ways to copy B; split
 ])
-def test_the_build_for_a_shape_holds_fewer_copies_of_the_same_main_loop(nvcc, tmp_path, monkeypatch, rid, shape,
-                                                                         loops, ratio):
+def test_the_build_for_a_shape_holds_fewer_copies_of_the_same_main_loop(nvcc, rid, shape, loops, ratio):
     from gemmprof.measure.build import nvcc_build
     from gemmprof.measure.sass import find_disassembler
 
-    monkeypatch.setenv("GEMMPROF_CACHE", str(tmp_path))
-    k = _rung(rid)
+    k = _rung(rid)  # the cubin cache as test_build_nvcc leaves it: the general builds are usually there already
     general, special = (nvcc_build(x, "sm_90", nvcc) for x in (k, k.for_shape(GemmShape(*shape), H100_SMS)))
     assert general.ok and special.ok, (general.log[-2000:], special.log[-2000:])
     shape_flags = {f"-D{n}={v}" for n, v in special.kernel.shape_defines}
