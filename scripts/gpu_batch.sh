@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One device call, many GPU checks: run from the repo root on the GPU machine.
 #   bash scripts/gpu_batch.sh STAGE [STAGE ...]
-# Stages: env hopper hopperfin fp32top fp32topprof ladder odd beta fp16 tune ncu nsys pytest compilers report rawprof paths interleave splitk sweep startup every_py explain every_cuda splitk16 hopper7 hopper8. Logs and results go to $OUT/batch/ and are tarred into
+# Stages: env hopper hopperfin fp32top fp32topprof ladder odd beta fp16 tune ncu nsys pytest compilers report rawprof paths interleave splitk sweep startup every_py explain every_cuda splitk16 hopper7 hopper8 specialize. Logs and results go to $OUT/batch/ and are tarred into
 # $OUT/batch.tar.gz (the device tool brings back at most 8 files); a short summary is printed last.
 set -u
 if [ $# -eq 0 ]; then  # no stage: print the usage above and stop
@@ -234,6 +234,11 @@ for stage in "$@"; do
       step hopper8_bn64_1024 "${GP[@]}" run h8 --param BN=64 --dtype fp16 --size 1024 --budget 0.5 -o "$B/h8_bn64_1024.json"
       step hopper8_tune_m16 "${GP[@]}" tune h8 -m 16 -n 4096 -k 4096 --strategy random --budget-configs "${TUNE_CONFIGS:-12}" --cache-dir "$B/tune_cache" -o "$B/h8_tune_16x4096x4096.json"
       step hopper8_ncu "${GP[@]}" profile h8 --cublas -m 128 -n 4096 -k 4096 --save "$B/h8_profile.json" --save-csv "$B/h8_ncu.csv" ;;
+    specialize)  # issue 30: rungs 14-16 built for the run's shape (spec `specialize`): verified at the shapes of each path, then timed against their general builds
+      step specialize_tests python3 -m pytest -q tests/test_specialize.py
+      step specialize_gpu_tests python3 -m pytest -q -m gpu tests/test_gpu.py -k "rung14 or top_fp32 or odd_shape"
+      step specialize_perf python3 scripts/specialize_perf.py -o "$B/specialize_perf.json"
+      step specialize_build "${GP[@]}" build 14 15 16 --size "$SIZE" --format csv -o "$B/specialize_build_$SIZE.csv" ;;
     *)
       echo "unknown stage $stage" ;;
   esac

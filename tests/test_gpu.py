@@ -123,3 +123,16 @@ def test_rung16_verifies_with_slices_one_k_tile_deep(runner, tmp_path, shape, be
     v = doc["variants"][0]
     assert v["status"] == "ok" and v["timing"], v["message"]
     assert v["grid"][2] > 1 and f"SPLIT_K={v['grid'][2]}" in v["message"], (v["grid"], v["message"])
+
+
+@pytest.mark.parametrize(("shape", "defines"), [(("4096", "4096", "4096"), ("-DMS14_TALL=0", "-DMS14_NMOD4=0")),
+                                                (("4095", "4097", "1023"), ("-DMS14_TALL=1", "-DMS14_NMOD4=1")),
+                                                (("4096", "4098", "512"), ("-DMS14_TALL=1", "-DMS14_NMOD4=2"))])
+def test_rung14_verifies_with_the_build_for_its_shape(runner, tmp_path, shape, defines):
+    """The binary run builds holds only the orientation and the N % 4 class of the launch (the spec's `specialize`)."""
+    m, n, k = shape
+    r, doc = _run(runner, tmp_path, "14", "-m", m, "-n", n, "-k", k, "--beta", "0.5", "--no-cublas")
+    assert doc is not None, r.output
+    v = doc["variants"][0]
+    assert v["status"] == "ok", v["message"]
+    assert set(defines) <= set(v["compiler_flags"]), v["compiler_flags"]

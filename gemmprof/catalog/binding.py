@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from gemmprof.catalog import expr
@@ -22,6 +22,7 @@ class BoundKernel:
     env: dict[str, int]  # params + derived
     dtype: str = ""  # the dtype it is built and run for: one of spec.dtypes ("" means spec.dtype)
     params_source: str = ""  # where the parameters come from when not the spec ("tuned on DEVICE ...")
+    shape_defines: tuple[tuple[str, int], ...] = ()  # the spec's `specialize` at one shape (see for_shape)
 
     @property
     def run_dtype(self) -> str:
@@ -48,7 +49,38 @@ class BoundKernel:
         flags += tuple(f"-D{n}={v}" for n, v in self.spec.build_fields.define_literals)
         if self.spec.dtype_define and self.run_dtype == "bf16":
             flags += (f"-D{self.spec.dtype_define}=1",)
-        return flags
+        return flags + tuple(f"-D{n}={v}" for n, v in self.shape_defines)
+
+    @property
+    def binary_key(self) -> tuple:
+        """What decides the binary besides the compiler and the arch: two kernels with equal keys build the same
+        cubin (parameters that only the spec's expressions read do not count)."""
+        return str(self.spec.path), self.spec.entry, self.template_args, self.define_flags
+
+    def for_shape(self, shape: GemmShape, sms: int | None = None) -> BoundKernel:
+        """The kernel as built for launches at `shape` on a device of `sms` multiprocessors: the spec's
+        `specialize` macros added as -D flags, so the source compiles only the code such a launch can run (rung
+        14: one tile orientation and one class of N % 4). Itself when the spec has none; also itself without
+        `sms` when the launch depends on it (an offline build: the general binary, which runs at every shape)."""
+        if not self.spec.specialize:
+            return self
+        if sms is None and "SMS" in self._launch_names():
+            return self
+        env = {**self._shape_env(shape, sms), **self.decomposition(shape, sms)}
+        grid, _, _ = self.launch_config(shape, sms)
+        env.update(GRID_X=grid[0], GRID_Y=grid[1], GRID_Z=grid[2])
+        values = []
+        for name, e in self.spec.specialize.items():
+            try:
+                values.append((name, int(expr.evaluate(e, env))))
+            except SpecError as exc:
+                raise SpecError(f"{self.spec.path}: specialize.{name}: {exc}") from None
+        return replace(self, shape_defines=tuple(values))
+
+    def _launch_names(self) -> set[str]:
+        """Every name the grid, the decomposition and `specialize` read."""
+        exprs = (*self.spec.grid, *self.spec.decomposition.values(), *self.spec.specialize.values())
+        return set().union(*(expr.names(e) for e in exprs))
 
     def launch_config(self, shape: GemmShape, sms: int | None = None
                       ) -> tuple[tuple[int, int, int], tuple[int, int, int], int]:

@@ -1,6 +1,7 @@
 """Spec fields that change how a kernel is built and launched beyond the eight standard arguments: the dtypes one
-source serves (`dtypes`, `dtype_define`), Hopper's tensor maps (`tma_args`), thread-block clusters (`cluster`) and
-how the problem is split over the grid at each shape (`decomposition`)."""
+source serves (`dtypes`, `dtype_define`), Hopper's tensor maps (`tma_args`), thread-block clusters (`cluster`),
+how the problem is split over the grid at each shape (`decomposition`) and the macros that build a kernel for the
+shape it is launched at (`specialize`)."""
 
 from __future__ import annotations
 
@@ -82,4 +83,21 @@ def launch_fields(path, doc: dict) -> dict:
             _fail(path, "decomposition", f"{str(k)[:40]!r} is not a name")
         _expr(path, f"decomposition.{k}", v)
     return {"dtypes": tuple(dtypes), "dtype_define": define, "tma_args": tuple(args), "cluster": cluster,
-            "decomposition": dict(decomposition)}
+            "decomposition": dict(decomposition), "specialize": _specialize(path, doc)}
+
+
+def _specialize(path, doc: dict) -> dict:
+    """`specialize: {MACRO: expression}`: -DMACRO=value of a build for one shape (docs/kernel-spec.md)."""
+    node = doc.get("specialize") or {}
+    if not isinstance(node, dict):
+        _fail(path, "specialize", "expected a mapping MACRO: expression over the parameters, M, N, K, SMS and GRID_X, "
+                                  "GRID_Y, GRID_Z")
+    taken = {str(d).split("=", 1)[0] for d in doc.get("defines") or ()} | ({doc["dtype_define"]}
+                                                                         if doc.get("dtype_define") else set())
+    for k, v in node.items():
+        if not isinstance(k, str) or not k.isidentifier():
+            _fail(path, "specialize", f"{str(k)[:40]!r} is not a macro name")
+        if k in taken:
+            _fail(path, f"specialize.{k}", "is already a macro of defines or dtype_define")
+        _expr(path, f"specialize.{k}", v)
+    return dict(node)

@@ -6,7 +6,8 @@ import sys
 
 import click
 
-from gemmprof.commands._options import output_options
+from gemmprof.commands._options import gpu_options, output_options, resolve_gpu, resolve_shape, shape_options
+from gemmprof.errors import InputError
 from gemmprof.render.table import Column, Table, emit
 
 SASS_COLUMNS = [Column("FFMA", "FFMA"), Column("HMMA", "HMMA"), Column("HGMMA", "HGMMA"), Column("LDS", "LDS"),
@@ -48,23 +49,39 @@ def _sass_columns(kernel, r) -> dict:
 @click.option("--param", "params", multiple=True, metavar="NAME=VALUE", help="Override a parameter.")
 @click.option("-j", "--jobs", type=click.IntRange(1, 256), default=None,
               help="Parallel nvcc processes (default: CPU cores less two, 1 to 16).")
+@shape_options
+@gpu_options
 @output_options
-def command(variants, archs, spec_files, params, jobs, fmt, output):
+def command(variants, archs, spec_files, params, jobs, size, m, n, k, gpu, gpu_file, fmt, output):
     """Compile kernels with nvcc and report registers, shared memory, spills and the SASS instruction mix.
 
     With no VARIANTS, every rung of the ladder is built. A host launcher (`launcher:` in its spec) gets a row per
     kernel in its .cu, named LAUNCHER:KERNEL. Exits non-zero if any kernel fails to compile.
 
+    Without a shape each kernel is built to run at every shape. With one (--size or -m/-n/-k) a kernel whose spec
+    has `specialize` (rungs 14-16) is built as `run` builds it for that shape, on the GPU of --gpu (its SM count;
+    default: the current device, else H100 SXM).
+
     \b
     Examples:
       gemmprof build --arch sm_80 --arch sm_90
       gemmprof build 10 --param BK=16 --arch sm_90
+      gemmprof build 14 -m 4095 -n 4097 -k 1023
     """
     from gemmprof.catalog.selection import choose
     from gemmprof.measure.compile_pool import nvcc_build_all
     from gemmprof.measure.pools import default_jobs
 
     kernels = choose(variants, spec_files=spec_files, params=params, everything_by_default=True)
+    shaped = ""
+    if (size, m, n, k) != (None,) * 4:
+        shape, sms = resolve_shape(size, m, n, k, default=None), resolve_gpu(gpu, gpu_file,
+                                                                            prefer_current_device=True).sm_count
+        kernels = [kernel.for_shape(shape, sms) for kernel in kernels]
+        shaped = f" for {shape.label} on {sms} SMs"
+    elif gpu or gpu_file:
+        raise InputError("--gpu/--gpu-file: give a shape too (--size or -m/-n/-k): the GPU's SM count is used only "
+                         "to build kernels for a shape")
     n = len(kernels) * len(archs)
     workers = max(1, min(jobs or default_jobs(), n))
     click.echo(f"compiling {n} kernel{'s' * (n != 1)} with nvcc on {workers} worker{'s' * (workers != 1)}...", err=True)
@@ -95,7 +112,7 @@ def command(variants, archs, spec_files, params, jobs, fmt, output):
     else:  # one line instead of 17 columns of '-'
         notes += ["No SASS instruction mix: no disassembler (nvdisasm or cuobjdump) was found. "
                  "`pip install 'gemmprof[sass]'` brings both (or install the CUDA toolkit's)."]
-    emit(Table(f"{version} build: " + ", ".join(archs), cols, rows, notes), fmt, output)
+    emit(Table(f"{version} build: " + ", ".join(archs) + shaped, cols, rows, notes), fmt, output)
     failed = [r for r in results if not r.ok]
     for r in failed:
         click.echo(f"\n{r.name} ({r.arch}) failed to compile:\n{r.log}", err=True)

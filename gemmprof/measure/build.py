@@ -107,6 +107,13 @@ def device_arch() -> str:
     return f"sm_{cupy.cuda.Device().compute_capability}"
 
 
+def device_sms() -> int:
+    """Device 0's multiprocessor count: the SMS of the spec expressions, read as Runner.device reads it."""
+    import cupy
+
+    return int(cupy.cuda.runtime.getDeviceProperties(0)["multiProcessorCount"])
+
+
 def compile_for_launch(kernel: BoundKernel, compiler: str | None = None, ahead=None) -> CompiledKernel:
     """`ahead`: a compile_pool.CompileAhead whose nvcc build of this kernel is used when it has one."""
     import time

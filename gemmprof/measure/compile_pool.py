@@ -33,11 +33,11 @@ class CompileAhead:
     def __init__(self, kernels: Iterable[BoundKernel], arch: str, build: Callable | None = None,
                  jobs: int | None = None):
         processes = build is None  # the real build in processes; a stand-in (not picklable, say) in threads
-        unique: dict[int, BoundKernel] = {}
+        unique: dict[tuple, BoundKernel] = {}
         for k in kernels:  # a kernel timed with two compilers, or listed twice, is built once
-            unique.setdefault(id(k), k)
+            unique.setdefault(k.binary_key, k)
         self.kernels = list(unique.values())
-        self._futures: dict[int, Future] = {}
+        self._futures: dict[tuple, Future] = {}  # by binary_key: the runner asks with its own BoundKernel
         todo = self.kernels  # the builds to run; the rest are read from the cubin cache when asked for
         if build is None:
             build, todo = nvcc_build, self._take_cached(arch)
@@ -46,7 +46,7 @@ class CompileAhead:
         pool = process_pool if processes else thread_pool
         self._pool = pool(self.jobs) if todo else None
         for k in longest_first(todo) if processes else todo:
-            self._futures[id(k)] = self._pool.submit(build, k, arch)
+            self._futures[k.binary_key] = self._pool.submit(build, k, arch)
 
     def _take_cached(self, arch: str) -> list[BoundKernel]:
         """Builds the cubin cache already holds are read here, when asked for (milliseconds, no process to
@@ -60,7 +60,7 @@ class CompileAhead:
             except Exception:  # noqa: BLE001 - no nvcc, an unreadable source: the build reports it
                 cached = False
             if cached:
-                self._futures[id(k)] = _Lazy(nvcc_build, k, arch)
+                self._futures[k.binary_key] = _Lazy(nvcc_build, k, arch)
             else:
                 todo.append(k)
         return todo
@@ -70,7 +70,7 @@ class CompileAhead:
 
     def get(self, kernel: BoundKernel):
         """The kernel's BuildResult once it is ready; None if it was not built ahead or its build raised."""
-        fut = self._futures.get(id(kernel))
+        fut = self._futures.get(kernel.binary_key)
         if fut is None:
             return None
         try:
@@ -129,8 +129,9 @@ class _Lazy(Future):
 
 def longest_first(kernels: list[BoundKernel]) -> list[BoundKernel]:
     """The order builds are submitted in: the first kernel to be measured first (the GPU starts on it as soon as
-    it is built), then the rest by their source's size with the headers it includes, largest first (big kernels
-    such as rungs 14-16 compile for tens of seconds; started last, they would keep the GPU waiting at the end)."""
+    it is built), then the rest by their source's size with the headers it includes, largest first (rungs 14-16
+    still compile the longest when built for one shape, several seconds each; started last, they would keep the GPU
+    waiting at the end)."""
     from gemmprof.catalog.sources import source_text
 
     if len(kernels) < 3:
@@ -165,16 +166,26 @@ def worth_building(kernel: BoundKernel, arch: str, shape, compiler: str | None) 
 
 
 def for_run(pairs: Iterable[tuple[BoundKernel, str | None]], shape, compiler: str | None, arch: str | None = None,
-            build: Callable | None = None, jobs: int | None = None) -> CompileAhead:
-    """Start the nvcc builds of a run's (kernel, compiler) jobs, in the order they will be measured."""
+            build: Callable | None = None, jobs: int | None = None, sms: int | None = None) -> CompileAhead:
+    """Start the nvcc builds of a run's (kernel, compiler) jobs, in the order they will be measured, each as the
+    runner will build it at `shape` (BoundKernel.for_shape with the device's multiprocessor count)."""
     if arch is None:
-        from gemmprof.measure.build import device_arch
+        from gemmprof.measure.build import device_arch, device_sms
 
         try:
-            arch = device_arch()
+            arch, sms = device_arch(), device_sms()
         except Exception:  # noqa: BLE001 - no device to read: nothing ahead, the runner builds in line and says why
             return CompileAhead([], "")
-    return CompileAhead([k for k, c in pairs if worth_building(k, arch, shape, c or compiler)], arch, build, jobs)
+    from gemmprof.errors import SpecError
+
+    kernels = []
+    for k, c in pairs:
+        if worth_building(k, arch, shape, c or compiler):
+            try:
+                kernels.append(k.for_shape(shape, sms))
+            except SpecError:  # a `specialize` that fails: the runner reports it in the kernel's row
+                pass
+    return CompileAhead(kernels, arch, build, jobs)
 
 
 def announce(ahead: CompileAhead) -> str:

@@ -179,7 +179,7 @@ def explain_kernels(kernels, shape, gpu, runs=(), profiles=()) -> list:
         findings = _launch_of(profiles, kernel.variant_name, shape)
         sass = resources = built = None
         if variant is None or variant.build is None or not variant.build.sass:
-            sass, resources, built = build_facts(kernel)
+            sass, resources, built = build_facts(kernel.for_shape(shape, gpu.sm_count))  # as run builds it
         facts = facts_for(kernel, shape, gpu, variant=variant, findings=findings, sass=sass, resources=resources)
         notes = [built] if built else []
         if runs_given and variant is None:

@@ -204,10 +204,11 @@ class Runner:
         grid, block, smem = kernel.launch_config(shape, sms=self.device["sm_count"])
         row.launch = LaunchConfig(grid, block, smem)
         try:
+            built = kernel.for_shape(shape, self.device["sm_count"])  # only the code this launch runs (`specialize`)
             which = compiler or self.opt.compiler  # without a pool (a Runner of its own), the two-argument call
-            compiled = compile_for_launch(kernel, which) if self.ahead is None else \
-                compile_for_launch(kernel, which, ahead=self.ahead)
-        except CompileError as exc:
+            compiled = compile_for_launch(built, which) if self.ahead is None else \
+                compile_for_launch(built, which, ahead=self.ahead)
+        except (CompileError, SpecError) as exc:
             row.status, row.message = "error", str(exc)
             return row, None
         res = row.resources = compiled.resources

@@ -35,13 +35,21 @@ def _spec(path: str):
     return load_spec(path)
 
 
-def compile_candidate(spec_path: str, arch: str | None, compiler: str | None, params: dict[str, int]
-                      ) -> CompileOutcome:
+def compile_candidate(spec_path: str, arch: str | None, compiler: str | None, params: dict[str, int],
+                      shape: tuple[int, int, int] | None = None, sms: int | None = None) -> CompileOutcome:
+    """Build one configuration as the GPU worker will (at the sweep's `shape`, for a device of `sms`
+    multiprocessors: BoundKernel.for_shape), so that its build is a cache hit."""
     from gemmprof.catalog.binding import bind
+    from gemmprof.errors import SpecError
     from gemmprof.measure.build import CompileError, choose_compiler, cupy_compile, device_arch, nvcc_build
+    from gemmprof.results.shape import GemmShape
 
     t0 = time.perf_counter()
     kernel = bind(_spec(spec_path), params)
+    try:
+        kernel = kernel.for_shape(GemmShape(*shape), sms) if shape else kernel
+    except SpecError as exc:
+        return CompileOutcome(False, str(exc)[:300], seconds=time.perf_counter() - t0)
     try:
         if choose_compiler(kernel, compiler)[0] == "nvcc":
             built = nvcc_build(kernel, arch or device_arch())
@@ -69,6 +77,26 @@ def compiler_name(spec_path: str, compiler: str | None = None) -> str:
 
     major, minor = cupy.cuda.nvrtc.getVersion()
     return f"nvrtc {major}.{minor} (cupy {cupy.__version__})"
+
+
+def gpu_sms() -> int | None:
+    """GPU 0's multiprocessor count from its GPU spec (profiles/*.yaml, found by the name nvidia-smi gives), without
+    a CUDA context in this process; None when unknown (then a shape-specialized kernel is built by the worker)."""
+    import shutil
+    import subprocess
+
+    from gemmprof.catalog.gpu_specs import gpu_for_device_name
+
+    smi = shutil.which("nvidia-smi")
+    if not smi:
+        return None
+    try:
+        out = subprocess.run([smi, "--query-gpu=name", "--format=csv,noheader", "-i", "0"],
+                             capture_output=True, text=True, timeout=20, check=True).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return None
+    gpu = gpu_for_device_name(out)
+    return gpu.sm_count if gpu else None
 
 
 def gpu_arch() -> str | None:
@@ -165,8 +193,9 @@ class CupyMeasure(Measure):
         key = config_key(params)
         if key not in self._launchers:
             kernel = bind(_spec(self.cfg.spec_path), params)
-            grid, block, smem = kernel.launch_config(self.runner.opt.shape, sms=self.runner.device["sm_count"])
-            func = compile_for_launch(kernel, self.cfg.compiler).function
+            sms = self.runner.device["sm_count"]
+            grid, block, smem = kernel.launch_config(self.runner.opt.shape, sms=sms)
+            func = compile_for_launch(kernel.for_shape(self.runner.opt.shape, sms), self.cfg.compiler).function
             if smem > OPTIN_THRESHOLD:
                 func.max_dynamic_shared_size_bytes = smem
             abi, shape = kernel.spec.abi, self.runner.opt.shape

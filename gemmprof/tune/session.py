@@ -50,11 +50,13 @@ def _callables(req: TuneRequest, flops: int):
 
         delay = float(os.environ.get("GEMMPROF_STANDIN_DELAY_S", "0.002"))  # dry runs of scripts: a slower GPU
         return StandInFactory(flops=flops, delay_s=delay), StandInCompiler(delay_s=0.005)
-    from gemmprof.tune.real import CupyFactory, compile_candidate, gpu_arch
+    from gemmprof.tune.real import CupyFactory, compile_candidate, gpu_arch, gpu_sms
 
     s = req.shape
     factory = CupyFactory(str(req.spec.path), s.M, s.N, s.K, budget_s=req.timing_budget_s, compiler=req.compiler)
-    return factory, partial(compile_candidate, str(req.spec.path), gpu_arch(), req.compiler)
+    sms = gpu_sms() if req.spec.specialize else None  # the workers build each configuration at the sweep's shape
+    return factory, partial(compile_candidate, str(req.spec.path), gpu_arch(), req.compiler,
+                            shape=(s.M, s.N, s.K), sms=sms)
 
 
 def _measurer(req: TuneRequest, factory):

@@ -292,7 +292,15 @@ __device__ __forceinline__ void blockTile(int M, int N, int K, float alpha, cons
   const bool vecC = N % 4 == 0 && reinterpret_cast<size_t>(C) % 16 == 0;
   // Row kk of every tile starts r = (R0 + kk * L) % 4 floats into its 16-byte chunk (BN % 4 == 0, so n0 adds
   // nothing; 8 rows of B are 8 * N floats, a multiple of 4, so the pattern repeats in every tile).
-  const unsigned L = unsigned(N) % 4, k0 = unsigned(K - (K + int(BK) - 1) / int(BK) * int(BK));
+  // N % 4 is a property of the shape: a build for one shape (the spec's `specialize`: -DMS14_NMOD4) makes L a
+  // constant, so the paths of the other classes fold away and are never compiled; without it, all 8 paths are.
+#ifdef MS14_NMOD4
+  constexpr unsigned L = MS14_NMOD4;
+  static_assert(L < 4, "MS14_NMOD4 is N % 4");
+#else
+  const unsigned L = unsigned(N) % 4;
+#endif
+  const unsigned k0 = unsigned(K - (K + int(BK) - 1) / int(BK) * int(BK));
   const unsigned R0 = unsigned(reinterpret_cast<size_t>(B) / 4 + k0 * unsigned(N)) % 4;
 #define MS14_GEMM(WIN, PAT, ROT)                                                                  \
   ms14::gemm<WIN, PAT, BM, BN, BK, MI, NI, WTY, THREADS, STAGES, GROUP_M>(M, N, K, alpha, A, B, beta, C, \
@@ -330,11 +338,19 @@ sgemm_multistage_any_shape(int M, int N, int K, float alpha, const float* __rest
   constexpr unsigned WTX = 32 / WTY;
   constexpr bool CAN_SWAP = BM != BN && BN % 32 == 0 && BN % (MI * 4 * WTY) == 0 && BM % (NI * 4 * WTX) == 0 &&
                             (BN * BK) % THREADS == 0 && (BK * BM / 4) % THREADS == 0;
-  if constexpr (CAN_SWAP) {
-    if (gridDim.x != unsigned((M + BM - 1) / BM) * unsigned((N + BN - 1) / BN)) {
+  // A build for one shape (the spec's `specialize`: -DMS14_TALL=0|1, the grid's choice at that shape) compiles
+  // that orientation alone; without it, both, chosen here from gridDim.x.
+#ifdef MS14_TALL
+  constexpr bool WIDE = !MS14_TALL, TALL = MS14_TALL;
+  static_assert(CAN_SWAP || !TALL, "MS14_TALL=1: these parameters have no BN x BM tiles");
+#else
+  constexpr bool WIDE = true, TALL = true;
+#endif
+  if constexpr (CAN_SWAP && TALL) {
+    if (!WIDE || gridDim.x != unsigned((M + BM - 1) / BM) * unsigned((N + BN - 1) / BN)) {
       ms14::blockTile<BN, BM, BK, MI, NI, WTY, THREADS, STAGES, GROUP_M>(M, N, K, alpha, A, B, beta, C, smem);
       return;
     }
   }
-  ms14::blockTile<BM, BN, BK, MI, NI, WTY, THREADS, STAGES, GROUP_M>(M, N, K, alpha, A, B, beta, C, smem);
+  if constexpr (WIDE) ms14::blockTile<BM, BN, BK, MI, NI, WTY, THREADS, STAGES, GROUP_M>(M, N, K, alpha, A, B, beta, C, smem);
 }

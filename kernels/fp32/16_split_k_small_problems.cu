@@ -213,7 +213,14 @@ sgemm_split_k_small_problems(int M, int N, int K, float alpha, const float* __re
   constexpr bool CAN_SWAP = BM != BN && BN % 32 == 0 && BN % (MI * 4 * WTY) == 0 && BM % (NI * 4 * WTX) == 0 &&
                             (BN * BK) % THREADS == 0 && (BK * BM / 4) % THREADS == 0;
   const bool tall = CAN_SWAP && gridDim.x != unsigned((M + BM - 1) / BM) * unsigned((N + BN - 1) / BN);
-  if (gridDim.z == 1) {
+  // A build for one shape (the spec's `specialize`: -DSK16_SPLIT=0|1, whether its launch splits K) compiles that
+  // half alone; without it, both, chosen here from gridDim.z.
+#ifdef SK16_SPLIT
+  constexpr bool UNSPLIT = !SK16_SPLIT, SPLIT = SK16_SPLIT;
+#else
+  constexpr bool UNSPLIT = true, SPLIT = true;
+#endif
+  if constexpr (UNSPLIT) if (!SPLIT || gridDim.z == 1) {
     if constexpr (CAN_SWAP) {
       if (tall) {
         il15::blockTile<BN, BM, BK, MI, NI, WTY, THREADS, STAGES, GROUP_M>(M, N, K, alpha, A, B, beta, C, smem);
@@ -223,12 +230,14 @@ sgemm_split_k_small_problems(int M, int N, int K, float alpha, const float* __re
     il15::blockTile<BM, BN, BK, MI, NI, WTY, THREADS, STAGES, GROUP_M>(M, N, K, alpha, A, B, beta, C, smem);
     return;
   }
-  if (gridDim.x > sk16::SPLIT_FLAGS) __trap();  // more tiles than flags: refuse, never race
-  if constexpr (CAN_SWAP) {
-    if (tall) {
-      sk16::blockTile<BN, BM, BK, MI, NI, WTY, THREADS, STAGES, GROUP_M>(M, N, K, alpha, A, B, beta, C, smem);
-      return;
+  if constexpr (SPLIT) {
+    if (gridDim.x > sk16::SPLIT_FLAGS) __trap();  // more tiles than flags: refuse, never race
+    if constexpr (CAN_SWAP) {
+      if (tall) {
+        sk16::blockTile<BN, BM, BK, MI, NI, WTY, THREADS, STAGES, GROUP_M>(M, N, K, alpha, A, B, beta, C, smem);
+        return;
+      }
     }
+    sk16::blockTile<BM, BN, BK, MI, NI, WTY, THREADS, STAGES, GROUP_M>(M, N, K, alpha, A, B, beta, C, smem);
   }
-  sk16::blockTile<BM, BN, BK, MI, NI, WTY, THREADS, STAGES, GROUP_M>(M, N, K, alpha, A, B, beta, C, smem);
 }
