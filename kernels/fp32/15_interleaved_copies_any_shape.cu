@@ -328,19 +328,11 @@ sgemm_interleaved_copies_any_shape(int M, int N, int K, float alpha, const float
   constexpr unsigned WTX = 32 / WTY;
   constexpr bool CAN_SWAP = BM != BN && BN % 32 == 0 && BN % (MI * 4 * WTY) == 0 && BM % (NI * 4 * WTX) == 0 &&
                             (BN * BK) % THREADS == 0 && (BK * BM / 4) % THREADS == 0;
-  // A build for one shape (the spec's `specialize`: -DIL15_TALL=0|1, the grid's choice at that shape) compiles
-  // that orientation alone; without it, both, chosen here from gridDim.x.
-#ifdef IL15_TALL
-  constexpr bool WIDE = !IL15_TALL, TALL = IL15_TALL;
-  static_assert(CAN_SWAP || !TALL, "IL15_TALL=1: these parameters have no BN x BM tiles");
-#else
-  constexpr bool WIDE = true, TALL = true;
-#endif
-  if constexpr (CAN_SWAP && TALL) {
-    if (!WIDE || gridDim.x != unsigned((M + BM - 1) / BM) * unsigned((N + BN - 1) / BN)) {
+  if constexpr (CAN_SWAP) {
+    if (gridDim.x != unsigned((M + BM - 1) / BM) * unsigned((N + BN - 1) / BN)) {
       il15::blockTile<BN, BM, BK, MI, NI, WTY, THREADS, STAGES, GROUP_M>(M, N, K, alpha, A, B, beta, C, smem);
       return;
     }
   }
-  if constexpr (WIDE) il15::blockTile<BM, BN, BK, MI, NI, WTY, THREADS, STAGES, GROUP_M>(M, N, K, alpha, A, B, beta, C, smem);
+  il15::blockTile<BM, BN, BK, MI, NI, WTY, THREADS, STAGES, GROUP_M>(M, N, K, alpha, A, B, beta, C, smem);
 }
