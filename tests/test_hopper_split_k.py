@@ -23,21 +23,32 @@ def _h8(params=None, dtype=None):
 
 
 @pytest.mark.parametrize(("shape", "tiles", "split"), [
-    (GemmShape(16, 4096, 4096), 32, 4),  # one row of 32 tiles of 64 x 128: 132 // 32 = 4 slices of 16 k-tiles
-    (GemmShape(128, 4096, 4096), 64, 2),  # two rows: 2 slices of 32 k-tiles, 128 CTAs
-    (GemmShape(1024, 1024, 1024), 128, 1),  # 16 x 8 tiles already fill 128 of 132 SMs
+    (GemmShape(16, 4096, 4096), 64, 2),  # skinny: one row of 64 tiles of 64 x 64, 2 slices of 32 k-tiles
+    (GemmShape(128, 4096, 4096), 128, 1),  # two rows of 64 x 64 tiles fill 128 of 132 SMs: no split
+    (GemmShape(1024, 1024, 1024), 128, 1),  # 16 x 8 tiles of 64 x 128 already fill 128 of 132 SMs
     (GemmShape(1000, 1000, 1000), 128, 1),  # the same tiles, the edges zero-filled
     (GemmShape(4096, 4096, 4096), 2048, 1),  # many waves: h6's persistent grid
     (GemmShape(4095, 4097, 1024), 64 * 33, 1),
     (GemmShape(16, 64, 16384), 1, 4),  # one tile: SPLIT_MAX slices
-    (GemmShape(16, 4096, 96), 32, 1),  # 2 k-tiles: no slice of SPLIT_MIN_KTILES (4)
+    (GemmShape(16, 4096, 96), 64, 1),  # 2 k-tiles: no slice of SPLIT_MIN_KTILES (4)
 ])
 def test_h8_split_rule_at_the_sweep_shapes(shape, tiles, split):
     k = _h8()
     grid, block, smem = k.launch_config(shape, sms=H100_SMS)
-    assert block == (256, 1, 1) and smem == 8 * (64 + 128) * 64 * 2 + 1024
+    width = 64 if shape.M <= 256 else 128  # SKINNY_BN up to SKINNY_M rows, BN above
+    assert k.decomposition(shape, H100_SMS)["TN"] == width
+    assert block == (256, 1, 1) and smem == 8 * (64 + width) * 64 * 2 + 1024
     assert grid == ((tiles, 1, split) if split > 1 else (min(H100_SMS, tiles), 1, 1))
     assert k.decomposition_note(shape, H100_SMS) == f"TILES={tiles}, SPLIT_K={split}"
+    assert k.for_shape(shape, H100_SMS).shape_defines == (("H8_BN", width),)  # the build compiles that width
+
+
+def test_the_skinny_width_is_a_parameter():
+    shape = GemmShape(128, 4096, 4096)
+    assert _h8({"SKINNY_BN": 128}).launch_config(shape, sms=H100_SMS)[0] == (64, 1, 2)  # the earlier default
+    assert _h8({"SKINNY_M": 64}).decomposition(shape, H100_SMS)["TN"] == 128
+    with pytest.raises(SpecError, match="SKINNY_BN"):
+        _h8({"SKINNY_BN": 96})
 
 
 def test_a_split_launch_is_one_wave_of_one_unit_per_cta_and_never_persistent():
@@ -49,7 +60,8 @@ def test_a_split_launch_is_one_wave_of_one_unit_per_cta_and_never_persistent():
         for m, n, kk in itertools.product([1, 16, 100, 128, 1000, 4095, 8192], [8, 300, 4096, 14336],
                                           [8, 1024, 4096, 16384]):
             shape = GemmShape(m, n, kk)
-            tiles = -(-m // k.env["BM"]) * -(-n // k.params["BN"])
+            width = k.params["SKINNY_BN"] if m <= k.params["SKINNY_M"] else k.params["BN"]
+            tiles = -(-m // k.env["BM"]) * -(-n // width)
             grid, _, _ = k.launch_config(shape, sms=H100_SMS)
             if grid[2] > 1:
                 split_seen += 1
@@ -71,12 +83,13 @@ def test_h8_with_h6s_parameters_launches_as_h6_where_it_does_not_split():
 
 
 def test_h8_split_follows_the_wave_and_its_parameters():
-    shape = GemmShape(128, 4096, 4096)  # 64 tiles of 64 x 128, 64 k-tiles
-    assert _h8().launch_config(shape, sms=66)[0] == (64, 1, 1)  # half the SMs: no room for a second slice
-    assert _h8().launch_config(shape, sms=264)[0] == (64, 1, 4)  # twice the SMs: SPLIT_MAX slices
-    assert _h8({"SPLIT_MAX": 1}).launch_config(shape, sms=H100_SMS)[0] == (64, 1, 1)
-    assert _h8({"SPLIT_MIN_KTILES": 64}).launch_config(shape, sms=H100_SMS)[0] == (64, 1, 1)
-    assert _h8(H6_PARAMS).launch_config(shape, sms=H100_SMS)[0] == (16, 1, 4)  # 16 tiles: SPLIT_MAX slices
+    shape = GemmShape(320, 1024, 4096)  # 5 x 8 = 40 tiles of 64 x 128, 64 k-tiles
+    assert _h8().launch_config(shape, sms=40)[0] == (40, 1, 1)  # one tile per SM: no room for a second slice
+    assert _h8().launch_config(shape, sms=H100_SMS)[0] == (40, 1, 3)
+    assert _h8().launch_config(shape, sms=264)[0] == (40, 1, 4)  # many SMs: SPLIT_MAX slices
+    assert _h8({"SPLIT_MAX": 1}).launch_config(shape, sms=H100_SMS)[0] == (40, 1, 1)
+    assert _h8({"SPLIT_MIN_KTILES": 64}).launch_config(shape, sms=H100_SMS)[0] == (40, 1, 1)
+    assert _h8(H6_PARAMS).launch_config(shape, sms=H100_SMS)[0] == (12, 1, 4)  # 3 x 4 tiles of 128 x 256
     with pytest.raises(SpecError, match="stages .* must fit in 227 KiB"):
         _h8({"CONSUMERS": 2, "BN": 256, "STAGES": 8})
     with pytest.raises(SpecError, match="BN is the consumers' wgmma N"):
@@ -103,22 +116,27 @@ def test_h8_tensor_maps_box_its_tile_even_past_a_small_m():
             self.data = type("D", (), {"ptr": ptr})()
 
     seen = []
-    for params in (None, H6_PARAMS):
-        tma_launch.tensor_maps(_h8(params, dtype="bf16"), GemmShape(16, 4096, 4096),
-                               {"A": Operand(1 << 20), "B": Operand(2 << 20)},
+    for params, shape in ((None, GemmShape(16, 4096, 4096)), (H6_PARAMS, GemmShape(16, 4096, 4096)),
+                          (None, GemmShape(1024, 4096, 4096))):
+        tma_launch.tensor_maps(_h8(params, dtype="bf16"), shape, {"A": Operand(1 << 20), "B": Operand(2 << 20)},
                                encode=lambda address, tmap: seen.append((tmap.rows, tmap.cols, tmap.box_rows,
-                                                                         tmap.box_cols, tmap.dtype)))
-    assert seen == [(16, 4096, 64, 64, "bf16"), (4096, 4096, 128, 64, "bf16"),
-                    (16, 4096, 128, 64, "bf16"), (4096, 4096, 256, 64, "bf16")]
+                                                                         tmap.box_cols, tmap.dtype)),
+                               sms=H100_SMS)
+    # B's box is the tile's width at the shape: SKINNY_BN (64) at M = 16, whatever BN; BN (128) at M = 1024
+    assert seen == [(16, 4096, 64, 64, "bf16"), (4096, 4096, 64, 64, "bf16"),
+                    (16, 4096, 128, 64, "bf16"), (4096, 4096, 64, 64, "bf16"),
+                    (1024, 4096, 64, 64, "bf16"), (4096, 4096, 128, 64, "bf16")]
 
 
 def test_h8_builds_for_fp16_and_bf16_with_h6s_tile_too(nvcc):
     from gemmprof.measure.compile_pool import nvcc_build_all
 
-    kernels = [_h8(), _h8(dtype="bf16"), _h8(H6_PARAMS), _h8({"BN": 64, "CONSUMERS": 2, "STAGES": 6})]
+    kernels = [_h8(), _h8(dtype="bf16"), _h8(H6_PARAMS), _h8({"BN": 64, "CONSUMERS": 2, "STAGES": 6}),
+               _h8().for_shape(GemmShape(16, 4096, 4096), H100_SMS)]  # the skinny build: -DH8_BN=64
     results = nvcc_build_all(kernels, ["sm_90"], jobs=2)
     assert all(r.ok and r.arch == "sm_90a" for r in results), [r.log[-2000:] for r in results if not r.ok]
     assert "-DELEM_BF16=1" in results[1].build.flags and "-DELEM_BF16=1" not in results[0].build.flags
+    assert "-DH8_BN=64" in results[4].build.flags and results[4].cubin.read_bytes() != results[0].cubin.read_bytes()
     for r in results:  # the accumulators stay in registers
         assert r.resources.spill_stores == 0 and r.resources.spill_loads == 0, (r.name, r.resources)
 

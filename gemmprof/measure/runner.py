@@ -223,7 +223,8 @@ class Runner:
             func.max_dynamic_shared_size_bytes = smem
         launch = tma_launch.launcher(func, grid, block, smem, tma_launch.cluster_shape(kernel))
         try:
-            maps = tma_launch.tensor_maps(kernel, shape, {w: problem.operand(w, layout[w]) for w in "AB"})
+            maps = tma_launch.tensor_maps(kernel, shape, {w: problem.operand(w, layout[w]) for w in "AB"},
+                                          sms=self.device["sm_count"])
         except GemmprofError as exc:
             row.status, row.message = "error", f"tensor maps: {exc}"
             return row, None

@@ -20,13 +20,16 @@ def skip_reason(kernel: BoundKernel, compute_capability: str) -> str | None:
             f"{here}: skipped")
 
 
-def tensor_maps(kernel: BoundKernel, shape: GemmShape, operands: dict, encode=None) -> tuple:
+def tensor_maps(kernel: BoundKernel, shape: GemmShape, operands: dict, encode=None, sms: int | None = None) -> tuple:
     """One 128-byte CUtensorMap per `tma_args` entry, over the operand as the kernel reads it (A: M x K row-major,
-    B column-major: N rows of K). `encode(address, TiledMap)` is hopper_host.encode_tiled (tests pass a fake)."""
+    B column-major: N rows of K). `encode(address, TiledMap)` is hopper_host.encode_tiled (tests pass a fake). The
+    boxes may use the spec's `decomposition` names (h8's tile width at the shape), which may need `sms`."""
     from gemmprof.measure import hopper_host
 
     encode = encode or hopper_host.encode_tiled
-    env = {**kernel.env, "M": shape.M, "N": shape.N, "K": shape.K}
+    env = {**kernel.env, "M": shape.M, "N": shape.N, "K": shape.K, **({"SMS": sms} if sms else {})}
+    if kernel.spec.decomposition:
+        env.update(kernel.decomposition(shape, sms))
     maps = []
     for arg in kernel.spec.tma_args:
         ev = [int(expr.evaluate(e, env)) for e in (arg.rows, arg.cols, *arg.box)]

@@ -203,7 +203,7 @@ class CupyMeasure(Measure):
             layout = kernel.spec.layout
             # a spec with tma_args or a cluster launches as run launches it (tensor maps appended, cuLaunchKernelEx)
             maps = tma_launch.tensor_maps(kernel, self.runner.opt.shape,
-                                          {w: problem.operand(w, layout[w]) for w in "AB"})
+                                          {w: problem.operand(w, layout[w]) for w in "AB"}, sms=sms)
             launch = tma_launch.launcher(func, grid, block, smem, tma_launch.cluster_shape(kernel))
             workspace = workspace_buffer(kernel, shape)
 

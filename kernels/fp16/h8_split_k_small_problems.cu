@@ -7,7 +7,8 @@
 // h6's 128 x 256 tiles leave most of the H100 idle on small problems: 1024^3 is 32 tiles for 132 SMs, and
 // M = 16 or 128 with N = K = 4096 is 16 tiles. What h8 changes:
 //  * The tile is a parameter: BM = 64 * CONSUMERS (one or two consumer warpgroups; a 64-row tile wastes less of
-//    each wgmma's M = 64 when M <= 64), BN = 64, 128 or 256 (the wgmma N). More, smaller tiles fill more SMs.
+//    each wgmma's M = 64 when M <= 64), BN = 64, 128 or 256 (the wgmma N). More, smaller tiles fill more SMs:
+//    the spec narrows the tile to 64 columns for M <= 256 (H8_BN, below).
 //  * Work units are (tile, slice): slice s of a tile computes k-tiles [s * KT / S, (s + 1) * KT / S) of
 //    KT = cdiv(K, BK). The spec's `decomposition` picks S (SPLIT_K) at each shape: S > 1 only when the tiles
 //    leave part of one wave of CTAs idle (the run's note shows TILES and SPLIT_K).
@@ -35,6 +36,12 @@
 #endif
 #ifndef BN
 #define BN 128
+#endif
+// A build for one shape (the spec's `specialize`) sets the tile width that shape's launch uses, H8_BN: 64 for
+// skinny problems (M <= 256), where twice the tiles across N fill the SMs before K has to be split, else BN.
+#ifdef H8_BN
+#undef BN
+#define BN H8_BN
 #endif
 #ifndef BK
 #define BK 64
