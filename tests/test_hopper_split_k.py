@@ -168,7 +168,7 @@ def test_h8_verifies_on_the_gpu(runner, tmp_path, dtype):
 
 
 @needs_gpu
-@pytest.mark.parametrize("shape", [("16", "4096", "4096"), ("128", "4096", "4096")])
+@pytest.mark.parametrize("shape", [("16", "4096", "4096"), ("320", "1024", "4096")])  # 2 and 3 slices
 def test_h8_applies_beta_once_where_it_splits(runner, tmp_path, shape):
     """Slice 0 scales the old C by beta, the later slices add to the running sum: beta applied once, C read."""
     _hopper()
@@ -192,7 +192,7 @@ def test_h8_gives_the_same_bits_launch_after_launch_where_it_splits():
     from gemmprof.measure.runner import Runner, RunOptions
 
     _hopper()
-    shape = GemmShape(128, 4096, 4096)
+    shape = GemmShape(320, 1024, 4096)  # 40 tiles of 64 x 128 in 3 slices
     runner = Runner(get_gpu("h100"), RunOptions(shape=shape, seed=7, baselines=False))
     outs, verify = [], runner._verify
 
