@@ -79,40 +79,35 @@ def compiler_name(spec_path: str, compiler: str | None = None) -> str:
     return f"nvrtc {major}.{minor} (cupy {cupy.__version__})"
 
 
-def gpu_sms() -> int | None:
-    """GPU 0's multiprocessor count from its GPU spec (profiles/*.yaml, found by the name nvidia-smi gives), without
-    a CUDA context in this process; None when unknown (then a shape-specialized kernel is built by the worker)."""
+def _smi_query(field: str) -> str | None:
+    """One field of GPU 0 from nvidia-smi (no CUDA context in this process); None where nvidia-smi fails."""
     import shutil
     import subprocess
-
-    from gemmprof.catalog.gpu_specs import gpu_for_device_name
 
     smi = shutil.which("nvidia-smi")
     if not smi:
         return None
     try:
-        out = subprocess.run([smi, "--query-gpu=name", "--format=csv,noheader", "-i", "0"],
-                             capture_output=True, text=True, timeout=20, check=True).stdout.strip()
+        return subprocess.run([smi, f"--query-gpu={field}", "--format=csv,noheader", "-i", "0"],
+                              capture_output=True, text=True, timeout=20, check=True).stdout.strip()
     except (OSError, subprocess.SubprocessError):
         return None
-    gpu = gpu_for_device_name(out)
+
+
+def gpu_sms() -> int | None:
+    """GPU 0's multiprocessor count from its GPU spec (profiles/*.yaml, found by the name nvidia-smi gives), without
+    a CUDA context in this process; None when unknown (then a shape-specialized kernel is built by the worker)."""
+    from gemmprof.catalog.gpu_specs import gpu_for_device_name
+
+    name = _smi_query("name")
+    gpu = gpu_for_device_name(name) if name else None
     return gpu.sm_count if gpu else None
 
 
 def gpu_arch() -> str | None:
     """sm_XY of GPU 0 from nvidia-smi, without a CUDA context in this process (None: the workers will ask)."""
-    import shutil
-    import subprocess
-
-    smi = shutil.which("nvidia-smi")
-    if not smi:
-        return None
-    try:
-        out = subprocess.run([smi, "--query-gpu=compute_cap", "--format=csv,noheader", "-i", "0"],
-                             capture_output=True, text=True, timeout=20, check=True).stdout.strip()
-        return "sm_" + out.replace(".", "") if out.replace(".", "").isdigit() else None
-    except (OSError, subprocess.SubprocessError):
-        return None
+    out = _smi_query("compute_cap")
+    return "sm_" + out.replace(".", "") if out and out.replace(".", "").isdigit() else None
 
 
 @dataclass(frozen=True)
