@@ -27,6 +27,9 @@ def test_specs_serve_fp16_and_bf16_and_need_sm90a():
     assert all("-DELEM_BF16=1" not in k.define_flags for k in choose(["h4-h8"]))
     assert [k.spec.id for k in choose(all_=True, dtype="bf16")] == ["h4", "h5", "h6", "h7", "h8"]  # only they build for bf16
     assert dtype_of("persistent_bf16") == "bf16" and dtype_of("persistent") == "fp16"
+    # the baselines that write half C are of their inputs' dtype (compare-nsys reads a report's ranges by name)
+    assert dtype_of("cublas_hgemm_cfp16") == "fp16" and dtype_of("cublas_bf16_cbf16") == "bf16"
+    assert dtype_of("cublas_sgemm_cfp8") is None and dtype_of("naive_cfp16") is None
 
 
 def test_persistent_grid_uses_the_multiprocessor_count():

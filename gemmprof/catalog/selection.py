@@ -58,6 +58,9 @@ def dtype_of(name: str) -> str | None:
 
     if name in BASELINES:
         return BASELINES[name].dtype
+    base, half_c, c_dtype = name.rpartition("_c")  # a baseline writing half C: cublas_hgemm_cfp16 (for_kernels)
+    if half_c and base in BASELINES and c_dtype in ("fp16", "bf16"):
+        return BASELINES[base].dtype
     for s in specmod.ladder():
         if s.answers_to(name):
             return s.dtype
