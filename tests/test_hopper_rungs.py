@@ -35,7 +35,9 @@ def test_specs_serve_fp16_and_bf16_and_need_sm90a():
 def test_persistent_grid_uses_the_multiprocessor_count():
     k = bind(specmod.select(["h6"])[0])
     grid, block, smem = k.launch_config(GemmShape(4096, 4096, 4096), sms=132)
-    assert grid == (132, 1, 1) and block == (384, 1, 1) and smem > 48 * 1024
+    assert grid == (132, 1, 1) and block == (384, 1, 1)
+    # 4 stages of 128 x 64 A and 256 x 64 B, 1 KiB to align them, the staged epilogue's 8 warps x 16 x 40 floats
+    assert smem == 4 * (128 + 256) * 64 * 2 + 1024 + 8 * 16 * 40 * 4 <= 232448
     assert k.launch_config(GemmShape(256, 256, 64), sms=132)[0] == (2, 1, 1)  # fewer tiles than SMs
 
 
@@ -95,6 +97,30 @@ def test_hopper_rungs_verify_on_the_gpu(runner, tmp_path, dtype):
         for name in HOPPER:
             row = rows[name if dtype == "fp16" else f"{name}_{dtype}"]
             assert row["status"] == "ok" and row["rel_error"] < 1e-3, row
+
+
+@needs_gpu
+@pytest.mark.parametrize("shape", [("300", "4098", "128"), ("257", "4097", "64"), ("130", "4100", "64"),
+                                   ("16", "4098", "4096")])
+def test_staged_epilogue_verifies_rows_off_the_sector_grid_with_beta(runner, tmp_path, shape):
+    """h6-h8 write rows of C that do not start on a 32-byte sector (N % 8 = 2, odd, 4) through shared memory, reading
+    C there when beta != 0. 16 x 4098 x 4096 is an h8 split launch: slices after the first add to C in that path."""
+    import json
+
+    import cupy
+
+    if cupy.cuda.runtime.getDeviceProperties(0)["major"] != 9:
+        pytest.skip("needs a Hopper GPU (sm_90a)")
+    m, n, k = shape
+    out = tmp_path / "staged.json"
+    r = invoke(runner, ["run", "h6-h8", "--dtype", "fp16", "-m", m, "-n", n, "-k", k, "--alpha", "1.5",
+                        "--beta", "-0.75", "--no-cublas", "--budget", "0.05", "--max-reps", "10", "-o", str(out)])
+    assert r.exit_code == 0, r.output
+    rows = {v["name"]: v for v in json.loads(out.read_text())["variants"]}
+    for name in ("persistent", "cluster_multicast", "hopper_split_k"):
+        assert rows[name]["status"] == "ok" and rows[name]["rel_error"] < 1e-3, rows[name]
+    if m == "16":
+        assert rows["hopper_split_k"]["grid"][2] == 2, rows["hopper_split_k"]["grid"]
 
 
 def test_a_rung_not_built_for_the_dtype_is_named_not_unknown():

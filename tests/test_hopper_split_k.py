@@ -37,7 +37,8 @@ def test_h8_split_rule_at_the_sweep_shapes(shape, tiles, split):
     grid, block, smem = k.launch_config(shape, sms=H100_SMS)
     width = 64 if shape.M <= 256 else 128  # SKINNY_BN up to SKINNY_M rows, BN above
     assert k.decomposition(shape, H100_SMS)["TN"] == width
-    assert block == (256, 1, 1) and smem == 8 * (64 + width) * 64 * 2 + 1024
+    # 8 stages of A and B, 1 KiB to align them, then the staged epilogue's slices: 4 warps x 16 rows x 40 floats
+    assert block == (256, 1, 1) and smem == 8 * (64 + width) * 64 * 2 + 1024 + 4 * 16 * 40 * 4
     assert grid == ((tiles, 1, split) if split > 1 else (min(H100_SMS, tiles), 1, 1))
     assert k.decomposition_note(shape, H100_SMS) == f"TILES={tiles}, SPLIT_K={split}"
     assert k.for_shape(shape, H100_SMS).shape_defines == (("H8_BN", width),)  # the build compiles that width

@@ -12,8 +12,12 @@
 //    producer is already filling the stages with tile i+1's first k-tiles.
 //  * No tail wave: 8192^2 with 128 x 256 tiles is 2048 tiles, 15.5 waves of 132 blocks for h5;
 //    a persistent grid loses only the last partial round and the per-block start-up cost once.
+//  * Rows of C off the 32-byte grid (N % 8 != 0) go out through shared memory (hopper.cuh, store_acc_rows):
+//    written straight from the accumulators they ran at 42% (N = 4097) and 60% (N = 4098) of N = 4096 at
+//    4096 x N x 1024 on the H100, where storing C dominates. Each consumer warp has its own 2560-byte slice after
+//    the stages; aligned rows take store_acc as before.
 // Expected: some percent over h5 (public kernels: about 610 -> 660 TFLOP/s for this step).
-// Defaults: 128 x 256 x 64, 4 stages (192 KiB of shared memory), GROUP_M = 16
+// Defaults: 128 x 256 x 64, 4 stages (192 KiB of shared memory, plus 20 KiB of epilogue slices), GROUP_M = 16
 // (16 block rows of 128 = 2048 rows of A per group: measured 2-5% faster than 8 at 8192).
 //
 // Backend nvcc (-gencode=arch=compute_90a,code=sm_90a), parameters as -D defines, extern "C" entry.
@@ -59,6 +63,9 @@ hgemm_persistent(int M, int N, int K, float alpha, const elem_t* __restrict__ A,
     __shared__ __align__(8) uint64_t empty[STAGES];
     const uint32_t smem_a = (smem_u32(smem_raw) + 1023) & ~1023u;
     const uint32_t smem_b = smem_a + STAGES * A_BYTES;
+    // after the stages: each consumer warpgroup's slice for the epilogue of rows off the 32-byte grid (hopper.cuh)
+    float* const epi_scratch =
+        reinterpret_cast<float*>(smem_raw + (smem_b + STAGES * B_BYTES - smem_u32(smem_raw)));
 
     const int tiles_m = (M + BM - 1) / BM;
     const int tiles_n = (N + BN - 1) / BN;
@@ -125,7 +132,8 @@ hgemm_persistent(int M, int N, int K, float alpha, const elem_t* __restrict__ A,
             // the tile's last stage is free: the producer refills it while we store
             if (wg_tid == 0)
                 mbar_arrive(smem_u32(&empty[(it - 1) % STAGES]));
-            store_acc<BN>(d, M, N, alpha, beta, C, tm * BM + 64 * c, tn * BN, wg_tid);
+            store_acc_rows<BN>(d, M, N, alpha, beta, C, tm * BM + 64 * c, tn * BN, wg_tid,
+                               epi_scratch + c * (EPI_WARPGROUP_BYTES / 4));
         }
     }
 }

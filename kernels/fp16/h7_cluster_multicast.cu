@@ -27,7 +27,9 @@
 //  * The persistent schedule walks cluster tiles: cluster c takes cluster tiles c, c + clusters, ... in h6's
 //    grouped order, and both of its CTAs walk the same ones (a CTA that stopped early would leave its peer
 //    waiting for its half forever). A CTA whose tile lies past M or N (an odd number of tile rows, say) still
-//    loads (TMA fills zeros), multicasts and releases; store_acc's predicates keep it from writing.
+//    loads (TMA fills zeros), multicasts and releases; the epilogue's predicates keep it from writing.
+//  * h6's epilogue: rows of C off the 32-byte grid (N % 8 != 0) are staged through each consumer warp's slice of
+//    shared memory after the stages (hopper.cuh, store_acc_rows; h6 ran N = 4097 at 42% of N = 4096 without it).
 // Expected: a few percent over h6 where L2 limits it (4096), less at 8192 where h6 keeps the tensor pipe 94% busy.
 // Defaults: h6's 128 x 256 x 64 tiles, 4 stages, GROUP_M = 16 tile rows; 2 x 1 clusters sharing B.
 //
@@ -99,6 +101,9 @@ hgemm_cluster_multicast(int M, int N, int K, float alpha, const elem_t* __restri
     __shared__ __align__(8) uint64_t empty[STAGES];
     const uint32_t smem_a = (smem_u32(smem_raw) + 1023) & ~1023u;
     const uint32_t smem_b = smem_a + STAGES * A_BYTES;
+    // after the stages: each consumer warpgroup's slice for the epilogue of rows off the 32-byte grid (hopper.cuh)
+    float* const epi_scratch =
+        reinterpret_cast<float*>(smem_raw + (smem_b + STAGES * B_BYTES - smem_u32(smem_raw)));
 
     const int ctiles_m = ((M + BM - 1) / BM + CLUSTER_M - 1) / CLUSTER_M;
     const int ctiles_n = ((N + BN - 1) / BN + CLUSTER_N - 1) / CLUSTER_N;
@@ -187,7 +192,8 @@ hgemm_cluster_multicast(int M, int N, int K, float alpha, const elem_t* __restri
             // the tile's last stage is free: the producers refill it while we store
             if (wg_tid == 0)
                 release((it - 1) % STAGES);
-            store_acc<BN>(d, M, N, alpha, beta, C, tm * BM + 64 * c, tn * BN, wg_tid);
+            store_acc_rows<BN>(d, M, N, alpha, beta, C, tm * BM + 64 * c, tn * BN, wg_tid,
+                               epi_scratch + c * (EPI_WARPGROUP_BYTES / 4));
         }
     }
     // no CTA leaves while its peer may still multicast into it or arrive on its barriers

@@ -24,6 +24,8 @@
 //    slowest dimension), which the GPU dispatches first and which itself waits only on lower ones. A split launch
 //    is never persistent (one unit per CTA), so no CTA waits on a unit queued behind a waiting CTA, and the
 //    spec's rule keeps it to one wave anyway.
+//  * h6's epilogue, in both the unsplit store and every slice's: rows of C off the 32-byte grid (N % 8 != 0) are
+//    staged through each consumer warp's slice of shared memory after the stages (hopper.cuh, store_acc_rows).
 // Limits: a split launch has at most SPLIT_FLAGS tiles (the spec never asks for more; the kernel traps rather
 // than race); one split launch at a time per module (the flags are the module's).
 //
@@ -106,6 +108,9 @@ hgemm_split_k_small_problems(int M, int N, int K, float alpha, const elem_t* __r
     __shared__ __align__(8) uint64_t empty[STAGES];
     const uint32_t smem_a = (smem_u32(smem_raw) + 1023) & ~1023u;
     const uint32_t smem_b = smem_a + STAGES * A_BYTES;
+    // after the stages: each consumer warpgroup's slice for the epilogue of rows off the 32-byte grid (hopper.cuh)
+    float* const epi_scratch =
+        reinterpret_cast<float*>(smem_raw + (smem_b + STAGES * B_BYTES - smem_u32(smem_raw)));
 
     const int tiles_m = (M + BM - 1) / BM;
     const int tiles_n = (N + BN - 1) / BN;
@@ -191,7 +196,8 @@ hgemm_split_k_small_problems(int M, int N, int K, float alpha, const elem_t* __r
             if (k_end > k_begin && wg_tid == 0)
                 mbar_arrive(smem_u32(&empty[(it - 1) % STAGES]));
             if (S == 1) {
-                store_acc<BN>(d, M, N, alpha, beta, C, tm * BM + 64 * c, tn * BN, wg_tid);
+                store_acc_rows<BN>(d, M, N, alpha, beta, C, tm * BM + 64 * c, tn * BN, wg_tid,
+                                   epi_scratch + c * (EPI_WARPGROUP_BYTES / 4));
                 continue;
             }
             // The serial reduction: wait for the slices before this one, add this slice's part, hand the tile on.
@@ -204,7 +210,8 @@ hgemm_split_k_small_problems(int M, int N, int K, float alpha, const elem_t* __r
                 h8::consumers_sync();  // the leader's acquire, then the barrier: every consumer's reads of C follow it
             }
             // slice 0 scales the old C (unread when beta == 0); the others add to the running sum
-            store_acc<BN>(d, M, N, alpha, slice == 0 ? beta : 1.0f, C, tm * BM + 64 * c, tn * BN, wg_tid);
+            store_acc_rows<BN>(d, M, N, alpha, slice == 0 ? beta : 1.0f, C, tm * BM + 64 * c, tn * BN, wg_tid,
+                               epi_scratch + c * (EPI_WARPGROUP_BYTES / 4));
             h8::consumers_sync();  // every consumer's stores of C are issued; the leader's release covers them
             if (leader) {
                 __threadfence();

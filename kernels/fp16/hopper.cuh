@@ -1,8 +1,8 @@
-// Helpers shared by the Hopper rungs h4 to h7 (h4_wgmma_tma.cu, h5_warp_specialized.cu, h6_persistent.cu,
-// h7_cluster_multicast.cu): the element type (fp16, or bf16 with -DELEM_BF16=1), mbarriers, TMA box loads,
+// Helpers shared by the Hopper rungs h4 to h8 (h4_wgmma_tma.cu, h5_warp_specialized.cu, h6_persistent.cu,
+// h7_cluster_multicast.cu, h8_split_k_small_problems.cu): the element type (fp16, or bf16 with -DELEM_BF16=1), mbarriers, TMA box loads,
 // thread-block clusters (TMA multicast, arrivals on a peer CTA's mbarrier, cluster barriers), wgmma on
 // shared-memory tiles written with the 128-byte swizzle, register reallocation between warpgroups, the
-// accumulator epilogue and the grouped tile order. Each rung includes this file by a quoted path and holds only
+// accumulator epilogues and the grouped tile order. Each rung includes this file by a quoted path and holds only
 // its own kernel, so the rung file shows its idea. gemmprof's nvcc build passes -I for the rung's folder, and its
 // cubin cache key and the tune cache's source hash read this header too (gemmprof.catalog.sources): editing it
 // rebuilds every rung that includes it.
@@ -281,6 +281,63 @@ __device__ __forceinline__ void store_acc(const float (&d)[BN_W / 2], int M, int
                 }
             }
         }
+    }
+}
+
+// ---- epilogue for rows of C off the 32-byte grid (h6-h8) ----
+// With N % 8 != 0 a row of fp32 C does not start on a 32-byte sector, so each 32-byte piece store_acc writes
+// (4 lanes x 2 floats) straddles two sectors: twice the sectors, all partial. On the H100 (h6, 4096 x N x 1024,
+// where writing the 64 MB of C dominates) N = 4097 ran at 42% and N = 4098 at 60% of N = 4096; an odd M cost
+// nothing. TMA's bulk store cannot take such rows (its row stride must be a multiple of 16 bytes). So each warp
+// stages its 16 rows through its own shared-memory slice, 32 columns at a time, and writes each row of the chunk
+// with one instruction of 32 lanes x 4 bytes: 128 contiguous bytes, 5 sectors at most, instead of 8 rows of
+// 2 half-sectors each. EPI_PITCH = 40 floats: a half-warp's float2 writes (4 rows x 4 lanes) then start at rows
+// 0, 8, 16, 24 words apart (40 mod 32 = 8) and cover the 32 banks once; a pitch of 36 would put rows 0 and 1 on
+// overlapping banks (2-way conflicts).
+constexpr int EPI_PITCH = 40;                          // floats per staged row
+constexpr int EPI_WARP_BYTES = 16 * EPI_PITCH * 4;     // one warp's slice: 16 rows, 2560 bytes
+constexpr int EPI_WARPGROUP_BYTES = 4 * EPI_WARP_BYTES;  // a consumer warpgroup's 4 warps: 10240 bytes
+
+// store_acc where rows of C start on 32-byte sectors (N % 8 == 0 and C 32-byte aligned: the code and SASS of
+// that path are store_acc's); the staged path otherwise. `scratch` is the warpgroup's EPI_WARPGROUP_BYTES of
+// shared memory; with beta == 0 C is never read.
+template <int BN_W>
+__device__ __forceinline__ void store_acc_rows(const float (&d)[BN_W / 2], int M, int N, float alpha, float beta,
+                                               float* __restrict__ C, int row0, int col0, int wg_tid,
+                                               float* scratch)
+{
+    if ((N & 7) == 0 && (reinterpret_cast<uintptr_t>(C) & 31) == 0) {
+        store_acc<BN_W>(d, M, N, alpha, beta, C, row0, col0, wg_tid);
+        return;
+    }
+    const int warp = wg_tid >> 5;
+    const int lane = wg_tid & 31;
+    float* s = scratch + warp * (EPI_WARP_BYTES / 4);
+    float* s_acc = s + (lane >> 2) * EPI_PITCH + 2 * (lane & 3);  // where this lane's accumulators go
+    const int r0 = row0 + warp * 16;
+#pragma unroll
+    for (int chunk = 0; chunk < BN_W / 32; ++chunk) {
+#pragma unroll
+        for (int jj = 0; jj < 4; ++jj) {
+            const int j = 4 * chunk + jj;
+            *reinterpret_cast<float2*>(s_acc + 8 * jj) = make_float2(alpha * d[4 * j], alpha * d[4 * j + 1]);
+            *reinterpret_cast<float2*>(s_acc + 8 * EPI_PITCH + 8 * jj) =
+                make_float2(alpha * d[4 * j + 2], alpha * d[4 * j + 3]);
+        }
+        __syncwarp();
+        const int c = col0 + 32 * chunk + lane;
+#pragma unroll
+        for (int i = 0; i < 16; ++i) {
+            const int row = r0 + i;
+            if (row < M && c < N) {
+                float v = s[i * EPI_PITCH + lane];
+                float* p = C + (size_t)row * N + c;
+                if (beta != 0.0f)
+                    v += beta * *p;
+                *p = v;
+            }
+        }
+        __syncwarp();  // the slice is read before the next chunk overwrites it
     }
 }
 
