@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One device call, many GPU checks: run from the repo root on the GPU machine.
 #   bash scripts/gpu_batch.sh STAGE [STAGE ...]
-# Stages: env hopper hopperfin fp32top fp32topprof ladder odd beta fp16 tune ncu nsys pytest compilers report rawprof paths interleave splitk sweep startup every_py explain every_cuda splitk16 hopper7 hopper8 specialize. Logs and results go to $OUT/batch/ and are tarred into
+# Stages: env hopper hopperfin fp32top fp32topprof ladder odd beta fp16 tune ncu nsys pytest compilers report rawprof paths interleave splitk sweep startup every_py explain every_cuda splitk16 hopper7 hopper8 specialize hopperodd. Logs and results go to $OUT/batch/ and are tarred into
 # $OUT/batch.tar.gz (the device tool brings back at most 8 files); a short summary is printed last.
 set -u
 if [ $# -eq 0 ]; then  # no stage: print the usage above and stop
@@ -239,6 +239,15 @@ for stage in "$@"; do
       step specialize_gpu_tests python3 -m pytest -q -m gpu tests/test_gpu.py -k "rung14 or top_fp32 or odd_shape"
       step specialize_perf python3 scripts/specialize_perf.py -o "$B/specialize_perf.json"
       step specialize_build "${GP[@]}" build 14 15 16 --size "$SIZE" --format csv -o "$B/specialize_build_$SIZE.csv" ;;
+    hopperodd)  # issue 26.3: h6-h8's staged epilogue for rows of C off the 32-byte grid (N % 8 != 0): verified, then 4096 x N x 1024 beside N = 4096 and cuBLAS, and the aligned path at 4096 and 8192
+      step hopperodd_tests python3 -m pytest -q -m gpu tests/test_hopper_rungs.py tests/test_hopper_split_k.py tests/test_hopper_clusters.py
+      for s in 4096x4096 4096x4097 4096x4098 4096x4100 4095x4097; do
+        IFS=x read -r m n <<< "$s"
+        step "hopperodd_${s}x1024" "${GP[@]}" run h6 h7 h8 --dtype fp16 -m "$m" -n "$n" -k 1024 --budget 0.3 -o "$B/odd_${s}x1024.json"
+      done
+      for s in 4096 8192; do  # the aligned path (store_acc): no regression against earlier records of h6
+        step "hopperodd_h6_$s" "${GP[@]}" run h6 --dtype fp16 --size "$s" --budget 0.5 -o "$B/odd_h6_$s.json"
+      done ;;
     *)
       echo "unknown stage $stage" ;;
   esac
