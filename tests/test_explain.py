@@ -343,3 +343,12 @@ def test_without_nvcc_the_model_still_explains(monkeypatch):
     [e] = gemmprof.explain(["3"], size=1024)
     assert e.top.kind == "l1_wavefronts" and e.top.technique == "register_tiling"
     assert any(n.startswith("not compiled (nvcc was not found") for n in e.notes), e.notes
+
+
+def test_split_k_is_taught_by_rung_16_and_h8_on_their_own_ladders():
+    from gemmprof.model.explain_techniques import applied_by, teaching_rung
+
+    assert teaching_rung("split_k", "15") == "16" and teaching_rung("split_k", "13") == "16"
+    assert teaching_rung("split_k", "h6") == "h8" and teaching_rung("split_k", "h7") == "h8"
+    assert {"persistent", "split_k", "wgmma"} <= set(applied_by("h8"))  # h6's techniques and its own
+    assert {"issue_efficiency", "split_k"} <= set(applied_by("16")) and "split_k" not in applied_by("15")

@@ -39,7 +39,8 @@ TECHNIQUES: dict[str, tuple[str, tuple[str, ...]]] = {
     "fewer_registers": ("fewer live registers (smaller thread tile, __launch_bounds__) so nothing spills", ()),
     "multicast": ("thread-block clusters with TMA multicast: one L2 read of a shared tile feeds several SMs",
                   ("h7",)),
-    "split_k": ("beyond the ladder: split-K or stream-K, so the last wave's tiles are shared by every SM", ()),
+    "split_k": ("split-K: K divided among several blocks per tile when the tiles are fewer than the SMs, reduced "
+                "in a fixed order", ("16", "h8")),
 }
 
 FP32 = ("1", "2", "3", "4", "5", "6", "7", "8", "9", "10", "11", "12", "13", "14", "15")
@@ -55,7 +56,10 @@ RUNG_TECHNIQUES: dict[str, tuple[str, ...]] = {
     "h1": ("tensor_cores",), "h2": ("smem_tiling", "latency_hiding", "bank_conflicts"), "h3": ("ldmatrix", "register_pipeline", "bank_conflicts"),
     "h4": ("wgmma",), "h5": ("warp_specialization", "larger_tiles"), "h6": ("persistent", "epilogue"),
     "h7": ("multicast",),
+    "16": ("split_k",), "h8": ("split_k",),
 }
+# rungs beside a ladder's line: what they apply is their base rung's, plus their own (RUNG_TECHNIQUES)
+BRANCHES = {"16": "15", "h8": "h6"}
 # the fp32 rungs a tensor-core rung builds on (h1 starts from a tiled, coalesced, vectorized kernel)
 _FP16_BASE = ("coalescing", "smem_tiling", "register_tiling", "vectorized", "tensor_cores")
 
@@ -67,6 +71,9 @@ def ladder_of(rung: str) -> tuple[str, ...] | None:
 def applied_by(rung: str) -> tuple[str, ...]:
     """Everything rung `rung` applies: its own techniques and those of every rung before it on its ladder (7 and 8
     are alternatives, as are 11 and 12: a rung after both applies either)."""
+    if rung in BRANCHES:
+        base = applied_by(BRANCHES[rung])
+        return base + tuple(t for t in RUNG_TECHNIQUES[rung] if t not in base)
     ladder = ladder_of(rung)
     if ladder is None:
         return ()
@@ -84,7 +91,7 @@ def teaching_rung(technique: str, after: str | None, again: bool = False) -> str
     if ladder is None:
         return None if again else (rungs[0] if rungs else None)
     later = [r for r in rungs if r in ladder and ladder.index(r) > ladder.index(after)]
-    other = [] if again else [r for r in rungs if r not in ladder]
+    other = [] if again else [r for r in rungs if r not in ladder and r.startswith("h") == (ladder is FP16)]
     rungs = tuple(later or other)
     return rungs[0] if rungs else None
 
