@@ -34,6 +34,20 @@ def nvcc():
 
 
 @pytest.fixture
+def disassembler():
+    """nvdisasm or cuobjdump, which the `test` extra installs (gemmprof[sass]'s packages): in CI a missing one fails
+    instead of skipping."""
+    from gemmprof.measure.sass import find_disassembler
+
+    found = find_disassembler()
+    if found is None:
+        if os.environ.get("CI"):
+            pytest.fail("nvdisasm or cuobjdump is required in CI (pip install -e '.[test]')")
+        pytest.skip("no nvdisasm or cuobjdump (pip install 'gemmprof[sass]')")
+    return found
+
+
+@pytest.fixture
 def ray():
     """Ray, which the `test` extra installs: in CI a missing Ray fails instead of skipping."""
     try:

@@ -174,9 +174,9 @@ def _main_loops(cubin: Path) -> list[Counter]:
     ("14", (4096, 4096, 4096), (16, 4), 1 / 3),  # 2 orientations x 8 ways to copy B; the 4 shifts of B of N % 4 == 0
     ("16", (1000, 1000, 1000), (4, 2), 0.6),  # unsplit and split x 2 ways to copy B; split
 ])
-def test_the_build_for_a_shape_holds_fewer_copies_of_the_same_main_loop(nvcc, rid, shape, loops, ratio):
+def test_the_build_for_a_shape_holds_fewer_copies_of_the_same_main_loop(nvcc, disassembler, rid, shape, loops,
+                                                                             ratio):
     from gemmprof.measure.build import nvcc_build
-    from gemmprof.measure.sass import find_disassembler
 
     k = _rung(rid)  # the cubin cache as test_build_nvcc leaves it: the general builds are usually there already
     general, special = (nvcc_build(x, "sm_90", nvcc) for x in (k, k.for_shape(GemmShape(*shape), H100_SMS)))
@@ -189,8 +189,6 @@ def test_the_build_for_a_shape_holds_fewer_copies_of_the_same_main_loop(nvcc, ri
     assert special.resources.spill_stores == 0 and regs * k.params["THREADS"] * k.params["MINBLOCKS"] <= 65536, regs
     size_general, size_special = general.cubin.stat().st_size, special.cubin.stat().st_size
     assert size_special < size_general * ratio, (size_special, size_general)
-    if find_disassembler() is None:
-        pytest.skip("no nvdisasm/cuobjdump: the main loops are not compared (pip install 'gemmprof[sass]')")
     loops_general, loops_special = _main_loops(general.cubin), _main_loops(special.cubin)
     assert (len(loops_general), len(loops_special)) == loops
     # ptxas allocates registers over the whole kernel: the same instructions, register moves aside
