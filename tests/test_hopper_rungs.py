@@ -30,6 +30,10 @@ def test_specs_serve_fp16_and_bf16_and_need_sm90a():
     # the baselines that write half C are of their inputs' dtype (compare-nsys reads a report's ranges by name)
     assert dtype_of("cublas_hgemm_cfp16") == "fp16" and dtype_of("cublas_bf16_cbf16") == "bf16"
     assert dtype_of("cublas_sgemm_cfp8") is None and dtype_of("naive_cfp16") is None
+    from gemmprof.catalog.baselines import by_name, for_kernels
+
+    half = [b for b in for_kernels({("fp16", "fp16"), ("bf16", "bf16")}) if b.c_dtype != "fp32"]
+    assert half and all(by_name()[b.name] == b for b in half)  # the names a run writes are the names read back
 
 
 def test_persistent_grid_uses_the_multiprocessor_count():

@@ -40,15 +40,26 @@ def for_dtypes(dtypes: set[str]) -> list[Baseline]:
     return out
 
 
+def half_c(base: Baseline) -> Baseline:
+    """The baseline writing C in its inputs' half type (cuBLAS takes such a C with fp32 compute)."""
+    c_dtype = base.dtype
+    return replace(base, name=f"{base.name}_c{c_dtype}", c_dtype=c_dtype, title=f"{base.title.rstrip(')')}, {c_dtype} C)")
+
+
+def by_name() -> dict[str, Baseline]:
+    """Every baseline a run may hold, the half-C ones included, by name (to read results and reports back)."""
+    out = dict(BASELINES)
+    out.update((b.name, b) for b in map(half_c, BASELINES.values()) if b.dtype in ("fp16", "bf16"))
+    return out
+
+
 def for_kernels(pairs: set[tuple[str, str]]) -> list[Baseline]:
     """for_dtypes of the input dtypes, plus the baseline writing the same half-type C as a kernel that does (an
     fp32-input kernel writing half C has none: cuBLAS computes fp32 inputs into fp32 C only)."""
     out = for_dtypes({d for d, _ in pairs})
     for dtype, c_dtype in sorted(pairs):
         if c_dtype != "fp32" and c_dtype == dtype:
-            base = next(b for b in out if b.dtype == dtype)
-            out.append(replace(base, name=f"{base.name}_c{c_dtype}", c_dtype=c_dtype,
-                               title=f"{base.title.rstrip(')')}, {c_dtype} C)"))
+            out.append(half_c(next(b for b in out if b.dtype == dtype)))
     return out
 
 

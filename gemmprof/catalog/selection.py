@@ -54,13 +54,11 @@ def _tuned(spec, device: str) -> tuple[dict[str, int], str]:
 
 def dtype_of(name: str) -> str | None:
     """The dtype of a cuBLAS baseline or ladder rung (by name, id or former name); None when unknown."""
-    from gemmprof.catalog.baselines import BASELINES
+    from gemmprof.catalog.baselines import by_name
 
-    if name in BASELINES:
-        return BASELINES[name].dtype
-    base, half_c, c_dtype = name.rpartition("_c")  # a baseline writing half C: cublas_hgemm_cfp16 (for_kernels)
-    if half_c and base in BASELINES and c_dtype in ("fp16", "bf16"):
-        return BASELINES[base].dtype
+    baselines = by_name()  # the half-C ones too (cublas_hgemm_cfp16: compare-nsys reads ranges by name)
+    if name in baselines:
+        return baselines[name].dtype
     for s in specmod.ladder():
         if s.answers_to(name):
             return s.dtype

@@ -171,9 +171,9 @@ def _read(path: str, ncu_path: str | None):
 def _known_variants(notes: list[str]) -> dict:
     """dtype and traffic tiles of every ladder rung (default parameters) and cuBLAS baseline, by name."""
     from gemmprof.adapters.ncu.findings import VariantInfo
-    from gemmprof.catalog.baselines import BASELINES
+    from gemmprof.catalog.baselines import by_name
 
-    infos = {b.name: VariantInfo(dtype=b.dtype) for b in BASELINES.values()}
+    infos = {b.name: VariantInfo(dtype=b.dtype) for b in by_name().values()}
     try:
         from gemmprof.catalog import spec as specmod
         from gemmprof.catalog.binding import bind
