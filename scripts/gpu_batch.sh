@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One device call, many GPU checks: run from the repo root on the GPU machine.
 #   bash scripts/gpu_batch.sh STAGE [STAGE ...]
-# Stages: env hopper hopperfin fp32top fp32topprof ladder odd beta fp16 tune ncu nsys pytest compilers report rawprof paths interleave splitk sweep startup every_py explain every_cuda splitk16 hopper7 hopper8 specialize hopperodd. Logs and results go to $OUT/batch/ and are tarred into
+# Stages: env hopper hopperfin fp32top fp32topprof ladder odd beta fp16 tune ncu nsys pytest compilers report rawprof paths interleave splitk sweep startup every_py explain every_cuda splitk16 hopper7 hopper8 specialize hopperodd. Logs and results go to $OUT/batch/ and are tarred into hopper9
 # $OUT/batch.tar.gz (the device tool brings back at most 8 files); a short summary is printed last.
 set -u
 if [ $# -eq 0 ]; then  # no stage: print the usage above and stop
@@ -248,6 +248,22 @@ for stage in "$@"; do
       for s in 4096 8192; do  # the aligned path (store_acc): no regression against earlier records of h6
         step "hopperodd_h6_$s" "${GP[@]}" run h6 --dtype fp16 --size "$s" --budget 0.5 -o "$B/odd_h6_$s.json"
       done ;;
+    hopper9)  # issue 26: h9 (ping-pong consumers, each one's epilogue under the other's main loop) verified, beside h6 and cuBLAS at large, K = 1024 and odd shapes; its variants; ncu
+      step hopper9_tests python3 -m pytest -q -m gpu tests/test_hopper_rungs.py
+      for d in fp16 bf16; do
+        for s in 4096 8192; do
+          step "h9_${d}_$s" "${GP[@]}" run h6 h9 --dtype "$d" --size "$s" --interleave -o "$B/h9_${d}_$s.json"
+        done
+      done
+      for s in 4096x4096x1024 4095x4097x1024 1024x11008x4096 4096x4096x16384; do
+        IFS=x read -r m n k <<< "$s"
+        step "h9_$s" "${GP[@]}" run h6 h9 --dtype fp16 -m "$m" -n "$n" -k "$k" --budget 0.3 -o "$B/h9_$s.json"
+      done
+      # the consumer's tile and the ring's depth at 4096 (defaults: 128 x 128, 6 stages)
+      step h9_st4 "${GP[@]}" run h9 --param STAGES=4 --size 4096 --budget 0.3 -o "$B/h9_var_stages4_4096.json"
+      step h9_64x256 "${GP[@]}" run h9 --param BM=64 --param BN=256 --param STAGES=5 --size 4096 --budget 0.3 -o "$B/h9_var_64x256_4096.json"
+      step h9_g8 "${GP[@]}" run h9 --param GROUP_M=8 --size 4096 --budget 0.3 -o "$B/h9_var_group8_4096.json"
+      step h9_profile "${GP[@]}" profile h6 h9 --cublas --size 4096 --save "$B/h9_profile_4096.json" --save-csv "$B/h9_ncu_4096.csv" ;;
     *)
       echo "unknown stage $stage" ;;
   esac

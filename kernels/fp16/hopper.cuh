@@ -1,5 +1,5 @@
-// Helpers shared by the Hopper rungs h4 to h8 (h4_wgmma_tma.cu, h5_warp_specialized.cu, h6_persistent.cu,
-// h7_cluster_multicast.cu, h8_split_k_small_problems.cu): the element type (fp16, or bf16 with -DELEM_BF16=1), mbarriers, TMA box loads,
+// Helpers shared by the Hopper rungs h4 to h9 (h4_wgmma_tma.cu, h5_warp_specialized.cu, h6_persistent.cu,
+// h7_cluster_multicast.cu, h8_split_k_small_problems.cu, h9_pingpong_consumers.cu): the element type (fp16, or bf16 with -DELEM_BF16=1), mbarriers, TMA box loads,
 // thread-block clusters (TMA multicast, arrivals on a peer CTA's mbarrier, cluster barriers), wgmma on
 // shared-memory tiles written with the 128-byte swizzle, register reallocation between warpgroups, the
 // accumulator epilogues and the grouped tile order. Each rung includes this file by a quoted path and holds only
@@ -284,7 +284,7 @@ __device__ __forceinline__ void store_acc(const float (&d)[BN_W / 2], int M, int
     }
 }
 
-// ---- epilogue for rows of C off the 32-byte grid (h6-h8) ----
+// ---- epilogue for rows of C off the 32-byte grid (h6-h9) ----
 // With N % 8 != 0 a row of fp32 C does not start on a 32-byte sector, so each 32-byte piece store_acc writes
 // (4 lanes x 2 floats) straddles two sectors: twice the sectors, all partial. On the H100 (h6, 4096 x N x 1024,
 // where writing the 64 MB of C dominates) N = 4097 ran at 42% and N = 4098 at 60% of N = 4096; an odd M cost
