@@ -248,8 +248,8 @@ for stage in "$@"; do
       for s in 4096 8192; do  # the aligned path (store_acc): no regression against earlier records of h6
         step "hopperodd_h6_$s" "${GP[@]}" run h6 --dtype fp16 --size "$s" --budget 0.5 -o "$B/odd_h6_$s.json"
       done ;;
-    hopper9)  # issue 26: h9 (ping-pong consumers, each one's epilogue under the other's main loop) verified, beside h6 and cuBLAS at large, K = 1024 and odd shapes; its variants; ncu
-      step hopper9_tests python3 -m pytest -q -m gpu tests/test_hopper_rungs.py
+    hopper9)  # issue 26: h9 (ping-pong consumers in 2 x 2 clusters, each one's epilogue under the other's main loop) verified, beside h6 and cuBLAS at large, K = 1024 and odd shapes; its cluster shapes and rings; ncu
+      step hopper9_tests python3 -m pytest -q -m gpu tests/test_hopper_pingpong.py tests/test_hopper_rungs.py
       for d in fp16 bf16; do
         for s in 4096 8192; do
           step "h9_${d}_$s" "${GP[@]}" run h6 h9 --dtype "$d" --size "$s" --interleave -o "$B/h9_${d}_$s.json"
@@ -259,10 +259,11 @@ for stage in "$@"; do
         IFS=x read -r m n k <<< "$s"
         step "h9_$s" "${GP[@]}" run h6 h9 --dtype fp16 -m "$m" -n "$n" -k "$k" --budget 0.3 -o "$B/h9_$s.json"
       done
-      # the consumer's tile and the ring's depth at 4096 (defaults: 128 x 128, 6 stages)
-      step h9_st4 "${GP[@]}" run h9 --param STAGES=4 --size 4096 --budget 0.3 -o "$B/h9_var_stages4_4096.json"
-      step h9_64x256 "${GP[@]}" run h9 --param BM=64 --param BN=256 --param STAGES=5 --size 4096 --budget 0.3 -o "$B/h9_var_64x256_4096.json"
-      step h9_g8 "${GP[@]}" run h9 --param GROUP_M=8 --size 4096 --budget 0.3 -o "$B/h9_var_group8_4096.json"
+      # at 4096: the cluster's shape (2 x 2 default; 1 x 1 is the ping-pong alone), the ring's depth, the tile order
+      for v in "CLUSTER_M=1 CLUSTER_N=1" "CLUSTER_M=2 CLUSTER_N=1" "CLUSTER_M=1 CLUSTER_N=2" "STAGES=5" "GROUP_M=8"; do
+        args=(); for p in $v; do args+=(--param "$p"); done
+        step "h9_var_${v// /_}" "${GP[@]}" run h9 "${args[@]}" --size 4096 --budget 0.3 -o "$B/h9_var_${v// /_}_4096.json"
+      done
       step h9_profile "${GP[@]}" profile h6 h9 --cublas --size 4096 --save "$B/h9_profile_4096.json" --save-csv "$B/h9_ncu_4096.csv" ;;
     *)
       echo "unknown stage $stage" ;;

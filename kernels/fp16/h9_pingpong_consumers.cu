@@ -24,10 +24,18 @@
 //    stage s, every earlier use of s has been waited on by tile j - 1's consumer.
 //  * The price: a stage holds a 128 x 128 tile's operands (32 KiB for 2 x 128 x 128 x 64 FLOPs) where h6's holds
 //    48 KiB for twice the FLOPs, so each FLOP reads a third more from L2; 6 stages instead of 4 keep the same
-//    192 KiB in flight.
+//    192 KiB in flight. Without clusters that was the limit on the H100 (4096^3: 80% of cuBLAS, L2 bytes 1.6x h6's,
+//    memory throughput 83%, the consumers' top stall their waits for full stages). So h9 runs in thread-block
+//    clusters as h7 does: CLUSTER_M x CLUSTER_N CTAs computing neighbouring tiles, each loading a slice of the
+//    A box its cluster row shares and of the B box its cluster column shares, multicast to those CTAs. A 2 x 2
+//    cluster reads 16 KiB from L2 per k-tile per CTA: a third of h6's bytes per FLOP.
+//  * A stage is refilled once every CTA it was multicast into has read it: its owner in each CTA releases it
+//    there and, remotely, in every peer (empty barriers count CLUSTER), with plain remote arrives (h7: the fenced
+//    form cost 30%).
 // As in h6, rows of C off the 32-byte grid (N % 8 != 0) go out through each warp's 2.5 KiB slice of shared memory
 // after the stages (hopper.cuh, store_acc_rows).
-// Defaults: BM = 128, BN = 128, BK = 64, 6 stages (192 KiB, plus 20 KiB of epilogue slices), GROUP_M = 16.
+// Defaults: BM = 128, BN = 128, BK = 64, 6 stages (192 KiB, plus 20 KiB of epilogue slices), GROUP_M = 16,
+// 2 x 2 clusters.
 //
 // Backend nvcc (-gencode=arch=compute_90a,code=sm_90a), parameters as -D defines, extern "C" entry.
 
@@ -48,8 +56,15 @@
 #ifndef GROUP_M
 #define GROUP_M 16
 #endif
+#ifndef CLUSTER_M
+#define CLUSTER_M 2
+#endif
+#ifndef CLUSTER_N
+#define CLUSTER_N 2
+#endif
 #define CONSUMERS 2
-#define MT (BM / 64)  // m64 wgmmas per k-step: the consumer's tile is MT x 64 rows
+#define MT (BM / 64)
+#define CLUSTER (CLUSTER_M * CLUSTER_N)  // m64 wgmmas per k-step: the consumer's tile is MT x 64 rows
 
 #if BN == 64
 #define WGMMA wgmma_m64n64
@@ -63,6 +78,18 @@ static_assert(BK == 64, "one 128-byte swizzled row of K per tile row: BK = 64 (f
 static_assert(BM == 64 || BM == 128, "a consumer's tile is one or two m64 wgmma rows: BM = 64 or 128");
 static_assert(BN == 64 || BN == 128 || BN == 256, "BN is the wgmma N: 64, 128 or 256");
 static_assert(BM * BN <= 128 * 128, "a consumer's accumulators (BM * BN / 128 per thread) must fit 128 registers");
+static_assert((CLUSTER_M == 1 || CLUSTER_M == 2) && (CLUSTER_N == 1 || CLUSTER_N == 2),
+              "clusters of 1 or 2 CTAs along M and along N");
+static_assert(GROUP_M % CLUSTER_M == 0, "GROUP_M counts tile rows: whole cluster rows");
+
+// Cluster rank r holds tile (rank_m, rank_n) = (r / CLUSTER_N, r % CLUSTER_N) of its cluster tile, which spans
+// (CLUSTER_M * BM) x (CLUSTER_N * BN); cluster tiles follow h6's grouped order.
+__device__ __forceinline__ void cta_tile(int ctile, int ctiles_m, int ctiles_n, uint32_t rank, int& tm, int& tn)
+{
+    tile_coords(ctile, ctiles_m, ctiles_n, GROUP_M / CLUSTER_M, tm, tn);
+    tm = tm * CLUSTER_M + (int)(rank / CLUSTER_N);
+    tn = tn * CLUSTER_N + (int)(rank % CLUSTER_N);
+}
 
 extern "C" __global__ void __launch_bounds__(128 * (CONSUMERS + 1), 1)
 hgemm_pingpong(int M, int N, int K, float alpha, const elem_t* __restrict__ A, const elem_t* __restrict__ B,
@@ -72,6 +99,8 @@ hgemm_pingpong(int M, int N, int K, float alpha, const elem_t* __restrict__ A, c
     constexpr uint32_t A_BYTES = BM * BK * 2;
     constexpr uint32_t B_BYTES = BN * BK * 2;
 
+    // Dynamic shared memory starts at the same offset in every CTA of the kernel, so a stage's offset here is
+    // the peers' too: multicast and mapa address them by this CTA's offsets.
     extern __shared__ uint8_t smem_raw[];
     __shared__ __align__(8) uint64_t full[STAGES];
     __shared__ __align__(8) uint64_t empty[STAGES];
@@ -81,9 +110,18 @@ hgemm_pingpong(int M, int N, int K, float alpha, const elem_t* __restrict__ A, c
     float* const epi_scratch =
         reinterpret_cast<float*>(smem_raw + (smem_b + STAGES * B_BYTES - smem_u32(smem_raw)));
 
-    const int tiles_m = (M + BM - 1) / BM;
-    const int tiles_n = (N + BN - 1) / BN;
-    const int tiles = tiles_m * tiles_n;
+    const int ctiles_m = ((M + BM - 1) / BM + CLUSTER_M - 1) / CLUSTER_M;
+    const int ctiles_n = ((N + BN - 1) / BN + CLUSTER_N - 1) / CLUSTER_N;
+    const int ctiles = ctiles_m * ctiles_n;
+    const int cluster_id = blockIdx.x / CLUSTER;  // a 1D grid in clusters of (CLUSTER, 1, 1)
+    const int clusters = gridDim.x / CLUSTER;
+    const uint32_t rank = CLUSTER > 1 ? cluster_ctarank() : 0;
+    const uint32_t rank_m = rank / CLUSTER_N, rank_n = rank % CLUSTER_N;
+    // multicast masks (bit i: %cluster_ctarank i): the CTAs of this cluster row share A, of this column B
+    const uint16_t row_mask = (uint16_t)(((1u << CLUSTER_N) - 1) << (rank_m * CLUSTER_N));
+    uint16_t col_mask = 0;
+    for (int m = 0; m < CLUSTER_M; ++m)
+        col_mask |= (uint16_t)(1u << (m * CLUSTER_N + rank_n));
     const int KT = (K + BK - 1) / BK;
     const int wg = threadIdx.x / 128;
     const int wg_tid = threadIdx.x % 128;
@@ -91,28 +129,40 @@ hgemm_pingpong(int M, int N, int K, float alpha, const elem_t* __restrict__ A, c
     if (threadIdx.x == 0) {
         for (int s = 0; s < STAGES; ++s) {
             mbar_init(smem_u32(&full[s]), 1);
-            mbar_init(smem_u32(&empty[s]), 1);
+            mbar_init(smem_u32(&empty[s]), CLUSTER);  // the stage's owner in every CTA of the cluster
         }
         for (int c = 0; c < CONSUMERS; ++c)
             mbar_init(smem_u32(&turn[c]), 1);
         asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
     }
-    __syncthreads();
+    if (CLUSTER > 1)
+        cluster_sync();
+    else
+        __syncthreads();
 
     if (wg == 0) {
         // ---- producer: one ring, the CTA's tiles in order, whichever consumer owns them ----
         setmaxnreg_dec<40>();
         if (wg_tid == 0) {
             int it = 0;
-            for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+            for (int ctile = cluster_id; ctile < ctiles; ctile += clusters) {
                 int tm, tn;
-                tile_coords(tile, tiles_m, tiles_n, GROUP_M, tm, tn);
+                cta_tile(ctile, ctiles_m, ctiles_n, rank, tm, tn);
                 for (int kt = 0; kt < KT; ++kt, ++it) {
                     const int s = it % STAGES;
+                    const uint32_t bar = smem_u32(&full[s]);
                     mbar_wait(smem_u32(&empty[s]), ((it / STAGES) & 1) ^ 1);
-                    mbar_arrive_expect_tx(smem_u32(&full[s]), A_BYTES + B_BYTES);
-                    tma_load_2d(smem_a + s * A_BYTES, &tmap_a, smem_u32(&full[s]), kt * BK, tm * BM);
-                    tma_load_2d(smem_b + s * B_BYTES, &tmap_b, smem_u32(&full[s]), kt * BK, tn * BN);
+                    mbar_arrive_expect_tx(bar, A_BYTES + B_BYTES);
+                    if (CLUSTER_N > 1)  // this CTA's slice of the A box its cluster row shares
+                        tma_load_2d_multicast(smem_a + s * A_BYTES + rank_n * (A_BYTES / CLUSTER_N), &tmap_a, bar,
+                                              kt * BK, tm * BM + rank_n * (BM / CLUSTER_N), row_mask);
+                    else
+                        tma_load_2d(smem_a + s * A_BYTES, &tmap_a, bar, kt * BK, tm * BM);
+                    if (CLUSTER_M > 1)  // this CTA's slice of the B box its cluster column shares
+                        tma_load_2d_multicast(smem_b + s * B_BYTES + rank_m * (B_BYTES / CLUSTER_M), &tmap_b, bar,
+                                              kt * BK, tn * BN + rank_m * (BN / CLUSTER_M), col_mask);
+                    else
+                        tma_load_2d(smem_b + s * B_BYTES, &tmap_b, bar, kt * BK, tn * BN);
                 }
             }
         }
@@ -121,12 +171,18 @@ hgemm_pingpong(int M, int N, int K, float alpha, const elem_t* __restrict__ A, c
         setmaxnreg_inc<232>();
         const int c = wg - 1;
         const int other = 1 - c;
+        // a stage this warpgroup read is free: here and in every peer it was multicast into
+        auto release = [&](int s) {
+            mbar_arrive(smem_u32(&empty[s]));
+            for (uint32_t p = 1; p < CLUSTER; ++p)
+                mbar_arrive_cluster(smem_u32(&empty[s]), (rank + p) % CLUSTER);
+        };
         for (int j = c;; j += CONSUMERS) {
-            const int tile = blockIdx.x + j * gridDim.x;
-            if (tile >= tiles)
+            const int ctile = cluster_id + j * clusters;
+            if (ctile >= ctiles)
                 break;
             int tm, tn;
-            tile_coords(tile, tiles_m, tiles_n, GROUP_M, tm, tn);
+            cta_tile(ctile, ctiles_m, ctiles_n, rank, tm, tn);
             float d[MT][BN / 2];
 #pragma unroll
             for (int m = 0; m < MT; ++m)
@@ -154,7 +210,7 @@ hgemm_pingpong(int M, int N, int K, float alpha, const elem_t* __restrict__ A, c
                 for (int m = 0; m < MT; ++m)
                     fence_regs(d[m]);
                 if (kt > 0 && wg_tid == 0)
-                    mbar_arrive(smem_u32(&empty[(it - 1) % STAGES]));
+                    release((it - 1) % STAGES);
             }
             // every wgmma of this tile is issued: the other warpgroup may start its main loop
             if (wg_tid == 0)
@@ -164,7 +220,7 @@ hgemm_pingpong(int M, int N, int K, float alpha, const elem_t* __restrict__ A, c
             for (int m = 0; m < MT; ++m)
                 fence_regs(d[m]);
             if (KT > 0 && wg_tid == 0)
-                mbar_arrive(smem_u32(&empty[(it - 1) % STAGES]));
+                release((it - 1) % STAGES);
             // the epilogue, while the other warpgroup's wgmmas run
 #pragma unroll
             for (int m = 0; m < MT; ++m)
@@ -172,4 +228,7 @@ hgemm_pingpong(int M, int N, int K, float alpha, const elem_t* __restrict__ A, c
                                    epi_scratch + c * (EPI_WARPGROUP_BYTES / 4));
         }
     }
+    // no CTA leaves while a peer may still multicast into it or arrive on its barriers
+    if (CLUSTER > 1)
+        cluster_sync();
 }
