@@ -53,9 +53,9 @@ def test_constraints_name_what_is_wrong(params, message):
         h9(**params)
 
 
-@pytest.mark.parametrize("params, a_box, b_box", [({}, (64, 64), (64, 64)),
-                                                  ({"CLUSTER_N": 1}, (128, 64), (64, 64)),
-                                                  ({"CLUSTER_M": 1}, (64, 64), (128, 64)),
+@pytest.mark.parametrize("params, a_box, b_box", [({"CLUSTER_N": 2}, (64, 64), (64, 64)),
+                                                  ({}, (128, 64), (64, 64)),
+                                                  ({"CLUSTER_M": 1, "CLUSTER_N": 2}, (64, 64), (128, 64)),
                                                   ({"CLUSTER_M": 1, "CLUSTER_N": 1}, (128, 64), (128, 64))])
 def test_each_cta_loads_its_slice_of_the_shared_boxes(params, a_box, b_box):
     seen = []
@@ -74,10 +74,12 @@ def test_the_traffic_model_reads_each_operand_once_per_cluster_tile():
     shape, fp16 = GemmShape(4096, 4096, 4096), get_dtype("fp16")
     h6 = tiled_traffic(shape, fp16, bind(specmod.select(["h6"])[0]).tiles())
     alone = tiled_traffic(shape, fp16, h9(CLUSTER_M=1, CLUSTER_N=1).tiles())
-    square = tiled_traffic(shape, fp16, h9().tiles())
-    # per k-tile: h6 reads 48 KiB for a 128 x 256 tile; h9 alone 32 KiB for 128 x 128 (4/3 of h6's per FLOP);
-    # a 2 x 2 cluster tile is 256 x 256, 64 KiB for four CTAs (2/3 of h6's)
+    pair = tiled_traffic(shape, fp16, h9().tiles())
+    square = tiled_traffic(shape, fp16, h9(CLUSTER_N=2).tiles())
+    # per k-tile: h6 reads 48 KiB for a 128 x 256 tile; h9 alone 32 KiB for 128 x 128 (4/3 of h6's per FLOP); the
+    # default 2 x 1 cluster tile is 256 x 128, 48 KiB for two CTAs (h6's); 2 x 2 is 256 x 256, 64 KiB for four (2/3)
     assert alone.gmem_element_reads * 3 == h6.gmem_element_reads * 4
+    assert pair.gmem_element_reads == h6.gmem_element_reads
     assert square.gmem_element_reads * 3 == h6.gmem_element_reads * 2
 
 
@@ -89,7 +91,7 @@ def test_explain_places_h9_beside_h6():
 
 
 def test_what_nvcc_builds_two_wgmmas_per_k_step_multicast_and_no_fenced_release(nvcc, disassembler):
-    square, alone = _sass(h9(), nvcc), _sass(h9(CLUSTER_M=1, CLUSTER_N=1), nvcc)
+    square, alone = _sass(h9(CLUSTER_N=2), nvcc), _sass(h9(CLUSTER_M=1, CLUSTER_N=1), nvcc)
     # 4 k-steps of 16 in a k-tile of 64, two m64n128 wgmmas each (one per 64 rows of the consumer's tile)
     assert square["HGMMA"] == alone["HGMMA"] == 8
     assert square["UTMALDG.2D.MULTICAST"] > 0 and square["UCGABAR_ARV"] == 2 and square["MEMBAR.ALL.GPU"] == 2
@@ -97,7 +99,7 @@ def test_what_nvcc_builds_two_wgmmas_per_k_step_multicast_and_no_fenced_release(
 
 
 # -- on the H100 --------------------------------------------------------------------------------------------------
-# 1024^3: 64 tiles, 16 clusters of 4: one tile per CTA, so the second consumer has none; 4095 x 4097: tiles past
+# 1024^3: 64 tiles, one per CTA, so the second consumer has none; 4095 x 4097: tiles past
 # both edges; 384 x 1000: 3 tile rows (a cluster row half past M); 1000 x 1030 x 520: K not a multiple of 64
 GPU_SHAPES = [["--size", "1024"], ["-m", "1000", "-n", "1030", "-k", "520"], ["-m", "4095", "-n", "4097", "-k", "1024"],
               ["-m", "384", "-n", "1000", "-k", "128"], ["-m", "2048", "-n", "2048", "-k", "2048"]]
@@ -113,7 +115,7 @@ def _verified(runner, tmp_path, args):
 
 
 @needs_gpu
-@pytest.mark.parametrize("cluster", [[], ["--param", "CLUSTER_M=2", "--param", "CLUSTER_N=1"],
+@pytest.mark.parametrize("cluster", [[], ["--param", "CLUSTER_M=2", "--param", "CLUSTER_N=2"],
                                      ["--param", "CLUSTER_M=1", "--param", "CLUSTER_N=2"],
                                      ["--param", "CLUSTER_M=1", "--param", "CLUSTER_N=1"]])
 def test_h9_verifies_on_the_gpu(runner, tmp_path, cluster):

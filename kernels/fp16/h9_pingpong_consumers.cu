@@ -27,15 +27,17 @@
 //    192 KiB in flight. Without clusters that was the limit on the H100 (4096^3: 80% of cuBLAS, L2 bytes 1.6x h6's,
 //    memory throughput 83%, the consumers' top stall their waits for full stages). So h9 runs in thread-block
 //    clusters as h7 does: CLUSTER_M x CLUSTER_N CTAs computing neighbouring tiles, each loading a slice of the
-//    A box its cluster row shares and of the B box its cluster column shares, multicast to those CTAs. A 2 x 2
-//    cluster reads 16 KiB from L2 per k-tile per CTA: a third of h6's bytes per FLOP.
+//    A box its cluster row shares and of the B box its cluster column shares, multicast to those CTAs. The default
+//    2 x 1 cluster (B shared) reads 24 KiB per k-tile per CTA, h6's bytes per FLOP. On the H100 at 4096: 2 x 1
+//    83.5% of cuBLAS, 1 x 2 81.8%, 1 x 1 75-80%, and 2 x 2 (16 KiB, a third less than h6's) only 50%: the four
+//    CTAs' mutual releases cost more than the bytes they save (benchmarks/2026-11-25_h100_pingpong).
 //  * A stage is refilled once every CTA it was multicast into has read it: its owner in each CTA releases it
 //    there and, remotely, in every peer (empty barriers count CLUSTER), with plain remote arrives (h7: the fenced
 //    form cost 30%).
 // As in h6, rows of C off the 32-byte grid (N % 8 != 0) go out through each warp's 2.5 KiB slice of shared memory
 // after the stages (hopper.cuh, store_acc_rows).
 // Defaults: BM = 128, BN = 128, BK = 64, 6 stages (192 KiB, plus 20 KiB of epilogue slices), GROUP_M = 16,
-// 2 x 2 clusters.
+// 2 x 1 clusters.
 //
 // Backend nvcc (-gencode=arch=compute_90a,code=sm_90a), parameters as -D defines, extern "C" entry.
 
@@ -60,7 +62,7 @@
 #define CLUSTER_M 2
 #endif
 #ifndef CLUSTER_N
-#define CLUSTER_N 2
+#define CLUSTER_N 1
 #endif
 #define CONSUMERS 2
 #define MT (BM / 64)
