@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One device call, many GPU checks: run from the repo root on the GPU machine.
 #   bash scripts/gpu_batch.sh STAGE [STAGE ...]
-# Stages: env hopper hopperfin fp32top fp32topprof ladder odd beta fp16 tune ncu nsys pytest compilers report rawprof paths interleave splitk sweep startup every_py explain every_cuda splitk16 hopper7 hopper8 specialize hopperodd hopper9. Logs and results go to $OUT/batch/ and are tarred into
+# Stages: env hopper hopperfin fp32top fp32topprof ladder odd beta fp16 tune ncu nsys pytest compilers report rawprof paths interleave splitk sweep startup every_py explain every_cuda splitk16 hopper7 hopper8 specialize hopperodd hopper9 sweep16. Logs and results go to $OUT/batch/ and are tarred into
 # $OUT/batch.tar.gz (the device tool brings back at most 8 files); a short summary is printed last.
 set -u
 if [ $# -eq 0 ]; then  # no stage: print the usage above and stop
@@ -128,7 +128,11 @@ for stage in "$@"; do
       shapes="1024 4096 8192 16x4096x4096 128x4096x4096 1024x11008x4096 4096x4096x14336 16384x4096x4096 4096x4096x16384 4096x4096x1024 4095x4097x1024 1000x1000x1000"
       mkdir -p "$B/sweep_fp32" "$B/sweep_fp16"
       step sweep_fp32 python3 scripts/shape_sweep.py 13-16 --dtype fp32 --shapes "$shapes" --budget "${SWEEP_BUDGET:-0.1}" --out-dir "$B/sweep_fp32"
-      step sweep_fp16 python3 scripts/shape_sweep.py h4-h8 --dtype fp16 --shapes "$shapes" --budget "${SWEEP_BUDGET:-0.1}" --out-dir "$B/sweep_fp16" ;;
+      step sweep_fp16 python3 scripts/shape_sweep.py h4-h9 --dtype fp16 --shapes "$shapes" --budget "${SWEEP_BUDGET:-0.1}" --out-dir "$B/sweep_fp16" ;;
+    sweep16)  # the sweep's fp16 half alone (the Hopper rungs h4-h9 against cuBLAS with fp16 inputs and fp32 C)
+      shapes="1024 4096 8192 16x4096x4096 128x4096x4096 1024x11008x4096 4096x4096x14336 16384x4096x4096 4096x4096x16384 4096x4096x1024 4095x4097x1024 1000x1000x1000"
+      mkdir -p "$B/sweep_fp16"
+      step sweep_fp16 python3 scripts/shape_sweep.py h4-h9 --dtype fp16 --shapes "$shapes" --budget "${SWEEP_BUDGET:-0.1}" --out-dir "$B/sweep_fp16" ;;
     startup)  # issue 30: --help wall time and import profile; the main job cold (empty caches) then warm, one call
       step startup python3 scripts/startup_times.py --size "$SIZE" --logs "$B/startup" -o "$B/startup.json"
       cat "$B/startup.json" ;;
@@ -248,7 +252,7 @@ for stage in "$@"; do
       for s in 4096 8192; do  # the aligned path (store_acc): no regression against earlier records of h6
         step "hopperodd_h6_$s" "${GP[@]}" run h6 --dtype fp16 --size "$s" --budget 0.5 -o "$B/odd_h6_$s.json"
       done ;;
-    hopper9)  # issue 26: h9 (ping-pong consumers in 2 x 2 clusters, each one's epilogue under the other's main loop) verified, beside h6 and cuBLAS at large, K = 1024 and odd shapes; its cluster shapes and rings; ncu
+    hopper9)  # issue 26: h9 (ping-pong consumers in 2 x 1 clusters, each one's epilogue under the other's main loop) verified, beside h6 and cuBLAS at large, K = 1024 and odd shapes; its cluster shapes and rings; ncu
       step hopper9_tests python3 -m pytest -q -m gpu tests/test_hopper_pingpong.py tests/test_hopper_rungs.py
       for d in fp16 bf16; do
         for s in 4096 8192; do
@@ -259,8 +263,8 @@ for stage in "$@"; do
         IFS=x read -r m n k <<< "$s"
         step "h9_$s" "${GP[@]}" run h6 h9 --dtype fp16 -m "$m" -n "$n" -k "$k" --budget 0.3 -o "$B/h9_$s.json"
       done
-      # at 4096: the cluster's shape (2 x 2 default; 1 x 1 is the ping-pong alone), the ring's depth, the tile order
-      for v in "CLUSTER_M=1 CLUSTER_N=1" "CLUSTER_M=2 CLUSTER_N=1" "CLUSTER_M=1 CLUSTER_N=2" "STAGES=5" "GROUP_M=8"; do
+      # at 4096: the cluster's shape (2 x 1 default; 1 x 1 is the ping-pong alone), the ring's depth
+      for v in "CLUSTER_M=1 CLUSTER_N=1" "CLUSTER_M=1 CLUSTER_N=2" "CLUSTER_N=2" "STAGES=5"; do
         args=(); for p in $v; do args+=(--param "$p"); done
         step "h9_var_${v// /_}" "${GP[@]}" run h9 "${args[@]}" --size 4096 --budget 0.3 -o "$B/h9_var_${v// /_}_4096.json"
       done
