@@ -76,13 +76,10 @@ static_assert((CLUSTER_M == 1 || CLUSTER_M == 2) && (CLUSTER_N == 1 || CLUSTER_N
               "clusters of 1 x 1, 2 x 1 (B shared) or 1 x 2 (A shared) CTAs");
 static_assert(GROUP_M % CLUSTER_M == 0, "GROUP_M counts tile rows: whole cluster rows");
 
-// Tile (tm, tn) of CTA `rank` in cluster tile `ctile`: the grouped order of h6 over cluster tiles of
-// (CLUSTER_M * BM) x (CLUSTER_N * BN), then the CTA's own tile within its cluster tile.
+// This CTA's tile in cluster tile `ctile` (hopper.cuh, cluster_tile_coords; GROUP_M counts tile rows).
 __device__ __forceinline__ void cta_tile(int ctile, int ctiles_m, int ctiles_n, uint32_t rank, int& tm, int& tn)
 {
-    tile_coords(ctile, ctiles_m, ctiles_n, GROUP_M / CLUSTER_M, tm, tn);
-    tm = tm * CLUSTER_M + (CLUSTER_M > 1 ? (int)rank : 0);
-    tn = tn * CLUSTER_N + (CLUSTER_N > 1 ? (int)rank : 0);
+    cluster_tile_coords<CLUSTER_M, CLUSTER_N>(ctile, ctiles_m, ctiles_n, GROUP_M / CLUSTER_M, rank, tm, tn);
 }
 
 extern "C" __global__ void __launch_bounds__(128 * (CONSUMERS + 1), 1)

@@ -84,13 +84,10 @@ static_assert((CLUSTER_M == 1 || CLUSTER_M == 2) && (CLUSTER_N == 1 || CLUSTER_N
               "clusters of 1 or 2 CTAs along M and along N");
 static_assert(GROUP_M % CLUSTER_M == 0, "GROUP_M counts tile rows: whole cluster rows");
 
-// Cluster rank r holds tile (rank_m, rank_n) = (r / CLUSTER_N, r % CLUSTER_N) of its cluster tile, which spans
-// (CLUSTER_M * BM) x (CLUSTER_N * BN); cluster tiles follow h6's grouped order.
+// This CTA's tile in cluster tile `ctile` (hopper.cuh, cluster_tile_coords; GROUP_M counts tile rows).
 __device__ __forceinline__ void cta_tile(int ctile, int ctiles_m, int ctiles_n, uint32_t rank, int& tm, int& tn)
 {
-    tile_coords(ctile, ctiles_m, ctiles_n, GROUP_M / CLUSTER_M, tm, tn);
-    tm = tm * CLUSTER_M + (int)(rank / CLUSTER_N);
-    tn = tn * CLUSTER_N + (int)(rank % CLUSTER_N);
+    cluster_tile_coords<CLUSTER_M, CLUSTER_N>(ctile, ctiles_m, ctiles_n, GROUP_M / CLUSTER_M, rank, tm, tn);
 }
 
 extern "C" __global__ void __launch_bounds__(128 * (CONSUMERS + 1), 1)

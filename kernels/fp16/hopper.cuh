@@ -353,3 +353,15 @@ __device__ __forceinline__ void tile_coords(int tile, int tiles_m, int tiles_n, 
     tm = first_m + in_group % rows;
     tn = in_group / rows;
 }
+
+// The tile (tm, tn) of cluster rank `rank` (rank = m * CN + n: row m, column n of its cluster) in cluster tile
+// `ctile`, for CTAs in clusters of CM x CN that compute neighbouring tiles (h7, h9): the grouped order above over
+// cluster tiles of (CM * BM) x (CN * BN), group_m cluster rows at a time, then the CTA's place in its cluster.
+template <int CM, int CN>
+__device__ __forceinline__ void cluster_tile_coords(int ctile, int ctiles_m, int ctiles_n, int group_m, uint32_t rank,
+                                                    int& tm, int& tn)
+{
+    tile_coords(ctile, ctiles_m, ctiles_n, group_m, tm, tn);
+    tm = tm * CM + (int)(rank / CN);
+    tn = tn * CN + (int)(rank % CN);
+}
