@@ -17,6 +17,7 @@ class Baseline:
     tolerance_key: str
     peak_kind: str
     c_dtype: str = "fp32"  # the output's type
+    b_layout: str = "row"  # how B is stored for cuBLAS: row (K x N) or col (N rows of K), as the kernels read it
 
 
 BASELINES = {
@@ -44,6 +45,16 @@ def half_c(base: Baseline) -> Baseline:
     """The baseline writing C in its inputs' half type (cuBLAS takes such a C with fp32 compute)."""
     c_dtype = base.dtype
     return replace(base, name=f"{base.name}_c{c_dtype}", c_dtype=c_dtype, title=f"{base.title.rstrip(')')}, {c_dtype} C)")
+
+
+def with_b_layout(base: Baseline, b_layout: str) -> Baseline:
+    """The baseline reading B as the kernels it is compared with store it: the same problem in the same layout.
+    cuBLAS's speed depends on it: with B row-major and N = 4097 its half-precision rows are not 16-byte aligned,
+    and cuBLAS ran 4095 x 4097 x 1024 at a quarter of its aligned speed (benchmarks/2026-11-25_h100_sweep), where
+    B column-major with K = 1024 is aligned."""
+    if b_layout == base.b_layout:
+        return base
+    return replace(base, b_layout=b_layout, title=f"{base.title.rstrip(')')}; B {b_layout}-major)")
 
 
 def by_name() -> dict[str, Baseline]:

@@ -20,9 +20,12 @@ def make_launcher(baseline: Baseline, problem: Problem, out):
 
     s = problem.shape
     handle = device.get_cublas_handle()
-    # row-major C = A @ B is column-major C^T = B^T @ A^T: swap the operands, keep no transposes
+    # row-major C = A @ B is column-major C^T = B^T @ A^T: swap the operands. Stored row-major (K x N), B is B^T
+    # column-major (N x K, ld N), taken as it is; stored column-major (N rows of K) it is column-major K x N with
+    # ld K, which cuBLAS transposes (the tensor-core rungs' layout).
     A = problem.operand("A", "row")
-    B = problem.operand("B", "row")
+    B = problem.operand("B", baseline.b_layout)
+    op_b, ld_b = (CUBLAS_OP_T, s.K) if baseline.b_layout == "col" else (CUBLAS_OP_N, s.N)
     dtype = {"fp16": CUDA_R_16F, "bf16": CUDA_R_16BF}.get(baseline.storage, CUDA_R_32F)
     compute = CUBLAS_COMPUTE_32F_FAST_TF32 if baseline.name == "cublas_tf32" else CUBLAS_COMPUTE_32F
     alpha = np.array(problem.alpha, dtype=np.float32)
@@ -30,7 +33,7 @@ def make_launcher(baseline: Baseline, problem: Problem, out):
     ctype = {"fp16": CUDA_R_16F, "bf16": CUDA_R_16BF}.get(baseline.c_dtype, CUDA_R_32F)
 
     def launch():
-        cublas.gemmEx(handle, CUBLAS_OP_N, CUBLAS_OP_N, s.N, s.M, s.K, alpha.ctypes.data, B.data.ptr, dtype, s.N,
+        cublas.gemmEx(handle, op_b, CUBLAS_OP_N, s.N, s.M, s.K, alpha.ctypes.data, B.data.ptr, dtype, ld_b,
                       A.data.ptr, dtype, s.K, beta.ctypes.data, out.data.ptr, ctype, s.N, compute,
                       CUBLAS_GEMM_DEFAULT)
 

@@ -10,7 +10,7 @@ from functools import partial
 
 from gemmprof._version import __version__
 from gemmprof.catalog.abi import kernel_values
-from gemmprof.catalog.baselines import Baseline, for_kernels
+from gemmprof.catalog.baselines import Baseline, for_kernels, with_b_layout
 from gemmprof.catalog.binding import BoundKernel
 from gemmprof.catalog.gpu_specs import GpuSpec
 from gemmprof.errors import GemmprofError, SpecError
@@ -378,5 +378,12 @@ def new_result(gpu_spec: GpuSpec, options: RunOptions, runner: Runner, command: 
 
 
 def baselines_for(kernels: list[BoundKernel], wanted: bool) -> list[Baseline]:
-    """cuBLAS for every input dtype run, and with the same C dtype where a kernel writes fp16 or bf16 C."""
-    return for_kernels({(k.run_dtype, k.spec.abi.c_dtype) for k in kernels}) if wanted else []
+    """cuBLAS for every input dtype run, and with the same C dtype where a kernel writes fp16 or bf16 C. Each reads
+    B as the kernels of its dtype store it when they agree (the Hopper rungs: column-major), row-major otherwise."""
+    if not wanted:
+        return []
+    out = []
+    for b in for_kernels({(k.run_dtype, k.spec.abi.c_dtype) for k in kernels}):
+        layouts = {k.spec.layout["B"] for k in kernels if k.run_dtype == b.dtype}
+        out.append(with_b_layout(b, layouts.pop()) if len(layouts) == 1 else b)
+    return out
