@@ -25,29 +25,35 @@ def _h8(params=None, dtype=None):
 @pytest.mark.parametrize(("shape", "tiles", "split"), [
     (GemmShape(16, 4096, 4096), 64, 2),  # skinny: one row of 64 tiles of 64 x 64, 2 slices of 32 k-tiles
     (GemmShape(128, 4096, 4096), 128, 1),  # two rows of 64 x 64 tiles fill 128 of 132 SMs: no split
-    (GemmShape(1024, 1024, 1024), 128, 1),  # 16 x 8 tiles of 64 x 128 already fill 128 of 132 SMs
+    (GemmShape(1024, 1024, 1024), 128, 1),  # 8 x 16 tiles of 128 x 64 already fill 128 of 132 SMs
     (GemmShape(1000, 1000, 1000), 128, 1),  # the same tiles, the edges zero-filled
     (GemmShape(4096, 4096, 4096), 2048, 1),  # many waves: h6's persistent grid
-    (GemmShape(4095, 4097, 1024), 64 * 33, 1),
+    (GemmShape(4095, 4097, 1024), 32 * 65, 1),
     (GemmShape(16, 64, 16384), 1, 4),  # one tile: SPLIT_MAX slices
     (GemmShape(16, 4096, 96), 64, 1),  # 2 k-tiles: no slice of SPLIT_MIN_KTILES (4)
 ])
 def test_h8_split_rule_at_the_sweep_shapes(shape, tiles, split):
     k = _h8()
     grid, block, smem = k.launch_config(shape, sms=H100_SMS)
-    width = 64 if shape.M <= 256 else 128  # SKINNY_BN up to SKINNY_M rows, BN above
-    assert k.decomposition(shape, H100_SMS)["TN"] == width
+    consumers = 1 if shape.M <= 256 else 2  # SKINNY_CONSUMERS up to SKINNY_M rows, CONSUMERS above; 64 columns
+    assert (k.decomposition(shape, H100_SMS)["TC"], k.decomposition(shape, H100_SMS)["TN"]) == (consumers, 64)
     # 8 stages of A and B, 1 KiB to align them, then the staged epilogue's slices: 4 warps x 16 rows x 40 floats
-    assert block == (256, 1, 1) and smem == 8 * (64 + width) * 64 * 2 + 1024 + 4 * 16 * 40 * 4
+    # per consumer warpgroup
+    assert block == (128 * (consumers + 1), 1, 1)
+    assert smem == 8 * (64 * consumers + 64) * 64 * 2 + 1024 + consumers * 4 * 16 * 40 * 4
     assert grid == ((tiles, 1, split) if split > 1 else (min(H100_SMS, tiles), 1, 1))
     assert k.decomposition_note(shape, H100_SMS) == f"TILES={tiles}, SPLIT_K={split}"
-    assert k.for_shape(shape, H100_SMS).shape_defines == (("H8_BN", width),)  # the build compiles that width
+    # the build compiles that tile
+    assert k.for_shape(shape, H100_SMS).shape_defines == (("H8_BN", 64), ("H8_CONSUMERS", consumers))
 
 
 def test_the_skinny_width_is_a_parameter():
     shape = GemmShape(128, 4096, 4096)
     assert _h8({"SKINNY_BN": 128}).launch_config(shape, sms=H100_SMS)[0] == (64, 1, 2)  # the earlier default
-    assert _h8({"SKINNY_M": 64}).decomposition(shape, H100_SMS)["TN"] == 128
+    assert _h8({"SKINNY_M": 64, "BN": 128, "STAGES": 6}).decomposition(shape, H100_SMS)["TN"] == 128
+    assert _h8({"SKINNY_CONSUMERS": 2}).launch_config(shape, sms=H100_SMS)[:2] == ((64, 1, 2), (384, 1, 1))
+    with pytest.raises(SpecError, match="SKINNY_CONSUMERS"):
+        _h8({"SKINNY_CONSUMERS": 3})
     with pytest.raises(SpecError, match="SKINNY_BN"):
         _h8({"SKINNY_BN": 96})
 
@@ -61,8 +67,10 @@ def test_a_split_launch_is_one_wave_of_one_unit_per_cta_and_never_persistent():
         for m, n, kk in itertools.product([1, 16, 100, 128, 1000, 4095, 8192], [8, 300, 4096, 14336],
                                           [8, 1024, 4096, 16384]):
             shape = GemmShape(m, n, kk)
-            width = k.params["SKINNY_BN"] if m <= k.params["SKINNY_M"] else k.params["BN"]
-            tiles = -(-m // k.env["BM"]) * -(-n // width)
+            skinny = m <= k.params["SKINNY_M"]
+            width = k.params["SKINNY_BN"] if skinny else k.params["BN"]
+            rows = 64 * (k.params["SKINNY_CONSUMERS"] if skinny else k.params["CONSUMERS"])
+            tiles = -(-m // rows) * -(-n // width)
             grid, _, _ = k.launch_config(shape, sms=H100_SMS)
             if grid[2] > 1:
                 split_seen += 1
@@ -84,12 +92,13 @@ def test_h8_with_h6s_parameters_launches_as_h6_where_it_does_not_split():
 
 
 def test_h8_split_follows_the_wave_and_its_parameters():
-    shape = GemmShape(320, 1024, 4096)  # 5 x 8 = 40 tiles of 64 x 128, 64 k-tiles
-    assert _h8().launch_config(shape, sms=40)[0] == (40, 1, 1)  # one tile per SM: no room for a second slice
-    assert _h8().launch_config(shape, sms=H100_SMS)[0] == (40, 1, 3)
-    assert _h8().launch_config(shape, sms=264)[0] == (40, 1, 4)  # many SMs: SPLIT_MAX slices
-    assert _h8({"SPLIT_MAX": 1}).launch_config(shape, sms=H100_SMS)[0] == (40, 1, 1)
-    assert _h8({"SPLIT_MIN_KTILES": 64}).launch_config(shape, sms=H100_SMS)[0] == (40, 1, 1)
+    shape = GemmShape(320, 1024, 4096)  # 3 x 16 = 48 tiles of 128 x 64, 64 k-tiles
+    assert _h8().launch_config(shape, sms=48)[0] == (48, 1, 1)  # one tile per SM: no room for a second slice
+    assert _h8().launch_config(shape, sms=H100_SMS)[0] == (48, 1, 2)
+    assert _h8().launch_config(shape, sms=264)[0] == (48, 1, 4)  # many SMs: SPLIT_MAX slices
+    assert _h8({"SPLIT_MAX": 1}).launch_config(shape, sms=H100_SMS)[0] == (48, 1, 1)
+    assert _h8({"SPLIT_MIN_KTILES": 64}).launch_config(shape, sms=H100_SMS)[0] == (48, 1, 1)
+    assert _h8({"BN": 128, "CONSUMERS": 1}).launch_config(shape, sms=H100_SMS)[0] == (40, 1, 3)  # 5 x 8 of 64 x 128
     assert _h8(H6_PARAMS).launch_config(shape, sms=H100_SMS)[0] == (12, 1, 4)  # 3 x 4 tiles of 128 x 256
     with pytest.raises(SpecError, match="stages .* must fit in 227 KiB"):
         _h8({"CONSUMERS": 2, "BN": 256, "STAGES": 8})
@@ -104,12 +113,12 @@ def test_h8_flag_count_and_defines_match_its_kernel():
     assert '#include "hopper.cuh"' in source
     for name in k.spec.defines:  # every define the spec passes has a default in the kernel
         assert re.search(rf"#ifndef {name}\n#define {name} {k.params[name]}\n", source), name
-    grid, _, _ = _h8({"BN": 64}).launch_config(GemmShape(8192, 8192, 4096), sms=100_000)  # 16384 tiles
+    grid, _, _ = _h8({"BN": 64}).launch_config(GemmShape(8192, 8192, 4096), sms=100_000)  # 8192 tiles
     assert grid[2] == 1  # more tiles than flags never split, however many SMs
 
 
 def test_h8_tensor_maps_box_its_tile_even_past_a_small_m():
-    """A's box is BM = 64 * CONSUMERS rows: at M = 16 the TMA zero-fills rows 16-63 of every tile."""
+    """A's box is the tile's rows at the shape (64 per consumer warpgroup): at M = 16 the TMA zero-fills rows 16-63."""
     from gemmprof.measure import tma_launch
 
     class Operand:
@@ -123,10 +132,11 @@ def test_h8_tensor_maps_box_its_tile_even_past_a_small_m():
                                encode=lambda address, tmap: seen.append((tmap.rows, tmap.cols, tmap.box_rows,
                                                                          tmap.box_cols, tmap.dtype)),
                                sms=H100_SMS)
-    # B's box is the tile's width at the shape: SKINNY_BN (64) at M = 16, whatever BN; BN (128) at M = 1024
+    # the boxes are the tile at the shape: 64 x SKINNY_BN (64) at M = 16, whatever CONSUMERS and BN; 128 x BN
+    # (64) at M = 1024
     assert seen == [(16, 4096, 64, 64, "bf16"), (4096, 4096, 64, 64, "bf16"),
-                    (16, 4096, 128, 64, "bf16"), (4096, 4096, 64, 64, "bf16"),
-                    (1024, 4096, 64, 64, "bf16"), (4096, 4096, 128, 64, "bf16")]
+                    (16, 4096, 64, 64, "bf16"), (4096, 4096, 64, 64, "bf16"),
+                    (1024, 4096, 128, 64, "bf16"), (4096, 4096, 64, 64, "bf16")]
 
 
 def test_h8_builds_for_fp16_and_bf16_with_h6s_tile_too(nvcc):
@@ -169,7 +179,7 @@ def test_h8_verifies_on_the_gpu(runner, tmp_path, dtype):
 
 
 @needs_gpu
-@pytest.mark.parametrize("shape", [("16", "4096", "4096"), ("320", "1024", "4096")])  # 2 and 3 slices
+@pytest.mark.parametrize("shape", [("16", "4096", "4096"), ("320", "1024", "4096")])  # 2 slices each
 def test_h8_applies_beta_once_where_it_splits(runner, tmp_path, shape):
     """Slice 0 scales the old C by beta, the later slices add to the running sum: beta applied once, C read."""
     _hopper()
@@ -193,7 +203,7 @@ def test_h8_gives_the_same_bits_launch_after_launch_where_it_splits():
     from gemmprof.measure.runner import Runner, RunOptions
 
     _hopper()
-    shape = GemmShape(320, 1024, 4096)  # 40 tiles of 64 x 128 in 3 slices
+    shape = GemmShape(320, 1024, 4096)  # 48 tiles of 128 x 64 in 2 slices
     runner = Runner(get_gpu("h100"), RunOptions(shape=shape, seed=7, baselines=False))
     outs, verify = [], runner._verify
 
@@ -212,3 +222,13 @@ def test_h8_gives_the_same_bits_launch_after_launch_where_it_splits():
     cupy.cuda.Device().synchronize()
     bits = [a.view(cupy.uint32) for a in (first, second, outs[1])]
     assert bool((bits[0] == bits[1]).all()) and bool((bits[1] == bits[2]).all())
+
+
+def test_threads_per_block_is_the_binarys():
+    """h8's block depends on the shape: the build for a skinny shape has one consumer warpgroup (256 threads), the
+    general binary and the builds for other shapes two (384)."""
+    k = _h8()
+    assert k.threads_per_block == 384
+    assert k.for_shape(GemmShape(16, 4096, 4096), H100_SMS).threads_per_block == 256
+    assert k.for_shape(GemmShape(1024, 1024, 1024), H100_SMS).threads_per_block == 384
+    assert bind(specmod.select(["h6"])[0]).threads_per_block == 384

@@ -23,6 +23,7 @@ class BoundKernel:
     dtype: str = ""  # the dtype it is built and run for: one of spec.dtypes ("" means spec.dtype)
     params_source: str = ""  # where the parameters come from when not the spec ("tuned on DEVICE ...")
     shape_defines: tuple[tuple[str, int], ...] = ()  # the spec's `specialize` at one shape (see for_shape)
+    built_for: tuple[GemmShape, int | None] | None = None  # the shape and SM count for_shape built it for
 
     @property
     def run_dtype(self) -> str:
@@ -75,7 +76,7 @@ class BoundKernel:
                 values.append((name, int(expr.evaluate(e, env))))
             except SpecError as exc:
                 raise SpecError(f"{self.spec.path}: specialize.{name}: {exc}") from None
-        return replace(self, shape_defines=tuple(values))
+        return replace(self, shape_defines=tuple(values), built_for=(shape, sms))
 
     def _launch_names(self) -> set[str]:
         """Every name the grid, the decomposition and `specialize` read."""
@@ -115,8 +116,15 @@ class BoundKernel:
 
     @property
     def threads_per_block(self) -> int:
-        env = {**self.env, "M": 1, "N": 1, "K": 1}
-        b = [int(expr.evaluate(e, env)) for e in self.spec.block]
+        """The binary's threads per block. A block that depends on the shape (h8: one consumer warpgroup for skinny
+        problems) is the launch's at the shape the kernel was built for (for_shape), or, for the general binary,
+        at a problem large enough that no shape rule applies: that binary is built from the parameters as given."""
+        if set().union(*(expr.names(e) for e in self.spec.block)) & set(self.spec.decomposition):
+            shape, sms = self.built_for or (GemmShape(1 << 16, 1 << 16, 1 << 16), 1)
+            b = self.launch_config(shape, sms)[1]
+        else:
+            env = {**self.env, "M": 1, "N": 1, "K": 1}
+            b = [int(expr.evaluate(e, env)) for e in self.spec.block]
         return b[0] * b[1] * b[2]
 
     def tiles(self) -> Tiles:

@@ -8,7 +8,10 @@
 // M = 16 or 128 with N = K = 4096 is 16 tiles. What h8 changes:
 //  * The tile is a parameter: BM = 64 * CONSUMERS (one or two consumer warpgroups; a 64-row tile wastes less of
 //    each wgmma's M = 64 when M <= 64), BN = 64, 128 or 256 (the wgmma N). More, smaller tiles fill more SMs:
-//    the spec narrows the tile to 64 columns for M <= 256 (H8_BN, below).
+//    the spec picks 128 x 64 (two consumer warpgroups) by default and 64 x 64 (one) for M <= 256 (H8_CONSUMERS,
+//    H8_BN, below). On the H100 128 x 64 ran 1024^3 at 86% of cuBLAS against 77% for 64 x 128, and 64 x 64 ran
+//    M = 16 and 128 (N = K = 4096) at 79% and 86% against 68% and 77% for 128 x 64
+//    (benchmarks/2026-11-25_h100_pingpong).
 //  * Work units are (tile, slice): slice s of a tile computes k-tiles [s * KT / S, (s + 1) * KT / S) of
 //    KT = cdiv(K, BK). The spec's `decomposition` picks S (SPLIT_K) at each shape: S > 1 only when the tiles
 //    leave part of one wave of CTAs idle (the run's note shows TILES and SPLIT_K).
@@ -34,16 +37,22 @@
 #include "hopper.cuh"
 
 #ifndef CONSUMERS
-#define CONSUMERS 1
+#define CONSUMERS 2
 #endif
 #ifndef BN
-#define BN 128
+#define BN 64
 #endif
-// A build for one shape (the spec's `specialize`) sets the tile width that shape's launch uses, H8_BN: 64 for
-// skinny problems (M <= 256), where twice the tiles across N fill the SMs before K has to be split, else BN.
+// A build for one shape (the spec's `specialize`) sets the tile that shape's launch uses: H8_CONSUMERS consumer
+// warpgroups (64 rows each) by H8_BN columns. Skinny problems (M <= 256) get one warpgroup, 64 x 64, so that more
+// tiles across N fill the SMs before K has to be split and no rows of a 128-row tile go to waste; the others get
+// CONSUMERS by BN (128 x 64: two warpgroups issue wgmmas where the tiles are few).
 #ifdef H8_BN
 #undef BN
 #define BN H8_BN
+#endif
+#ifdef H8_CONSUMERS
+#undef CONSUMERS
+#define CONSUMERS H8_CONSUMERS
 #endif
 #ifndef BK
 #define BK 64
