@@ -9,9 +9,8 @@
 //  * The tile is a parameter: BM = 64 * CONSUMERS (one or two consumer warpgroups; a 64-row tile wastes less of
 //    each wgmma's M = 64 when M <= 64), BN = 64, 128 or 256 (the wgmma N). More, smaller tiles fill more SMs:
 //    the spec picks 128 x 64 (two consumer warpgroups) by default and 64 x 64 (one) for M <= 256 (H8_CONSUMERS,
-//    H8_BN, below). On the H100 128 x 64 ran 1024^3 at 86% of cuBLAS against 77% for 64 x 128, and 64 x 64 ran
-//    M = 16 and 128 (N = K = 4096) at 79% and 86% against 68% and 77% for 128 x 64
-//    (benchmarks/2026-11-25_h100_pingpong).
+//    H8_BN, below). On the H100 128 x 64 ran 1024^3 at 176.6-177.8 TFLOP/s against 167.8 for 64 x 128, and
+//    64 x 64 ran M = 16 and 128 (N = K = 4096) 17% and 11% faster than 128 x 64 (benchmarks/2026-11-25_h100_pingpong).
 //  * Work units are (tile, slice): slice s of a tile computes k-tiles [s * KT / S, (s + 1) * KT / S) of
 //    KT = cdiv(K, BK). The spec's `decomposition` picks S (SPLIT_K) at each shape: S > 1 only when the tiles
 //    leave part of one wave of CTAs idle (the run's note shows TILES and SPLIT_K).
