@@ -41,6 +41,8 @@ TECHNIQUES: dict[str, tuple[str, tuple[str, ...]]] = {
                   ("h7",)),
     "pingpong": ("two consumer warpgroups taking turns on tiles of their own: one's epilogue runs under the "
                  "other's MMAs", ("h9",)),
+    "stream_k": ("a stream-K tail: the last partial round's tiles shared by k-iterations, so every SM ends together",
+                 ("h10",)),
     "split_k": ("split-K: K divided among several blocks per tile when the tiles are fewer than the SMs, reduced "
                 "in a fixed order", ("16", "h8")),
 }
@@ -58,10 +60,10 @@ RUNG_TECHNIQUES: dict[str, tuple[str, ...]] = {
     "h1": ("tensor_cores",), "h2": ("smem_tiling", "latency_hiding", "bank_conflicts"), "h3": ("ldmatrix", "register_pipeline", "bank_conflicts"),
     "h4": ("wgmma",), "h5": ("warp_specialization", "larger_tiles"), "h6": ("persistent", "epilogue"),
     "h7": ("multicast",),
-    "16": ("split_k",), "h8": ("split_k",), "h9": ("pingpong",),
+    "16": ("split_k",), "h8": ("split_k",), "h9": ("pingpong",), "h10": ("stream_k",),
 }
 # rungs beside a ladder's line: what they apply is their base rung's, plus their own (RUNG_TECHNIQUES)
-BRANCHES = {"16": "15", "h8": "h6", "h9": "h6"}
+BRANCHES = {"16": "15", "h8": "h6", "h9": "h6", "h10": "h6"}
 # the fp32 rungs a tensor-core rung builds on (h1 starts from a tiled, coalesced, vectorized kernel)
 _FP16_BASE = ("coalescing", "smem_tiling", "register_tiling", "vectorized", "tensor_cores")
 

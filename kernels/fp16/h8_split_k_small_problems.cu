@@ -82,25 +82,6 @@ namespace h8 {
 constexpr unsigned SPLIT_FLAGS = 4096;  // the spec's SPLIT_FLAGS
 __device__ unsigned tile_flags[SPLIT_FLAGS];  // zero at module load; every split launch leaves them zero
 
-__device__ __forceinline__ unsigned load_acquire(const unsigned* p)
-{
-    unsigned v;
-    asm volatile("ld.acquire.gpu.global.u32 %0, [%1];\n" : "=r"(v) : "l"(p) : "memory");
-    return v;
-}
-
-__device__ __forceinline__ void store_release(unsigned* p, unsigned v)
-{
-    asm volatile("st.release.gpu.global.u32 [%0], %1;\n" ::"l"(p), "r"(v) : "memory");
-}
-
-// A barrier of the consumer warpgroups only (named barrier 1): the producer warpgroup has left its loop, or
-// exited, by the time the consumers reach the epilogue, so __syncthreads (barrier 0, all threads) would hang.
-__device__ __forceinline__ void consumers_sync()
-{
-    asm volatile("bar.sync 1, %0;\n" ::"n"(CONSUMER_THREADS) : "memory");
-}
-
 }  // namespace h8
 
 extern "C" __global__ void __launch_bounds__(128 * (CONSUMERS + 1), 1)
@@ -213,17 +194,17 @@ hgemm_split_k_small_problems(int M, int N, int K, float alpha, const elem_t* __r
             const bool leader = threadIdx.x == 128;  // thread 0 of the first consumer warpgroup
             if (slice > 0) {
                 if (leader)
-                    while (h8::load_acquire(flag) != (unsigned)slice)
+                    while (load_acquire_gpu(flag) != (unsigned)slice)
                         __nanosleep(64);
-                h8::consumers_sync();  // the leader's acquire, then the barrier: every consumer's reads of C follow it
+                consumers_sync<CONSUMER_THREADS>();  // the leader's acquire, then the barrier: every consumer's reads of C follow it
             }
             // slice 0 scales the old C (unread when beta == 0); the others add to the running sum
             store_acc_rows<BN>(d, M, N, alpha, slice == 0 ? beta : 1.0f, C, tm * BM + 64 * c, tn * BN, wg_tid,
                                epi_scratch + c * (EPI_WARPGROUP_BYTES / 4));
-            h8::consumers_sync();  // every consumer's stores of C are issued; the leader's release covers them
+            consumers_sync<CONSUMER_THREADS>();  // every consumer's stores of C are issued; the leader's release covers them
             if (leader) {
                 __threadfence();
-                h8::store_release(flag, slice + 1 == S ? 0u : (unsigned)(slice + 1));
+                store_release_gpu(flag, slice + 1 == S ? 0u : (unsigned)(slice + 1));
             }
         }
     }

@@ -1,5 +1,5 @@
-// Helpers shared by the Hopper rungs h4 to h9 (h4_wgmma_tma.cu, h5_warp_specialized.cu, h6_persistent.cu,
-// h7_cluster_multicast.cu, h8_split_k_small_problems.cu, h9_pingpong_consumers.cu): the element type (fp16, or bf16 with -DELEM_BF16=1), mbarriers, TMA box loads,
+// Helpers shared by the Hopper rungs h4 to h10 (h4_wgmma_tma.cu, h5_warp_specialized.cu, h6_persistent.cu,
+// h7_cluster_multicast.cu, h8_split_k_small_problems.cu, h9_pingpong_consumers.cu, h10_stream_k_tail.cu): the element type (fp16, or bf16 with -DELEM_BF16=1), mbarriers, TMA box loads,
 // thread-block clusters (TMA multicast, arrivals on a peer CTA's mbarrier, cluster barriers), wgmma on
 // shared-memory tiles written with the 128-byte swizzle, register reallocation between warpgroups, the
 // accumulator epilogues and the grouped tile order. Each rung includes this file by a quoted path and holds only
@@ -284,7 +284,7 @@ __device__ __forceinline__ void store_acc(const float (&d)[BN_W / 2], int M, int
     }
 }
 
-// ---- epilogue for rows of C off the 32-byte grid (h6-h9) ----
+// ---- epilogue for rows of C off the 32-byte grid (h6-h10) ----
 // With N % 8 != 0 a row of fp32 C does not start on a 32-byte sector, so each 32-byte piece store_acc writes
 // (4 lanes x 2 floats) straddles two sectors: twice the sectors, all partial. On the H100 (h6, 4096 x N x 1024,
 // where writing the 64 MB of C dominates) N = 4097 ran at 42% and N = 4098 at 60% of N = 4096; an odd M cost
@@ -364,4 +364,25 @@ __device__ __forceinline__ void cluster_tile_coords(int ctile, int ctiles_m, int
     tile_coords(ctile, ctiles_m, ctiles_n, group_m, tm, tn);
     tm = tm * CM + (int)(rank / CN);
     tn = tn * CN + (int)(rank % CN);
+}
+
+// ---- flags between CTAs of one launch (h8's and h10's ordered reductions) ----
+__device__ __forceinline__ unsigned load_acquire_gpu(const unsigned* p)
+{
+    unsigned v;
+    asm volatile("ld.acquire.gpu.global.u32 %0, [%1];\n" : "=r"(v) : "l"(p) : "memory");
+    return v;
+}
+
+__device__ __forceinline__ void store_release_gpu(unsigned* p, unsigned v)
+{
+    asm volatile("st.release.gpu.global.u32 [%0], %1;\n" ::"l"(p), "r"(v) : "memory");
+}
+
+// A barrier of the consumer warpgroups only (named barrier 1, THREADS of them): the producer warpgroup has left
+// its loop, or exited, by the time the consumers reach the epilogue, so __syncthreads (barrier 0) would hang.
+template <int THREADS>
+__device__ __forceinline__ void consumers_sync()
+{
+    asm volatile("bar.sync 1, %0;\n" ::"n"(THREADS) : "memory");
 }
