@@ -31,6 +31,9 @@ def test_every_kernel_compiles(nvcc, arch):
     assert len(results) == len(kernels)
     for r in results:
         assert r.skipped or r.resources.registers > 0
+        # ptxas serializes every wgmma of a kernel when other instructions write accumulator registers between a
+        # wgmma and its wait (h10 without its fence_regs after zeroing: 8% slower than h6 on the H100)
+        assert "C7515" not in r.log, (r.name, r.log[-1500:])
     hopper = {r.name for r in results if not r.skipped and r.arch.endswith("a")}
     assert hopper == ({"wgmma_tma", "warp_specialized", "persistent", "cluster_multicast", "hopper_split_k", "pingpong",
                       "stream_k_tail"}
