@@ -269,17 +269,19 @@ for stage in "$@"; do
         step "h9_var_${v// /_}" "${GP[@]}" run h9 "${args[@]}" --size 4096 --budget 0.3 -o "$B/h9_var_${v// /_}_4096.json"
       done
       step h9_profile "${GP[@]}" profile h6 h9 --cublas --size 4096 --save "$B/h9_profile_4096.json" --save-csv "$B/h9_ncu_4096.csv" ;;
-    hopper10)  # issue 26: h10 (h6 with a stream-K tail) verified, beside h6 and cuBLAS where the last round of tiles is partial, its STREAM_K=0 schedule, interleaved at 4096 and 8192
+    hopper10)  # issue 26: h10 (h6 with a stream-K tail where its rule cuts it) verified, beside h6 and cuBLAS; every tail cut (the rule off) at shapes it leaves whole; ncu of a cut tail; interleaved at 8192
       step hopper10_tests python3 -m pytest -q -m gpu tests/test_hopper_stream_k.py
-      for s in 1024x11008x4096 4096x4096x4096 4096x4096x1024 16384x4096x4096 4096x4096x14336 1024x1024x1024 1000x1000x1000; do
+      for s in 8192x8192x8192 16384x4096x4096 1280x5120x2048 1024x11008x4096 4096x4096x4096 4096x4096x1024 4095x4097x1024; do
         IFS=x read -r m n k <<< "$s"
         step "h10_$s" "${GP[@]}" run h6 h10 --dtype fp16 -m "$m" -n "$n" -k "$k" --budget 0.3 -o "$B/h10_$s.json"
       done
-      step h10_sk0 "${GP[@]}" run h10 --param STREAM_K=0 -m 1024 -n 11008 -k 4096 --budget 0.3 -o "$B/h10_sk0_1024x11008x4096.json"
+      for s in 1024x11008x4096 4096x4096x4096 4096x4096x14336; do  # the tail cut where the rule does not cut it
+        IFS=x read -r m n k <<< "$s"
+        step "h10_cut_$s" "${GP[@]}" run h10 --param SK_TAIL_MAX_PCT=100 --param SK_MIN_ITERS=1 -m "$m" -n "$n" -k "$k" --budget 0.3 -o "$B/h10_cut_$s.json"
+      done
+      step h10_profile_cut "${GP[@]}" profile h6 h10 --param SK_TAIL_MAX_PCT=100 -m 4096 -n 4096 -k 14336 --save "$B/h10_profile_cut_14336.json" --save-csv "$B/h10_ncu_cut_14336.csv"
       for d in fp16 bf16; do
-        for s in 4096 8192; do
-          step "h10_${d}_$s" "${GP[@]}" run h6 h10 --dtype "$d" --size "$s" --interleave -o "$B/h10_${d}_$s.json"
-        done
+        step "h10_${d}_8192" "${GP[@]}" run h6 h10 --dtype "$d" --size 8192 --interleave -o "$B/h10_${d}_8192.json"
       done ;;
     *)
       echo "unknown stage $stage" ;;

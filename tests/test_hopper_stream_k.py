@@ -21,29 +21,49 @@ def h10(**params):
     return bind(specmod.select(["h10"])[0], params)
 
 
-@pytest.mark.parametrize("shape", [(1024, 11008, 4096), (4096, 4096, 4096), (8192, 8192, 8192), (1024, 1024, 1024),
-                                   (128, 256, 64), (4095, 4097, 1024)])
-@pytest.mark.parametrize("sms", [132, 114])
-def test_the_grid_is_one_cta_per_sm_with_the_tail_and_h6s_without(shape, sms):
-    tiles = _cdiv(shape[0], 128) * _cdiv(shape[1], 256)
-    k, h6 = h10(), bind(specmod.select(["h6"])[0])
-    grid, block, smem = k.launch_config(GemmShape(*shape), sms=sms)
-    assert grid == (sms, 1, 1) and block == (384, 1, 1) and smem == 4 * (128 + 256) * 64 * 2 + 1024 + EPILOGUE_SMEM
-    assert k.decomposition(GemmShape(*shape), sms) == {"TILES": tiles, "CTAS": sms, "TAIL": tiles % sms}
-    assert h10(STREAM_K=0).launch_config(GemmShape(*shape), sms=sms) == h6.launch_config(GemmShape(*shape), sms=sms)
+# (shape, tiles, tail cut): 8192^3 and 16384 x 4096 x 4096 leave 68 of 132 tiles (52%) for the last round, ~66 and
+# ~33 k-iterations per CTA: cut. 1024 x 11008 x 4096 (80, 61%) and 4096^3 (116, 88%): too large a tail; 1024^3:
+# no whole round; 4095 x 4097 x 1024 (16 tiles of 16 iterations: 2 per CTA): too few iterations.
+@pytest.mark.parametrize(("shape", "tiles", "tail"), [((8192, 8192, 8192), 2048, 68), ((16384, 4096, 4096), 2048, 68),
+                                                      ((1024, 11008, 4096), 344, 0), ((4096, 4096, 4096), 512, 0),
+                                                      ((4096, 4096, 14336), 512, 0), ((1024, 1024, 1024), 32, 0),
+                                                      ((4095, 4097, 1024), 544, 0)])
+def test_the_tail_is_cut_only_where_the_rule_says_and_h6s_schedule_runs_elsewhere(shape, tiles, tail):
+    assert tiles == _cdiv(shape[0], 128) * _cdiv(shape[1], 256)
+    k, h6, g = h10(), bind(specmod.select(["h6"])[0]), GemmShape(*shape)
+    grid, block, smem = k.launch_config(g, sms=132)
+    assert block == (384, 1, 1) and smem == 4 * (128 + 256) * 64 * 2 + 1024 + EPILOGUE_SMEM
+    assert k.decomposition(g, 132) == {"TILES": tiles, "ROUND": 132, "TAIL": tail}
+    assert k.decomposition_note(g, 132) == f"TILES={tiles}, ROUND=132, TAIL={tail}"
+    assert k.for_shape(g, 132).shape_defines == (("H10_TAIL", int(tail > 0)),)  # the build runs that schedule
+    if tail:
+        assert grid == (132, 1, 1)
+    else:
+        assert (grid, block, smem) == h6.launch_config(g, sms=132)
+    # STREAM_K=0: h6's schedule at every shape; SK_TAIL_MAX_PCT=100 and SK_MIN_ITERS=1 cut every tail after a round
+    assert h10(STREAM_K=0).decomposition(g, 132)["TAIL"] == 0
+    loose = h10(SK_TAIL_MAX_PCT=100, SK_MIN_ITERS=1).decomposition(g, 132)["TAIL"]
+    assert loose == (tiles % 132 if tiles >= 132 else 0)
 
 
 def test_the_workspace_slots_bound_the_grid():
     k = h10()
     source = k.spec.file.read_text()
     assert f"SK_SLOTS = {k.env['SK_SLOTS']};" in source
-    assert k.launch_config(GemmShape(4096, 4096, 4096), sms=1000)[0] == (k.env["SK_SLOTS"], 1, 1)
+    # on a GPU of more SMs than workspace slots a cut tail runs on SK_SLOTS CTAs (1024 x 11008 x 4096: 344 tiles,
+    # a tail of 88 of 256); h6's schedule may use every SM (4096^3: 512 tiles, no tail), and the kernel traps only
+    # in a build that cuts
+    assert k.launch_config(GemmShape(1024, 11008, 4096), sms=1000)[0] == (k.env["SK_SLOTS"], 1, 1)
+    assert k.decomposition(GemmShape(1024, 11008, 4096), 1000)["TAIL"] == 88
+    assert k.launch_config(GemmShape(4096, 4096, 4096), sms=1000)[0] == (512, 1, 1)
+    assert "if (STREAM_K && gridDim.x > (unsigned)h10::SK_SLOTS)" in source
     for name in k.spec.defines:  # every define the spec passes has a default in the kernel
         assert re.search(rf"#ifndef {name}\n#define {name} {k.params[name]}\n", source), name
 
 
 @pytest.mark.parametrize("params, message", [({"STREAM_K": 2}, "STREAM_K is 1"), ({"STAGES": 5}, "227 KiB"),
-                                             ({"BN": 64}, "BN is the consumers")])
+                                             ({"BN": 64}, "BN is the consumers"), ({"SK_TAIL_MAX_PCT": 101}, "0 to 100"),
+                                             ({"SK_MIN_ITERS": 0}, "at least 1")])
 def test_constraints_name_what_is_wrong(params, message):
     with pytest.raises(SpecError, match=message):
         h10(**params)
@@ -67,12 +87,14 @@ def test_explain_places_h10_beside_h6():
 
 
 # -- on the H100 --------------------------------------------------------------------------------------------------
+# Every tail cut (CUT) at the first three shapes; the default rule cuts 1280 x 5120 x 2048's (200 tiles, 68 in the
+# tail, ~16 k-iterations per CTA).
 # 1024 x 11008 x 4096: 344 tiles, a tail of 80 (5120 iterations, ~39 per CTA: pieces cut inside tiles and spanning
-# two); 1024^3: 32 tiles, all tail (4 CTAs per tile); 128 x 256 x 64: one tile of one iteration for 132 CTAs (131
-# with none); 4095 x 4097 x 1024: 528 tiles, a tail of 0 (no piece); 1000 x 1030 x 520: edges, 40 tiles all tail
-GPU_SHAPES = [["-m", "1024", "-n", "11008", "-k", "4096"], ["--size", "1024"], ["-m", "128", "-n", "256", "-k", "64"],
-              ["-m", "4095", "-n", "4097", "-k", "1024"], ["-m", "1000", "-n", "1030", "-k", "520"],
-              ["-m", "2048", "-n", "4096", "-k", "2048"]]
+# two); 4095 x 4097 x 1024: 544 tiles, a tail of 16 tiles of 16 iterations (~2 per CTA: up to 9 pieces per tile),
+# edges; 2048 x 4096 x 2048: 256 tiles, a tail of 124.
+CUT = ["--param", "SK_TAIL_MAX_PCT=100", "--param", "SK_MIN_ITERS=1"]
+GPU_SHAPES = [["-m", "1024", "-n", "11008", "-k", "4096", *CUT], ["-m", "4095", "-n", "4097", "-k", "1024", *CUT],
+              ["-m", "2048", "-n", "4096", "-k", "2048", *CUT], ["-m", "1280", "-n", "5120", "-k", "2048"]]
 
 
 def _verified(runner, tmp_path, args):
@@ -95,9 +117,12 @@ def test_h10_verifies_on_the_gpu(runner, tmp_path, dtype):
 @needs_gpu
 def test_h10_applies_beta_once_and_runs_h6s_schedule(runner, tmp_path):
     _hopper()
+    row = _verified(runner, tmp_path, ["-m", "1024", "-n", "11008", "-k", "4096", "--alpha", "1.5", "--beta", "-0.75",
+                                       *CUT])
+    assert "TAIL=80" in row["message"], row["message"]
     _verified(runner, tmp_path, ["-m", "300", "-n", "520", "-k", "136", "--alpha", "1.5", "--beta", "-0.75"])
-    _verified(runner, tmp_path, ["-m", "1024", "-n", "11008", "-k", "4096", "--beta", "1"])
-    _verified(runner, tmp_path, ["-m", "1024", "-n", "11008", "-k", "4096", "--param", "STREAM_K=0"])
+    row = _verified(runner, tmp_path, ["-m", "1024", "-n", "11008", "-k", "4096", "--param", "STREAM_K=0"])
+    assert "TAIL=0" in row["message"], row["message"]
 
 
 @needs_gpu
@@ -121,7 +146,7 @@ def test_h10_gives_the_same_bits_launch_after_launch():
         return verify(row, problem, launch_and_keep, *args, **kwargs)
 
     runner._verify = keeping_outputs
-    row, launch = runner.prepare_kernel(h10())
+    row, launch = runner.prepare_kernel(h10(SK_TAIL_MAX_PCT=100, SK_MIN_ITERS=1))
     assert row.status == "ok" and launch is not None, (row.status, row.message)
     first, second = outs[0].copy(), outs[1].copy()  # over NaN, then over the sentinel
     for _ in range(3):

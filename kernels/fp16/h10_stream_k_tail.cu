@@ -24,7 +24,14 @@
 //    BM x BN fp32 slot per CTA (SK_SLOTS of them, 128 KiB each), written and read in the accumulator's register
 //    order, 16 bytes per thread, coalesced. The finisher clears the flags it consumed, so the next launch starts
 //    from zeros.
-//  * STREAM_K=0 builds h6's schedule (every tile whole), to measure the tail's worth.
+//  * What it costs: the pieces of one tile row or column run at different k at the same moment, so the panels of A
+//    and B they share are no longer read once from DRAM for all of them as in a round of whole tiles. On the H100
+//    at 4096 x 4096 x 14336 (a tail of 116 of 132 tiles, pieces of ~197 k-iterations) ncu counted 1,601 MB of DRAM
+//    reads against h6's 576 and the kernel ran 38% slower; with a tail of half a round (8192^3, 16384 x 4096 x
+//    4096: 68 tiles, pieces of 33-66 iterations) it ran 1.4-1.5% faster than h6. So the spec takes the tail only
+//    where it is at most SK_TAIL_MAX_PCT % of a round and at least one whole round comes first (small problems are
+//    h8's), and builds h6's schedule elsewhere (benchmarks/2026-11-25_h100_stream_k).
+//  * STREAM_K=0 builds h6's schedule (every tile whole) at every shape, to measure the tail's worth.
 // Defaults: h6's 128 x 256 x 64 tiles, 4 stages, GROUP_M = 16.
 //
 // Backend nvcc (-gencode=arch=compute_90a,code=sm_90a), parameters as -D defines, extern "C" entry.
@@ -45,6 +52,12 @@
 #endif
 #ifndef STREAM_K
 #define STREAM_K 1
+#endif
+// The build for one shape (the spec's `specialize`) says whether that shape takes the tail: H10_TAIL = 0 runs h6's
+// schedule there (the spec's rule: a tail of at most SK_TAIL_MAX_PCT % of a round, after at least one whole round).
+#ifdef H10_TAIL
+#undef STREAM_K
+#define STREAM_K H10_TAIL
 #endif
 #define CONSUMERS 2
 #define BM (64 * CONSUMERS)
@@ -109,7 +122,7 @@ hgemm_stream_k_tail(int M, int N, int K, float alpha, const elem_t* __restrict__
     const int tiles_n = (N + BN - 1) / BN;
     const int tiles = tiles_m * tiles_n;
     const int KT = (K + BK - 1) / BK;
-    if (gridDim.x > (unsigned)h10::SK_SLOTS)
+    if (STREAM_K && gridDim.x > (unsigned)h10::SK_SLOTS)
         __trap();  // more CTAs than workspace slots: refuse rather than race
     const h10::Schedule sch(tiles, KT);
     const int wg = threadIdx.x / 128;
