@@ -271,7 +271,7 @@ for stage in "$@"; do
       step h9_profile "${GP[@]}" profile h6 h9 --cublas --size 4096 --save "$B/h9_profile_4096.json" --save-csv "$B/h9_ncu_4096.csv" ;;
     hopper10)  # issue 26: h10 (h6 with a stream-K tail where its rule cuts it) verified, beside h6 and cuBLAS; every tail cut (the rule off) at shapes it leaves whole; ncu of a cut tail; interleaved at 8192
       step hopper10_tests python3 -m pytest -q -m gpu tests/test_hopper_stream_k.py
-      for s in 8192x8192x8192 16384x4096x4096 1280x5120x2048 1024x11008x4096 4096x4096x4096 4096x4096x1024 4095x4097x1024; do
+      for s in 8192x8192x8192 16384x4096x4096 1280x5120x4096 1280x5120x2048 1024x11008x4096 4096x4096x4096 4096x4096x1024 4095x4097x1024; do
         IFS=x read -r m n k <<< "$s"
         step "h10_$s" "${GP[@]}" run h6 h10 --dtype fp16 -m "$m" -n "$n" -k "$k" --budget 0.3 -o "$B/h10_$s.json"
       done

@@ -87,14 +87,14 @@ def test_explain_places_h10_beside_h6():
 
 
 # -- on the H100 --------------------------------------------------------------------------------------------------
-# Every tail cut (CUT) at the first three shapes; the default rule cuts 1280 x 5120 x 2048's (200 tiles, 68 in the
-# tail, ~16 k-iterations per CTA).
+# Every tail cut (CUT) at the first three shapes; the default rule cuts 1280 x 5120 x 4096's (200 tiles, 68 in the
+# tail, ~33 k-iterations per CTA).
 # 1024 x 11008 x 4096: 344 tiles, a tail of 80 (5120 iterations, ~39 per CTA: pieces cut inside tiles and spanning
 # two); 4095 x 4097 x 1024: 544 tiles, a tail of 16 tiles of 16 iterations (~2 per CTA: up to 9 pieces per tile),
 # edges; 2048 x 4096 x 2048: 256 tiles, a tail of 124.
 CUT = ["--param", "SK_TAIL_MAX_PCT=100", "--param", "SK_MIN_ITERS=1"]
 GPU_SHAPES = [["-m", "1024", "-n", "11008", "-k", "4096", *CUT], ["-m", "4095", "-n", "4097", "-k", "1024", *CUT],
-              ["-m", "2048", "-n", "4096", "-k", "2048", *CUT], ["-m", "1280", "-n", "5120", "-k", "2048"]]
+              ["-m", "2048", "-n", "4096", "-k", "2048", *CUT], ["-m", "1280", "-n", "5120", "-k", "4096"]]
 
 
 def _verified(runner, tmp_path, args):
