@@ -50,11 +50,11 @@ def test_the_workspace_slots_bound_the_grid():
     k = h10()
     source = k.spec.file.read_text()
     assert f"SK_SLOTS = {k.env['SK_SLOTS']};" in source
-    # on a GPU of more SMs than workspace slots a cut tail runs on SK_SLOTS CTAs (1024 x 11008 x 4096: 344 tiles,
-    # a tail of 88 of 256); h6's schedule may use every SM (4096^3: 512 tiles, no tail), and the kernel traps only
-    # in a build that cuts
-    assert k.launch_config(GemmShape(1024, 11008, 4096), sms=1000)[0] == (k.env["SK_SLOTS"], 1, 1)
-    assert k.decomposition(GemmShape(1024, 11008, 4096), 1000)["TAIL"] == 88
+    # on a GPU of more SMs than workspace slots a cut tail runs on SK_SLOTS CTAs (1024 x 11008 x 8192: 344 tiles,
+    # a tail of 88 of 256, 44 k-iterations per CTA); h6's schedule may use every SM (4096^3: 512 tiles, no tail), and
+    # the kernel traps only in a build that cuts
+    assert k.launch_config(GemmShape(1024, 11008, 8192), sms=1000)[0] == (k.env["SK_SLOTS"], 1, 1)
+    assert k.decomposition(GemmShape(1024, 11008, 8192), 1000)["TAIL"] == 88
     assert k.launch_config(GemmShape(4096, 4096, 4096), sms=1000)[0] == (512, 1, 1)
     assert "if (STREAM_K && gridDim.x > (unsigned)h10::SK_SLOTS)" in source
     for name in k.spec.defines:  # every define the spec passes has a default in the kernel
