@@ -43,8 +43,10 @@ def test_h8_split_rule_at_the_sweep_shapes(shape, tiles, split):
     assert smem == 8 * (64 * consumers + 64) * 64 * 2 + 1024 + consumers * 4 * 16 * 40 * 4
     assert grid == ((tiles, 1, split) if split > 1 else (min(H100_SMS, tiles), 1, 1))
     assert k.decomposition_note(shape, H100_SMS) == f"TILES={tiles}, SPLIT_K={split}"
-    # the build compiles that tile
-    assert k.for_shape(shape, H100_SMS).shape_defines == (("H8_BN", 64), ("H8_CONSUMERS", consumers))
+    # the build compiles that tile, the split only where it splits, the staged epilogue only for rows off sectors
+    assert k.for_shape(shape, H100_SMS).shape_defines == (("H8_BN", 64), ("H8_CONSUMERS", consumers),
+                                                          ("H8_SPLIT", int(split > 1)),
+                                                          ("ROWS_ON_SECTORS", int(shape.N % 8 == 0)))
 
 
 def test_the_skinny_width_is_a_parameter():
@@ -143,11 +145,15 @@ def test_h8_builds_for_fp16_and_bf16_with_h6s_tile_too(nvcc):
     from gemmprof.measure.compile_pool import nvcc_build_all
 
     kernels = [_h8(), _h8(dtype="bf16"), _h8(H6_PARAMS), _h8({"BN": 64, "CONSUMERS": 2, "STAGES": 6}),
-               _h8().for_shape(GemmShape(16, 4096, 4096), H100_SMS)]  # the skinny build: -DH8_BN=64
+               _h8().for_shape(GemmShape(16, 4096, 4096), H100_SMS),  # the skinny build: -DH8_BN=64
+               _h8().for_shape(GemmShape(1024, 1024, 1024), H100_SMS)]  # unsplit, rows on sectors
     results = nvcc_build_all(kernels, ["sm_90"], jobs=2)
     assert all(r.ok and r.arch == "sm_90a" for r in results), [r.log[-2000:] for r in results if not r.ok]
     assert "-DELEM_BF16=1" in results[1].build.flags and "-DELEM_BF16=1" not in results[0].build.flags
     assert "-DH8_BN=64" in results[4].build.flags and results[4].cubin.read_bytes() != results[0].cubin.read_bytes()
+    # the build for 1024^3 leaves out the split's reduction and the staged epilogue: a third of the general code
+    assert "-DH8_SPLIT=0" in results[5].build.flags and "-DROWS_ON_SECTORS=1" in results[5].build.flags
+    assert 3 * len(results[5].cubin.read_bytes()) < 2 * len(results[0].cubin.read_bytes())
     for r in results:  # the accumulators stay in registers
         assert r.resources.spill_stores == 0 and r.resources.spill_loads == 0, (r.name, r.resources)
 

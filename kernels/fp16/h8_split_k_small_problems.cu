@@ -53,6 +53,11 @@
 #undef CONSUMERS
 #define CONSUMERS H8_CONSUMERS
 #endif
+// ... and whether it splits K (H8_SPLIT = 0: the serial reduction is compiled out; such a build refuses a split
+// launch). Less code matters at these sizes: at 1024^3 a third of h8's stall samples were instruction fetches.
+#ifndef H8_SPLIT
+#define H8_SPLIT 1
+#endif
 #ifndef BK
 #define BK 64
 #endif
@@ -111,8 +116,8 @@ hgemm_split_k_small_problems(int M, int N, int K, float alpha, const elem_t* __r
     const int ctas = gridDim.x * gridDim.z;
     const int cta = blockIdx.z * gridDim.x + blockIdx.x;
     const int units = tiles * S;
-    if (S > 1 && (gridDim.x != (unsigned)tiles || tiles > (int)h8::SPLIT_FLAGS))
-        __trap();  // a split launch must be one unit per CTA, one flag per tile: refuse, never race or hang
+    if (S > 1 && (!H8_SPLIT || gridDim.x != (unsigned)tiles || tiles > (int)h8::SPLIT_FLAGS))
+        __trap();  // a split launch must be one unit per CTA, one flag per tile, from a build that splits
     const int wg = threadIdx.x / 128;
     const int wg_tid = threadIdx.x % 128;
 
@@ -184,7 +189,7 @@ hgemm_split_k_small_problems(int M, int N, int K, float alpha, const elem_t* __r
             // the unit's last stage is free: the producer refills it while we store (none if the unit had no k-tile)
             if (k_end > k_begin && wg_tid == 0)
                 mbar_arrive(smem_u32(&empty[(it - 1) % STAGES]));
-            if (S == 1) {
+            if (S == 1 || !H8_SPLIT) {
                 store_acc_rows<BN>(d, M, N, alpha, beta, C, tm * BM + 64 * c, tn * BN, wg_tid,
                                    epi_scratch + c * (EPI_WARPGROUP_BYTES / 4));
                 continue;
