@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One device call, many GPU checks: run from the repo root on the GPU machine.
 #   bash scripts/gpu_batch.sh STAGE [STAGE ...]
-# Stages: env hopper hopperfin fp32top fp32topprof ladder odd beta fp16 tune ncu nsys pytest compilers report rawprof paths interleave splitk sweep startup every_py explain every_cuda splitk16 hopper7 hopper8 specialize hopperodd hopper9 sweep16 hopper10. Logs and results go to $OUT/batch/ and are tarred into
+# Stages: env hopper hopperfin fp32top fp32topprof ladder odd beta fp16 tune ncu nsys pytest compilers report rawprof paths interleave splitk sweep startup every_py explain every_cuda splitk16 hopper7 hopper8 specialize hopperodd hopper9 sweep16 hopper10 hopper11. Logs and results go to $OUT/batch/ and are tarred into
 # $OUT/batch.tar.gz (the device tool brings back at most 8 files); a short summary is printed last.
 set -u
 if [ $# -eq 0 ]; then  # no stage: print the usage above and stop
@@ -128,11 +128,11 @@ for stage in "$@"; do
       shapes="1024 4096 8192 16x4096x4096 128x4096x4096 1024x11008x4096 4096x4096x14336 16384x4096x4096 4096x4096x16384 4096x4096x1024 4095x4097x1024 1000x1000x1000"
       mkdir -p "$B/sweep_fp32" "$B/sweep_fp16"
       step sweep_fp32 python3 scripts/shape_sweep.py 13-16 --dtype fp32 --shapes "$shapes" --budget "${SWEEP_BUDGET:-0.1}" --out-dir "$B/sweep_fp32"
-      step sweep_fp16 python3 scripts/shape_sweep.py h4-h10 --dtype fp16 --shapes "$shapes" --budget "${SWEEP_BUDGET:-0.1}" --out-dir "$B/sweep_fp16" ;;
+      step sweep_fp16 python3 scripts/shape_sweep.py h4-h11 --dtype fp16 --shapes "$shapes" --budget "${SWEEP_BUDGET:-0.1}" --out-dir "$B/sweep_fp16" ;;
     sweep16)  # the sweep's fp16 half alone (the Hopper rungs h4-h9 against cuBLAS with fp16 inputs and fp32 C)
       shapes="1024 4096 8192 16x4096x4096 128x4096x4096 1024x11008x4096 4096x4096x14336 16384x4096x4096 4096x4096x16384 4096x4096x1024 4095x4097x1024 1000x1000x1000"
       mkdir -p "$B/sweep_fp16"
-      step sweep_fp16 python3 scripts/shape_sweep.py h4-h10 --dtype fp16 --shapes "$shapes" --budget "${SWEEP_BUDGET:-0.1}" --out-dir "$B/sweep_fp16" ;;
+      step sweep_fp16 python3 scripts/shape_sweep.py h4-h11 --dtype fp16 --shapes "$shapes" --budget "${SWEEP_BUDGET:-0.1}" --out-dir "$B/sweep_fp16" ;;
     startup)  # issue 30: --help wall time and import profile; the main job cold (empty caches) then warm, one call
       step startup python3 scripts/startup_times.py --size "$SIZE" --logs "$B/startup" -o "$B/startup.json"
       cat "$B/startup.json" ;;
@@ -283,6 +283,13 @@ for stage in "$@"; do
       for d in fp16 bf16; do
         step "h10_${d}_8192" "${GP[@]}" run h6 h10 --dtype "$d" --size 8192 --interleave -o "$B/h10_${d}_8192.json"
       done ;;
+    hopper11)  # issue 26: h11 (skinny problems transposed, M on the wgmma's N side) verified, beside h8 and cuBLAS at M = 1-128; ncu at 16x4096x4096
+      step hopper11_tests python3 -m pytest -q -m gpu tests/test_hopper_skinny.py
+      for s in 16x4096x4096 1x4096x4096 32x4096x4096 64x4096x4096 128x4096x4096 16x14336x4096 16x4096x14336; do
+        IFS=x read -r m n k <<< "$s"
+        step "h11_$s" "${GP[@]}" run h8 h11 --dtype fp16 -m "$m" -n "$n" -k "$k" --budget 0.3 -o "$B/h11_$s.json"
+      done
+      step h11_profile "${GP[@]}" profile h8 h11 --cublas -m 16 -n 4096 -k 4096 --save "$B/h11_profile_16x4096x4096.json" --save-csv "$B/h11_ncu_16x4096x4096.csv" ;;
     *)
       echo "unknown stage $stage" ;;
   esac

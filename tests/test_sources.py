@@ -11,7 +11,7 @@ from gemmprof.catalog.sources import included_headers, source_hash, source_text
 from gemmprof.measure import nvcc
 
 ROOT = Path(__file__).resolve().parents[1]
-HOPPER = ("h4", "h5", "h6", "h7", "h8", "h9", "h10")
+HOPPER = ("h4", "h5", "h6", "h7", "h8", "h9", "h10", "h11")
 
 
 def test_the_hopper_rungs_share_one_header_and_define_no_helper_of_it():

@@ -1,5 +1,5 @@
-// Helpers shared by the Hopper rungs h4 to h10 (h4_wgmma_tma.cu, h5_warp_specialized.cu, h6_persistent.cu,
-// h7_cluster_multicast.cu, h8_split_k_small_problems.cu, h9_pingpong_consumers.cu, h10_stream_k_tail.cu): the element type (fp16, or bf16 with -DELEM_BF16=1), mbarriers, TMA box loads,
+// Helpers shared by the Hopper rungs h4 to h11 (h4_wgmma_tma.cu, h5_warp_specialized.cu, h6_persistent.cu,
+// h7_cluster_multicast.cu, h8_split_k_small_problems.cu, h9_pingpong_consumers.cu, h10_stream_k_tail.cu, h11_skinny_swap_ab.cu): the element type (fp16, or bf16 with -DELEM_BF16=1), mbarriers, TMA box loads,
 // thread-block clusters (TMA multicast, arrivals on a peer CTA's mbarrier, cluster barriers), wgmma on
 // shared-memory tiles written with the 128-byte swizzle, register reallocation between warpgroups, the
 // accumulator epilogues and the grouped tile order. Each rung includes this file by a quoted path and holds only
@@ -155,6 +155,27 @@ __device__ __forceinline__ void fence_regs(float (&d)[R])
 #pragma unroll
     for (int i = 0; i < R; ++i)
         asm volatile("" : "+f"(d[i])::"memory");
+}
+
+__device__ __forceinline__ void wgmma_m64n16(float (&d)[8], uint64_t desc_a, uint64_t desc_b)
+{
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %10, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n16k16.f32." WGMMA_TYPE "." WGMMA_TYPE " {"
+        "%0, %1, %2, %3, %4, %5, %6, %7}, %8, %9, p, 1, 1, 0, 0;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7])
+        : "l"(desc_a), "l"(desc_b), "r"(1));
+}
+
+__device__ __forceinline__ void wgmma_m64n32(float (&d)[16], uint64_t desc_a, uint64_t desc_b)
+{
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %18, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n32k16.f32." WGMMA_TYPE "." WGMMA_TYPE " {"
+        "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}, %16, %17, p, 1, 1, 0, 0;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+          "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15])
+        : "l"(desc_a), "l"(desc_b), "r"(1));
 }
 
 __device__ __forceinline__ void wgmma_m64n64(float (&d)[32], uint64_t desc_a, uint64_t desc_b)

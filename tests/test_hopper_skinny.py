@@ -1,0 +1,92 @@
+"""h11, skinny problems computed transposed: its rule (the tile's rows MW and the ring at each M, split-K as h8's),
+the builds for a shape, its constraints, and on an H100 (marker gpu) verified runs at M from 1 to 100 (each MW, a
+tile row past M, more than one tile row), odd N, K not a multiple of 64, beta, bf16, split and unsplit."""
+
+import json
+
+import pytest
+from clitools import invoke
+from context import needs_gpu
+from test_hopper_clusters import _hopper
+
+from gemmprof.catalog import spec as specmod
+from gemmprof.catalog.binding import bind
+from gemmprof.errors import SpecError
+from gemmprof.results.shape import GemmShape
+
+
+def h11(**params):
+    return bind(specmod.select(["h11"])[0], params)
+
+
+@pytest.mark.parametrize(("shape", "mw", "stages", "tiles", "split"), [
+    ((16, 4096, 4096), 16, 16, 64, 2),   # decode-like: 64 tiles of 64 columns, 2 slices fill 128 of 132 SMs
+    ((1, 4096, 4096), 16, 16, 64, 2),
+    ((17, 4096, 4096), 32, 16, 64, 2),   # the next wgmma N up
+    ((64, 4096, 4096), 64, 12, 64, 2),   # MW = 64: 16 KiB stages, 12 of them
+    ((100, 4096, 4096), 64, 12, 128, 1),  # two tile rows of 64
+    ((16, 14336, 4096), 16, 16, 224, 1),  # more tiles than SMs: no split, two waves
+    ((16, 4096, 96), 16, 16, 64, 1),     # 2 k-tiles: no slice of SPLIT_MIN_KTILES
+])
+def test_the_tile_ring_and_split_at_each_shape(shape, mw, stages, tiles, split):
+    k, g = h11(), GemmShape(*shape)
+    grid, block, smem = k.launch_config(g, sms=132)
+    assert grid == (tiles, 1, split) and block == (256, 1, 1)
+    assert smem == stages * (64 + mw) * 64 * 2 + 1024 <= 232448
+    assert k.decomposition_note(g, 132) == f"TILES={tiles}, SPLIT_K={split}"
+    assert k.for_shape(g, 132).shape_defines == (("H11_MW", mw), ("H11_STAGES", stages))
+
+
+def test_constraints_name_what_is_wrong():
+    with pytest.raises(SpecError, match="227 KiB"):
+        h11(STAGES=19)
+    with pytest.raises(SpecError, match="SPLIT_MIN_KTILES and SPLIT_MAX"):
+        h11(SPLIT_MAX=0)
+
+
+def test_every_tile_of_the_builds_for_a_shape_compiles_without_spills(nvcc):
+    from gemmprof.measure.compile_pool import nvcc_build_all
+
+    kernels = [h11().for_shape(GemmShape(m, 4096, 4096), 132) for m in (16, 32, 64)]
+    kernels.append(bind(specmod.select(["h11"])[0], dtype="bf16").for_shape(GemmShape(16, 4096, 4096), 132))
+    results = nvcc_build_all(kernels, ["sm_90"], jobs=2)
+    assert all(r.ok and r.arch == "sm_90a" for r in results), [r.log[-2000:] for r in results if not r.ok]
+    for r in results:
+        assert r.resources.spill_stores == 0 and r.resources.spill_loads == 0 and "C7515" not in r.log
+
+
+def test_explain_places_h11_beside_h8():
+    from gemmprof.model.explain_techniques import BRANCHES, RUNG_TECHNIQUES, applied_by
+
+    assert BRANCHES["h11"] == "h8" and RUNG_TECHNIQUES["h11"] == ("swap_ab",)
+    assert {"split_k", "swap_ab", "wgmma"} <= set(applied_by("h11"))
+
+
+# -- on the H100 --------------------------------------------------------------------------------------------------
+GPU_SHAPES = [("16", "4096", "4096"), ("1", "4096", "4096"), ("17", "4097", "520"), ("64", "1000", "1024"),
+              ("100", "4100", "136"), ("16", "14336", "4096"), ("5", "300", "64")]
+
+
+def _verified(runner, tmp_path, args):
+    out = tmp_path / "h11.json"
+    r = invoke(runner, ["run", "h11", *args, "--no-cublas", "--budget", "0.05", "--max-reps", "3", "-o", str(out)])
+    assert r.exit_code == 0, r.output
+    (row,) = json.loads(out.read_text())["variants"]
+    assert row["status"] == "ok" and row["rel_error"] < 1e-3, (args, row)
+    return row
+
+
+@needs_gpu
+@pytest.mark.parametrize("dtype", ["fp16", "bf16"])
+def test_h11_verifies_on_the_gpu(runner, tmp_path, dtype):
+    _hopper()
+    for m, n, k in GPU_SHAPES:
+        _verified(runner, tmp_path, ["--dtype", dtype, "-m", m, "-n", n, "-k", k])
+
+
+@needs_gpu
+def test_h11_applies_beta_once_where_it_splits(runner, tmp_path):
+    _hopper()
+    row = _verified(runner, tmp_path, ["-m", "16", "-n", "4096", "-k", "4096", "--alpha", "1.5", "--beta", "-0.75"])
+    assert row["grid"][2] == 2, row["grid"]
+    _verified(runner, tmp_path, ["-m", "33", "-n", "1030", "-k", "520", "--alpha", "1.5", "--beta", "-0.75"])
