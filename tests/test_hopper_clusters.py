@@ -2,12 +2,11 @@
 shape at every kind of shape, its tensor-map boxes, the cluster launch the runner makes (CPU), what nvcc builds
 from it (multicast copies, no GPU-wide fence on the releases), and a verified run on an H100 (marker gpu)."""
 
-import json
 
 import numpy as np
 import pytest
-from clitools import invoke
 from context import needs_gpu
+from hopper_runs import needs_hopper, verified
 from test_hopper_rungs import _FakeProblem, _Operand  # the stand-ins the h4-h6 runner tests use
 
 from gemmprof.catalog import spec as specmod
@@ -185,33 +184,21 @@ GPU_SHAPES = [["--size", "1024"], ["-m", "1000", "-n", "1030", "-k", "520"], ["-
 
 
 def _verified(runner, tmp_path, args):
-    out = tmp_path / "h7.json"
-    r = invoke(runner, ["run", "h7", *args, "--no-cublas", "--budget", "0.05", "--max-reps", "3", "-o", str(out)])
-    assert r.exit_code == 0, r.output
-    (row,) = json.loads(out.read_text())["variants"]
-    assert row["status"] == "ok" and row["rel_error"] < 1e-3, (args, row)
-    return row
-
-
-def _hopper():
-    import cupy
-
-    if cupy.cuda.runtime.getDeviceProperties(0)["major"] != 9:
-        pytest.skip("needs a Hopper GPU (sm_90a)")
+    return verified(runner, tmp_path, "h7", args)
 
 
 @needs_gpu
 @pytest.mark.parametrize("cluster", [["--param", "CLUSTER_M=2"], ["--param", "CLUSTER_M=1"]])
 @pytest.mark.parametrize("dtype", ["fp16", "bf16"])
 def test_h7_verifies_on_the_gpu(runner, tmp_path, dtype, cluster):
-    _hopper()
+    needs_hopper()
     for shape in GPU_SHAPES:
         _verified(runner, tmp_path, ["--dtype", dtype, *shape, *cluster])
 
 
 @needs_gpu
 def test_h7_sharing_a_reading_c_and_fenced_verify_on_the_gpu(runner, tmp_path):
-    _hopper()
+    needs_hopper()
     along_n = ["--param", "CLUSTER_M=1", "--param", "CLUSTER_N=2"]
     for shape in (["-m", "1000", "-n", "1030", "-k", "520"], ["-m", "300", "-n", "768", "-k", "136"]):  # 5, 3 columns
         _verified(runner, tmp_path, [*shape, *along_n])

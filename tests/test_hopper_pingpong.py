@@ -3,13 +3,12 @@ cluster shape, its constraints, what nvcc builds from it (two m64 wgmmas per k-s
 fence on the releases), and verified runs on an H100 (marker gpu) at shapes where a CTA has one tile, an odd count
 of tiles, tiles past the edges, and with beta."""
 
-import json
 
 import numpy as np
 import pytest
-from clitools import invoke
 from context import needs_gpu
-from test_hopper_clusters import EPILOGUE_SMEM, _cdiv, _hopper, _sass
+from hopper_runs import needs_hopper, verified
+from test_hopper_clusters import EPILOGUE_SMEM, _cdiv, _sass
 from test_hopper_rungs import _Operand
 
 from gemmprof.catalog import spec as specmod
@@ -106,12 +105,7 @@ GPU_SHAPES = [["--size", "1024"], ["-m", "1000", "-n", "1030", "-k", "520"], ["-
 
 
 def _verified(runner, tmp_path, args):
-    out = tmp_path / "h9.json"
-    r = invoke(runner, ["run", "h9", *args, "--no-cublas", "--budget", "0.05", "--max-reps", "3", "-o", str(out)])
-    assert r.exit_code == 0, r.output
-    (row,) = json.loads(out.read_text())["variants"]
-    assert row["status"] == "ok" and row["rel_error"] < 1e-3, (args, row)
-    return row
+    return verified(runner, tmp_path, "h9", args)
 
 
 @needs_gpu
@@ -119,14 +113,14 @@ def _verified(runner, tmp_path, args):
                                      ["--param", "CLUSTER_M=1", "--param", "CLUSTER_N=2"],
                                      ["--param", "CLUSTER_M=1", "--param", "CLUSTER_N=1"]])
 def test_h9_verifies_on_the_gpu(runner, tmp_path, cluster):
-    _hopper()
+    needs_hopper()
     for shape in GPU_SHAPES:
         _verified(runner, tmp_path, ["--dtype", "fp16", *shape, *cluster])
 
 
 @needs_gpu
 def test_h9_bf16_other_tiles_and_beta_verify_on_the_gpu(runner, tmp_path):
-    _hopper()
+    needs_hopper()
     _verified(runner, tmp_path, ["--dtype", "bf16", "-m", "4095", "-n", "4097", "-k", "1024"])
     _verified(runner, tmp_path, ["-m", "300", "-n", "520", "-k", "136", "--alpha", "1.5", "--beta", "-0.5"])
     _verified(runner, tmp_path, ["--size", "1024", "--param", "BM=64", "--param", "BN=256", "--param", "STAGES=5"])

@@ -2,12 +2,10 @@
 the builds for a shape, its constraints, and on an H100 (marker gpu) verified runs at M from 1 to 100 (each MW, a
 tile row past M, more than one tile row), odd N, K not a multiple of 64, beta, bf16, split and unsplit."""
 
-import json
 
 import pytest
-from clitools import invoke
 from context import needs_gpu
-from test_hopper_clusters import _hopper
+from hopper_runs import needs_hopper, verified
 
 from gemmprof.catalog import spec as specmod
 from gemmprof.catalog.binding import bind
@@ -68,25 +66,20 @@ GPU_SHAPES = [("16", "4096", "4096"), ("1", "4096", "4096"), ("17", "4097", "520
 
 
 def _verified(runner, tmp_path, args):
-    out = tmp_path / "h11.json"
-    r = invoke(runner, ["run", "h11", *args, "--no-cublas", "--budget", "0.05", "--max-reps", "3", "-o", str(out)])
-    assert r.exit_code == 0, r.output
-    (row,) = json.loads(out.read_text())["variants"]
-    assert row["status"] == "ok" and row["rel_error"] < 1e-3, (args, row)
-    return row
+    return verified(runner, tmp_path, "h11", args)
 
 
 @needs_gpu
 @pytest.mark.parametrize("dtype", ["fp16", "bf16"])
 def test_h11_verifies_on_the_gpu(runner, tmp_path, dtype):
-    _hopper()
+    needs_hopper()
     for m, n, k in GPU_SHAPES:
         _verified(runner, tmp_path, ["--dtype", dtype, "-m", m, "-n", n, "-k", k])
 
 
 @needs_gpu
 def test_h11_applies_beta_once_where_it_splits(runner, tmp_path):
-    _hopper()
+    needs_hopper()
     row = _verified(runner, tmp_path, ["-m", "16", "-n", "4096", "-k", "4096", "--alpha", "1.5", "--beta", "-0.75"])
     assert row["grid"][2] == 2, row["grid"]
     _verified(runner, tmp_path, ["-m", "33", "-n", "1030", "-k", "520", "--alpha", "1.5", "--beta", "-0.75"])

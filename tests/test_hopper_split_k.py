@@ -8,6 +8,7 @@ import re
 import pytest
 from clitools import invoke
 from context import needs_gpu
+from hopper_runs import needs_hopper, same_bits_launch_after_launch
 
 from gemmprof.catalog import spec as specmod
 from gemmprof.catalog.binding import bind
@@ -163,17 +164,10 @@ SHAPES = [("16", "4096", "4096"), ("128", "4096", "4096"), ("1000", "1000", "100
           ("4095", "4097", "1024")]
 
 
-def _hopper():
-    import cupy
-
-    if cupy.cuda.runtime.getDeviceProperties(0)["major"] != 9:
-        pytest.skip("needs a Hopper GPU (sm_90a)")
-
-
 @needs_gpu
 @pytest.mark.parametrize("dtype", ["fp16", "bf16"])
 def test_h8_verifies_on_the_gpu(runner, tmp_path, dtype):
-    _hopper()
+    needs_hopper()
     for m, n, k in SHAPES:
         out = tmp_path / f"{dtype}_{m}x{n}x{k}.json"
         r = invoke(runner, ["run", "h8", "--dtype", dtype, "-m", m, "-n", n, "-k", k, "--budget", "0.05",
@@ -188,7 +182,7 @@ def test_h8_verifies_on_the_gpu(runner, tmp_path, dtype):
 @pytest.mark.parametrize("shape", [("16", "4096", "4096"), ("320", "1024", "4096")])  # 2 slices each
 def test_h8_applies_beta_once_where_it_splits(runner, tmp_path, shape):
     """Slice 0 scales the old C by beta, the later slices add to the running sum: beta applied once, C read."""
-    _hopper()
+    needs_hopper()
     m, n, k = shape
     out = tmp_path / "beta.json"
     r = invoke(runner, ["run", "h8", "--dtype", "fp16", "-m", m, "-n", n, "-k", k, "--alpha", "1.5", "--beta",
@@ -201,33 +195,11 @@ def test_h8_applies_beta_once_where_it_splits(runner, tmp_path, shape):
 
 @needs_gpu
 def test_h8_gives_the_same_bits_launch_after_launch_where_it_splits():
-    """The serial reduction adds the slices in a fixed order: every launch writes identical bits (beta = 0, so C's
-    old contents, NaN or sentinel, do not matter), and the flags each launch leaves let the next one run."""
-    import cupy
-
-    from gemmprof.catalog.gpu_specs import get_gpu
-    from gemmprof.measure.runner import Runner, RunOptions
-
-    _hopper()
-    shape = GemmShape(320, 1024, 4096)  # 48 tiles of 128 x 64 in 2 slices
-    runner = Runner(get_gpu("h100"), RunOptions(shape=shape, seed=7, baselines=False))
-    outs, verify = [], runner._verify
-
-    def keeping_outputs(row, problem, launch_into, *args, **kwargs):
-        def launch_and_keep(out):
-            outs.append(out)
-            return launch_into(out)
-        return verify(row, problem, launch_and_keep, *args, **kwargs)
-
-    runner._verify = keeping_outputs
-    row, launch = runner.prepare_kernel(_h8())
-    assert row.status == "ok" and launch is not None and row.launch.grid[2] > 1, (row.status, row.message)
-    first, second = outs[0].copy(), outs[1].copy()  # over NaN, then over the sentinel
-    for _ in range(3):
-        launch()
-    cupy.cuda.Device().synchronize()
-    bits = [a.view(cupy.uint32) for a in (first, second, outs[1])]
-    assert bool((bits[0] == bits[1]).all()) and bool((bits[1] == bits[2]).all())
+    """The serial reduction adds the slices in a fixed order: every launch writes identical bits, and the flags each
+    launch leaves let the next one run."""
+    needs_hopper()
+    row = same_bits_launch_after_launch(_h8(), GemmShape(320, 1024, 4096))  # 48 tiles of 128 x 64 in 2 slices
+    assert row.launch.grid[2] > 1
 
 
 def test_threads_per_block_is_the_binarys():

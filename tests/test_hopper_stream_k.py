@@ -3,13 +3,12 @@ workspace the kernel declares against the spec's slots, what nvcc builds, and on
 at shapes whose tail is cut between CTAs (pieces spanning tiles), fewer tail iterations than CTAs (CTAs with none),
 edges, beta and bf16, plus identical bits launch after launch."""
 
-import json
 import re
 
 import pytest
-from clitools import invoke
 from context import needs_gpu
-from test_hopper_clusters import EPILOGUE_SMEM, _cdiv, _hopper
+from hopper_runs import needs_hopper, same_bits_launch_after_launch, verified
+from test_hopper_clusters import EPILOGUE_SMEM, _cdiv
 
 from gemmprof.catalog import spec as specmod
 from gemmprof.catalog.binding import bind
@@ -98,25 +97,20 @@ GPU_SHAPES = [["-m", "1024", "-n", "11008", "-k", "4096", *CUT], ["-m", "4095", 
 
 
 def _verified(runner, tmp_path, args):
-    out = tmp_path / "h10.json"
-    r = invoke(runner, ["run", "h10", *args, "--no-cublas", "--budget", "0.05", "--max-reps", "3", "-o", str(out)])
-    assert r.exit_code == 0, r.output
-    (row,) = json.loads(out.read_text())["variants"]
-    assert row["status"] == "ok" and row["rel_error"] < 1e-3, (args, row)
-    return row
+    return verified(runner, tmp_path, "h10", args)
 
 
 @needs_gpu
 @pytest.mark.parametrize("dtype", ["fp16", "bf16"])
 def test_h10_verifies_on_the_gpu(runner, tmp_path, dtype):
-    _hopper()
+    needs_hopper()
     for shape in GPU_SHAPES:
         _verified(runner, tmp_path, ["--dtype", dtype, *shape])
 
 
 @needs_gpu
 def test_h10_applies_beta_once_and_runs_h6s_schedule(runner, tmp_path):
-    _hopper()
+    needs_hopper()
     row = _verified(runner, tmp_path, ["-m", "1024", "-n", "11008", "-k", "4096", "--alpha", "1.5", "--beta", "-0.75",
                                        *CUT])
     assert "TAIL=80" in row["message"], row["message"]
@@ -127,30 +121,7 @@ def test_h10_applies_beta_once_and_runs_h6s_schedule(runner, tmp_path):
 
 @needs_gpu
 def test_h10_gives_the_same_bits_launch_after_launch():
-    """The finisher adds the pieces in CTA order: every launch writes identical bits (beta = 0, so C's old
-    contents, NaN or sentinel, do not matter), and the flags each launch clears let the next one run."""
-    import cupy
-
-    from gemmprof.catalog.gpu_specs import get_gpu
-    from gemmprof.measure.runner import Runner, RunOptions
-
-    _hopper()
-    shape = GemmShape(1024, 11008, 4096)  # a tail of 80 tiles cut between CTAs
-    runner = Runner(get_gpu("h100"), RunOptions(shape=shape, seed=7, baselines=False))
-    outs, verify = [], runner._verify
-
-    def keeping_outputs(row, problem, launch_into, *args, **kwargs):
-        def launch_and_keep(out):
-            outs.append(out)
-            return launch_into(out)
-        return verify(row, problem, launch_and_keep, *args, **kwargs)
-
-    runner._verify = keeping_outputs
-    row, launch = runner.prepare_kernel(h10(SK_TAIL_MAX_PCT=100, SK_MIN_ITERS=1))
-    assert row.status == "ok" and launch is not None, (row.status, row.message)
-    first, second = outs[0].copy(), outs[1].copy()  # over NaN, then over the sentinel
-    for _ in range(3):
-        launch()
-    cupy.cuda.Device().synchronize()
-    bits = [a.view(cupy.uint32) for a in (first, second, outs[1])]
-    assert bool((bits[0] == bits[1]).all()) and bool((bits[1] == bits[2]).all())
+    """The finisher adds the pieces in CTA order: every launch writes identical bits, and the flags each launch
+    clears let the next one run (a tail of 80 tiles cut between CTAs)."""
+    needs_hopper()
+    same_bits_launch_after_launch(h10(SK_TAIL_MAX_PCT=100, SK_MIN_ITERS=1), GemmShape(1024, 11008, 4096))

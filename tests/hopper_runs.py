@@ -1,0 +1,54 @@
+"""What the Hopper rungs' GPU tests share: skipping off sm_90, one verified `gemmprof run` of a rung, and the
+same-bits check of a kernel that reduces across CTAs (h8's and h11's split-K, h10's stream-K tail)."""
+
+import json
+
+import pytest
+from clitools import invoke
+
+
+def needs_hopper():
+    import cupy
+
+    if cupy.cuda.runtime.getDeviceProperties(0)["major"] != 9:
+        pytest.skip("needs a Hopper GPU (sm_90a)")
+
+
+def verified(runner, tmp_path, rung, args):
+    """`gemmprof run RUNG ARGS` without cuBLAS: its one row, verified (status ok, relative error below 1e-3)."""
+    out = tmp_path / f"{rung}.json"
+    r = invoke(runner, ["run", rung, *args, "--no-cublas", "--budget", "0.05", "--max-reps", "3", "-o", str(out)])
+    assert r.exit_code == 0, r.output
+    (row,) = json.loads(out.read_text())["variants"]
+    assert row["status"] == "ok" and row["rel_error"] < 1e-3, (rung, args, row)
+    return row
+
+
+def same_bits_launch_after_launch(kernel, shape):
+    """The kernel writes identical bits over NaN, over the sentinel and on three more launches (beta = 0, so C's
+    old contents do not matter): its reduction adds in a fixed order and leaves its flags for the next launch.
+    Returns the verified row."""
+    import cupy
+
+    from gemmprof.catalog.gpu_specs import get_gpu
+    from gemmprof.measure.runner import Runner, RunOptions
+
+    runner = Runner(get_gpu("h100"), RunOptions(shape=shape, seed=7, baselines=False))
+    outs, verify = [], runner._verify
+
+    def keeping_outputs(row, problem, launch_into, *args, **kwargs):
+        def launch_and_keep(out):
+            outs.append(out)
+            return launch_into(out)
+        return verify(row, problem, launch_and_keep, *args, **kwargs)
+
+    runner._verify = keeping_outputs
+    row, launch = runner.prepare_kernel(kernel)
+    assert row.status == "ok" and launch is not None, (row.status, row.message)
+    first, second = outs[0].copy(), outs[1].copy()  # over NaN, then over the sentinel
+    for _ in range(3):
+        launch()
+    cupy.cuda.Device().synchronize()
+    bits = [a.view(cupy.uint32) for a in (first, second, outs[1])]
+    assert bool((bits[0] == bits[1]).all()) and bool((bits[1] == bits[2]).all())
+    return row
