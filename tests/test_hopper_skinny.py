@@ -53,11 +53,13 @@ def test_every_tile_of_the_builds_for_a_shape_compiles_without_spills(nvcc):
         assert r.resources.spill_stores == 0 and r.resources.spill_loads == 0 and "C7515" not in r.log
 
 
-def test_explain_places_h11_beside_h8():
+def test_explain_places_h11_beside_h5():
+    """h11 is warp-specialized as h5 (one CTA per tile and slice, not h6's persistent grid) and splits K as h8."""
     from gemmprof.model.explain_techniques import BRANCHES, RUNG_TECHNIQUES, applied_by
 
-    assert BRANCHES["h11"] == "h8" and RUNG_TECHNIQUES["h11"] == ("swap_ab",)
-    assert {"split_k", "swap_ab", "wgmma"} <= set(applied_by("h11"))
+    assert BRANCHES["h11"] == "h5" and RUNG_TECHNIQUES["h11"] == ("swap_ab", "split_k")
+    assert {"split_k", "swap_ab", "wgmma", "warp_specialization"} <= set(applied_by("h11"))
+    assert "persistent" not in applied_by("h11")
 
 
 # -- on the H100 --------------------------------------------------------------------------------------------------

@@ -62,10 +62,10 @@ RUNG_TECHNIQUES: dict[str, tuple[str, ...]] = {
     "h1": ("tensor_cores",), "h2": ("smem_tiling", "latency_hiding", "bank_conflicts"), "h3": ("ldmatrix", "register_pipeline", "bank_conflicts"),
     "h4": ("wgmma",), "h5": ("warp_specialization", "larger_tiles"), "h6": ("persistent", "epilogue"),
     "h7": ("multicast",),
-    "16": ("split_k",), "h8": ("split_k",), "h9": ("pingpong",), "h10": ("stream_k",), "h11": ("swap_ab",),
+    "16": ("split_k",), "h8": ("split_k",), "h9": ("pingpong",), "h10": ("stream_k",), "h11": ("swap_ab", "split_k"),
 }
 # rungs beside a ladder's line: what they apply is their base rung's, plus their own (RUNG_TECHNIQUES)
-BRANCHES = {"16": "15", "h8": "h6", "h9": "h6", "h10": "h6", "h11": "h8"}
+BRANCHES = {"16": "15", "h8": "h6", "h9": "h6", "h10": "h6", "h11": "h5"}
 # the fp32 rungs a tensor-core rung builds on (h1 starts from a tiled, coalesced, vectorized kernel)
 _FP16_BASE = ("coalescing", "smem_tiling", "register_tiling", "vectorized", "tensor_cores")
 
