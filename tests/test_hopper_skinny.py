@@ -85,3 +85,23 @@ def test_h11_applies_beta_once_where_it_splits(runner, tmp_path):
     row = _verified(runner, tmp_path, ["-m", "16", "-n", "4096", "-k", "4096", "--alpha", "1.5", "--beta", "-0.75"])
     assert row["grid"][2] == 2, row["grid"]
     _verified(runner, tmp_path, ["-m", "33", "-n", "1030", "-k", "520", "--alpha", "1.5", "--beta", "-0.75"])
+
+
+def test_the_traffic_model_takes_the_tile_at_the_shape():
+    """h11's and h8's tiles depend on M: the model reads the tile their rules pick (MW x 64; TBM x TN), at the shape
+    it is asked about, at the shape a build is for, or, with neither, at a problem too large for any shape rule."""
+    h8 = bind(specmod.select(["h8"])[0])
+    assert (h11().tiles(GemmShape(16, 4096, 4096)).BM, h11().tiles(GemmShape(16, 4096, 4096)).BN) == (16, 64)
+    assert h11().tiles(GemmShape(40, 4096, 4096)).BM == 64
+    assert h11().tiles(GemmShape(32, 4096, 4096)).BM == 32
+    assert h11().for_shape(GemmShape(16, 4096, 4096), 132).tiles().BM == 16
+    assert h11().tiles().BM == 64  # no shape: the large-problem tile
+    skinny, square = GemmShape(16, 4096, 4096), GemmShape(1024, 1024, 1024)
+    assert (h8.tiles(skinny).BM, h8.tiles(skinny).BN) == (64, 64)   # one consumer warpgroup, 64 columns
+    assert (h8.tiles(square).BM, h8.tiles(square).BN) == (128, 64)  # two
+    assert (h8.tiles().BM, h8.tiles().BN) == (128, 64) == (h8.env["BM"], h8.params["BN"])
+    # the model's intensity follows: at M = 16 h11 reads A's 16 rows once per 64 columns, h8 a 64-row box
+    from gemmprof.model.roofline import model_intensity
+
+    spec11, spec8 = specmod.select(["h11"])[0], specmod.select(["h8"])[0]
+    assert model_intensity(spec11, skinny) != model_intensity(spec8, skinny)

@@ -127,10 +127,33 @@ class BoundKernel:
             b = [int(expr.evaluate(e, env)) for e in self.spec.block]
         return b[0] * b[1] * b[2]
 
-    def tiles(self) -> Tiles:
+    def tiles(self, shape: GemmShape | None = None, sms: int | None = None) -> Tiles:
+        """The traffic model's tiles. A spec whose tile depends on the shape (h8, h11: their `traffic:` names the
+        decomposition's tile) gives the tile at `shape`, else at the shape it was built for, else at a problem
+        large enough that no shape rule applies (the parameters as given)."""
         t = self.spec.traffic
-        get = {k: int(expr.evaluate(t.get(k, 1), self.env)) for k in ("BM", "BN", "TM", "TN")}
+        keys = ("BM", "BN", "TM", "TN")
+        env = self.env
+        needed = set().union(*(expr.names(str(t.get(k, 1))) for k in keys)) & set(self.spec.decomposition)
+        if needed:
+            if shape is None:
+                shape, sms = self.built_for or (GemmShape(1 << 16, 1 << 16, 1 << 16), sms)
+            env = {**self._shape_env(shape, sms), **self._decomposition_for(shape, sms, needed)}
+        get = {k: int(expr.evaluate(t.get(k, 1), env)) for k in keys}
         return Tiles(**get, smem=bool(t.get("smem", False)))
+
+    def _decomposition_for(self, shape: GemmShape, sms: int | None, needed: set[str]) -> dict[str, int]:
+        """The decomposition's names in order until `needed` are known: later ones may need SMS, which a model
+        without a device does not have (the tile's names never do)."""
+        env, out = self._shape_env(shape, sms), {}
+        for name, e in self.spec.decomposition.items():
+            if needed <= set(out):
+                break
+            try:
+                out[name] = env[name] = int(expr.evaluate(e, env))
+            except SpecError as exc:
+                raise SpecError(f"{self.spec.path}: decomposition.{name}: {exc}") from None
+        return out
 
     def check_shape(self, shape: GemmShape) -> None:
         """Raise SpecError naming the failed constraint and the nearest sizes that pass it."""

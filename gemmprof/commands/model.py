@@ -161,7 +161,7 @@ def _traffic_rows(shape, dt, beta, peak, bw, rungs, ladder, tiles, dtype, sms=No
                                                                               else "fp32"))
         for s in chosen:
             kernel = bind(s, dtype=dtype if dtype in s.dtypes else None)  # h4-h11 also build for bf16
-            entries.append((s.id, kernel.variant_name, kernel.tiles(), kernel))
+            entries.append((s.id, kernel.variant_name, kernel.tiles(shape, sms), kernel))
     rows, access_rows = [], []
     flops = mdl.gemm_flops(shape)
     for rid, name, t, kernel in entries:

@@ -216,7 +216,7 @@ def _live(variants, all_, spec_files, dtype, params, cublas, shape, sections, pc
     _compile_first(bound, shape)
     chosen = [b.spec for b in bound]
     infos: dict[str, VariantInfo] = {b.variant_name: VariantInfo(dtype=b.run_dtype,
-                                                                 tiles=b.tiles() if b.spec.traffic else None)
+                                                                 tiles=b.tiles(shape) if b.spec.traffic else None)
                                      for b in bound}  # no traffic: block, no model bytes
     infos.update({r.name: VariantInfo(dtype=dtype or "fp32") for r in refs})
     if cublas:

@@ -70,7 +70,7 @@ def facts_for(kernel, shape: mdl.GemmShape, gpu, variant=None, findings=None, sa
     static = resources.static_smem if resources else 0
     spills = (resources.spill_stores + resources.spill_loads) if resources else 0
     occ = occupancy(gpu, threads, regs or 0, static, dyn)
-    tiles_model = kernel.tiles()
+    tiles_model = kernel.tiles(shape, gpu.sm_count)
     if tiles_model.smem and tiles_model.BM > 1:
         # in clusters the model's tile is the cluster's (h7: two CTAs of 128 x 256 sharing B make one 256 x 256
         # tile of traffic): each CTA computes and writes its share of it

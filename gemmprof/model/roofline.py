@@ -224,7 +224,7 @@ def model_intensity(spec, shape: GemmShape, beta: float = 0.0, dtype: str | None
     if not spec.traffic:
         raise SpecError(f"{spec.name}: no traffic model (its spec has no traffic: block)")
     kernel.check_shape(shape)
-    return tiled_traffic(shape, get_dtype(kernel.run_dtype), kernel.tiles(), beta).arithmetic_intensity
+    return tiled_traffic(shape, get_dtype(kernel.run_dtype), kernel.tiles(shape), beta).arithmetic_intensity
 
 
 def rungs_from_model(specs, shape: GemmShape, gpu_spec: GpuSpec, *, beta: float = 0.0, source: str = "datasheet",
