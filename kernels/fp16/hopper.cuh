@@ -1,8 +1,9 @@
 // Helpers shared by the Hopper rungs h4 to h11 (h4_wgmma_tma.cu, h5_warp_specialized.cu, h6_persistent.cu,
-// h7_cluster_multicast.cu, h8_split_k_small_problems.cu, h9_pingpong_consumers.cu, h10_stream_k_tail.cu, h11_skinny_swap_ab.cu): the element type (fp16, or bf16 with -DELEM_BF16=1), mbarriers, TMA box loads,
-// thread-block clusters (TMA multicast, arrivals on a peer CTA's mbarrier, cluster barriers), wgmma on
-// shared-memory tiles written with the 128-byte swizzle, register reallocation between warpgroups, the
-// accumulator epilogues and the grouped tile order. Each rung includes this file by a quoted path and holds only
+// h7_cluster_multicast.cu, h8_split_k_small_problems.cu, h9_pingpong_consumers.cu, h10_stream_k_tail.cu,
+// h11_skinny_swap_ab.cu): the element type (fp16, or bf16 with -DELEM_BF16=1), mbarriers, TMA box loads,
+// thread-block clusters (TMA multicast, arrivals on a peer CTA's mbarrier, cluster barriers, a CTA's tile in its
+// cluster), wgmma on shared-memory tiles written with the 128-byte swizzle, register reallocation between
+// warpgroups, the accumulator epilogues, the grouped tile order, and flags between the CTAs of one launch. Each rung includes this file by a quoted path and holds only
 // its own kernel, so the rung file shows its idea. gemmprof's nvcc build passes -I for the rung's folder, and its
 // cubin cache key and the tune cache's source hash read this header too (gemmprof.catalog.sources): editing it
 // rebuilds every rung that includes it.
