@@ -13,6 +13,9 @@ if TYPE_CHECKING:
     from gemmprof.catalog.spec import Constraint, KernelSpec
 
 
+_GENERAL_SHAPE = GemmShape(1 << 16, 1 << 16, 1 << 16)  # too large for any spec's shape rule (h8's skinny tile)
+
+
 @dataclass(frozen=True)
 class BoundKernel:
     """A spec with its parameters chosen and checked: everything a launch needs."""
@@ -96,11 +99,15 @@ class BoundKernel:
     def _shape_env(self, shape: GemmShape, sms: int | None) -> dict[str, int]:
         return {**self.env, "M": shape.M, "N": shape.N, "K": shape.K, **({"SMS": sms} if sms else {})}
 
-    def decomposition(self, shape: GemmShape, sms: int | None = None) -> dict[str, int]:
+    def decomposition(self, shape: GemmShape, sms: int | None = None, until: set[str] | None = None
+                      ) -> dict[str, int]:
         """The spec's `decomposition` names at `shape`, evaluated in order (each may use the ones before): how the
-        launch splits the problem, e.g. split-K's slice count. Empty for specs without the key."""
+        launch splits the problem, e.g. split-K's slice count. Empty for specs without the key. With `until`, only
+        as far as those names are known: later ones may need SMS, which a model without a device does not have."""
         env, out = self._shape_env(shape, sms), {}
         for name, e in self.spec.decomposition.items():
+            if until is not None and until <= set(out):
+                break
             try:
                 out[name] = env[name] = int(expr.evaluate(e, env))
             except SpecError as exc:
@@ -114,46 +121,32 @@ class BoundKernel:
         values = self.decomposition(shape, sms)
         return ", ".join(f"{n}={v}" for n, v in values.items() if n in used)
 
+    def _shape_env_with(self, exprs, shape: GemmShape | None, sms: int | None) -> dict[str, int]:
+        """The names `exprs` read: the parameters, and the decomposition's where they use it (h8's block, h8's and
+        h11's tiles depend on the shape), at `shape`, else at the shape the kernel was built for (for_shape), else
+        at a problem large enough that no shape rule applies: the general binary is built from the parameters as
+        given."""
+        needed = set().union(*(expr.names(str(e)) for e in exprs)) & set(self.spec.decomposition)
+        if not needed:
+            return {**self.env, "M": 1, "N": 1, "K": 1}
+        if shape is None:
+            shape, sms = self.built_for or (_GENERAL_SHAPE, sms)
+        return {**self._shape_env(shape, sms), **self.decomposition(shape, sms, until=needed)}
+
     @property
     def threads_per_block(self) -> int:
-        """The binary's threads per block. A block that depends on the shape (h8: one consumer warpgroup for skinny
-        problems) is the launch's at the shape the kernel was built for (for_shape), or, for the general binary,
-        at a problem large enough that no shape rule applies: that binary is built from the parameters as given."""
-        if set().union(*(expr.names(e) for e in self.spec.block)) & set(self.spec.decomposition):
-            shape, sms = self.built_for or (GemmShape(1 << 16, 1 << 16, 1 << 16), 1)
-            b = self.launch_config(shape, sms)[1]
-        else:
-            env = {**self.env, "M": 1, "N": 1, "K": 1}
-            b = [int(expr.evaluate(e, env)) for e in self.spec.block]
+        """The binary's threads per block (see _shape_env_with for a block that depends on the shape)."""
+        env = self._shape_env_with(self.spec.block, None, None)
+        b = [int(expr.evaluate(e, env)) for e in self.spec.block]
         return b[0] * b[1] * b[2]
 
     def tiles(self, shape: GemmShape | None = None, sms: int | None = None) -> Tiles:
-        """The traffic model's tiles. A spec whose tile depends on the shape (h8, h11: their `traffic:` names the
-        decomposition's tile) gives the tile at `shape`, else at the shape it was built for, else at a problem
-        large enough that no shape rule applies (the parameters as given)."""
+        """The traffic model's tiles, at `shape` where the spec's tile depends on it (see _shape_env_with)."""
         t = self.spec.traffic
         keys = ("BM", "BN", "TM", "TN")
-        env = self.env
-        needed = set().union(*(expr.names(str(t.get(k, 1))) for k in keys)) & set(self.spec.decomposition)
-        if needed:
-            if shape is None:
-                shape, sms = self.built_for or (GemmShape(1 << 16, 1 << 16, 1 << 16), sms)
-            env = {**self._shape_env(shape, sms), **self._decomposition_for(shape, sms, needed)}
+        env = self._shape_env_with([t.get(k, 1) for k in keys], shape, sms)
         get = {k: int(expr.evaluate(t.get(k, 1), env)) for k in keys}
         return Tiles(**get, smem=bool(t.get("smem", False)))
-
-    def _decomposition_for(self, shape: GemmShape, sms: int | None, needed: set[str]) -> dict[str, int]:
-        """The decomposition's names in order until `needed` are known: later ones may need SMS, which a model
-        without a device does not have (the tile's names never do)."""
-        env, out = self._shape_env(shape, sms), {}
-        for name, e in self.spec.decomposition.items():
-            if needed <= set(out):
-                break
-            try:
-                out[name] = env[name] = int(expr.evaluate(e, env))
-            except SpecError as exc:
-                raise SpecError(f"{self.spec.path}: decomposition.{name}: {exc}") from None
-        return out
 
     def check_shape(self, shape: GemmShape) -> None:
         """Raise SpecError naming the failed constraint and the nearest sizes that pass it."""
