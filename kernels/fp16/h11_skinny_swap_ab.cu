@@ -143,12 +143,8 @@ hgemm_skinny_swap_ab(int M, int N, int K, float alpha, const elem_t* __restrict_
     const int n_base = tn * TN + 16 * warp + (lane >> 2);
     const int m_base = tm * MW + 2 * (lane & 3);
     unsigned* flag = &h11::tile_flags[tile];
-    if (S > 1 && slice > 0) {
-        if (wg_tid == 0)
-            while (load_acquire_gpu(flag) != (unsigned)slice)
-                __nanosleep(64);
-        consumers_sync<128>();  // the leader's acquire, then every thread's reads of C
-    }
+    if (S > 1)
+        split_k_wait_turn<128>(flag, slice, wg_tid == 0);  // h8's serial reduction (hopper.cuh)
     const float b_eff = (S > 1 && slice > 0) ? 1.0f : beta;  // slice 0 scales the old C; the others add to it
 #pragma unroll
     for (int j = 0; j < MW / 8; ++j)
@@ -166,11 +162,6 @@ hgemm_skinny_swap_ab(int M, int N, int K, float alpha, const elem_t* __restrict_
                     *p = v;
                 }
             }
-    if (S > 1) {
-        consumers_sync<128>();  // every thread's stores of C are issued; the leader's release covers them
-        if (wg_tid == 0) {
-            __threadfence();
-            store_release_gpu(flag, slice + 1 == S ? 0u : (unsigned)(slice + 1));
-        }
-    }
+    if (S > 1)
+        split_k_pass_turn<128>(flag, slice, S, wg_tid == 0);
 }

@@ -194,23 +194,14 @@ hgemm_split_k_small_problems(int M, int N, int K, float alpha, const elem_t* __r
                                    epi_scratch + c * (EPI_WARPGROUP_BYTES / 4));
                 continue;
             }
-            // The serial reduction: wait for the slices before this one, add this slice's part, hand the tile on.
+            // The serial reduction (hopper.cuh): wait for the slices before this one, add this slice's part (slice 0
+            // scales the old C, unread when beta == 0), hand the tile on.
             unsigned* flag = &h8::tile_flags[tile];
             const bool leader = threadIdx.x == 128;  // thread 0 of the first consumer warpgroup
-            if (slice > 0) {
-                if (leader)
-                    while (load_acquire_gpu(flag) != (unsigned)slice)
-                        __nanosleep(64);
-                consumers_sync<CONSUMER_THREADS>();  // the leader's acquire, then the barrier: every consumer's reads of C follow it
-            }
-            // slice 0 scales the old C (unread when beta == 0); the others add to the running sum
+            split_k_wait_turn<CONSUMER_THREADS>(flag, slice, leader);
             store_acc_rows<BN>(d, M, N, alpha, slice == 0 ? beta : 1.0f, C, tm * BM + 64 * c, tn * BN, wg_tid,
                                epi_scratch + c * (EPI_WARPGROUP_BYTES / 4));
-            consumers_sync<CONSUMER_THREADS>();  // every consumer's stores of C are issued; the leader's release covers them
-            if (leader) {
-                __threadfence();
-                store_release_gpu(flag, slice + 1 == S ? 0u : (unsigned)(slice + 1));
-            }
+            split_k_pass_turn<CONSUMER_THREADS>(flag, slice, S, leader);
         }
     }
 }

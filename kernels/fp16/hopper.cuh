@@ -395,7 +395,7 @@ __device__ __forceinline__ void cluster_tile_coords(int ctile, int ctiles_m, int
     tn = tn * CN + (int)(rank % CN);
 }
 
-// ---- flags between CTAs of one launch (h8's and h10's ordered reductions) ----
+// ---- flags between CTAs of one launch (h8's, h10's and h11's ordered reductions) ----
 __device__ __forceinline__ unsigned load_acquire_gpu(const unsigned* p)
 {
     unsigned v;
@@ -414,4 +414,30 @@ template <int THREADS>
 __device__ __forceinline__ void consumers_sync()
 {
     asm volatile("bar.sync 1, %0;\n" ::"n"(THREADS) : "memory");
+}
+
+// ---- split-K's serial reduction in C (h8, h11) ----
+// Slice s of a tile adds its part to C after slices 0 .. s-1: it waits until the tile's flag says s (the leader's
+// acquire, then the consumers' barrier, so every consumer's reads of C follow it), stores (slice 0: alpha * acc +
+// beta * C; the others add alpha * acc), and hands the tile on: the barrier (every consumer's stores issued), then
+// the leader's fence and release of s + 1, or 0 from the last slice, so the next launch finds the flags clear.
+template <int THREADS>
+__device__ __forceinline__ void split_k_wait_turn(const unsigned* flag, int slice, bool leader)
+{
+    if (slice > 0) {
+        if (leader)
+            while (load_acquire_gpu(flag) != (unsigned)slice)
+                __nanosleep(64);
+        consumers_sync<THREADS>();
+    }
+}
+
+template <int THREADS>
+__device__ __forceinline__ void split_k_pass_turn(unsigned* flag, int slice, int slices, bool leader)
+{
+    consumers_sync<THREADS>();
+    if (leader) {
+        __threadfence();
+        store_release_gpu(flag, slice + 1 == slices ? 0u : (unsigned)(slice + 1));
+    }
 }
