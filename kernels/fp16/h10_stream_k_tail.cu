@@ -90,10 +90,10 @@ struct Schedule {
         const int tail = STREAM_K ? tiles % G : 0;
         dp_tiles = tiles - tail;
         whole = (dp_tiles - c + G - 1) / G;  // this CTA's whole tiles: c, c + G, ... below dp_tiles
-        const long long I = (long long)tail * KT;
-        iters_begin = (int)(I * c / G);
-        iters_end = (int)(I * (c + 1) / G);
+        iters_begin = iter_begin(c);
+        iters_end = iter_begin(c + 1);
     }
+    // where CTA `cta`'s range of the tail's iterations begins (the next CTA's begins where it ends)
     __device__ int iter_begin(int cta) const
     {
         return (int)((long long)(tiles - dp_tiles) * KT * cta / G);
