@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 from clitools import invoke
 from context import needs_gpu
+from hopper_runs import needs_hopper
 
 from gemmprof.catalog import spec as specmod
 from gemmprof.catalog.binding import bind
@@ -87,10 +88,7 @@ def test_bf16_rounding_is_to_nearest_even():
 @needs_gpu
 @pytest.mark.parametrize("dtype", ["fp16", "bf16"])
 def test_hopper_rungs_verify_on_the_gpu(runner, tmp_path, dtype):
-    import cupy
-
-    if cupy.cuda.runtime.getDeviceProperties(0)["major"] != 9:
-        pytest.skip("needs a Hopper GPU (sm_90a)")
+    needs_hopper()
     for shape in (["--size", "1024"], ["-m", "1000", "-n", "1030", "-k", "520"], ["-m", "4095", "-n", "4097", "-k", "1024"]):
         out = tmp_path / f"{dtype}.json"
         r = invoke(runner, ["run", "h4-h11", "--dtype", dtype, *shape, "--budget", "0.05", "--max-reps", "10",
@@ -112,10 +110,7 @@ def test_staged_epilogue_verifies_rows_off_the_sector_grid_with_beta(runner, tmp
     C there when beta != 0. 16 x 4098 x 4096 is an h8 split launch: slices after the first add to C in that path."""
     import json
 
-    import cupy
-
-    if cupy.cuda.runtime.getDeviceProperties(0)["major"] != 9:
-        pytest.skip("needs a Hopper GPU (sm_90a)")
+    needs_hopper()
     m, n, k = shape
     out = tmp_path / "staged.json"
     r = invoke(runner, ["run", "h6-h10", "--dtype", "fp16", "-m", m, "-n", n, "-k", k, "--alpha", "1.5",
