@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One device call, many GPU checks: run from the repo root on the GPU machine.
 #   bash scripts/gpu_batch.sh STAGE [STAGE ...]
-# Stages: env hopper hopperfin fp32top fp32topprof ladder odd beta fp16 tune ncu nsys pytest compilers report rawprof paths interleave splitk sweep startup every_py explain every_cuda splitk16 hopper7 hopper8 specialize hopperodd hopper9 sweep16 hopper10 hopper11. Logs and results go to $OUT/batch/ and are tarred into
+# Stages: env hopper hopperfin fp32top fp32topprof ladder odd beta fp16 tune ncu nsys pytest compilers report rawprof paths interleave splitk sweep startup every_py explain every_cuda splitk16 hopper7 hopper8 specialize hopperodd hopper9 sweep16 hopper10 hopper11 hopper12. Logs and results go to $OUT/batch/ and are tarred into
 # $OUT/batch.tar.gz (the device tool brings back at most 8 files); a short summary is printed last.
 set -u
 if [ $# -eq 0 ]; then  # no stage: print the usage above and stop
@@ -128,11 +128,11 @@ for stage in "$@"; do
       shapes="1024 4096 8192 16x4096x4096 128x4096x4096 1024x11008x4096 4096x4096x14336 16384x4096x4096 4096x4096x16384 4096x4096x1024 4095x4097x1024 1000x1000x1000"
       mkdir -p "$B/sweep_fp32" "$B/sweep_fp16"
       step sweep_fp32 python3 scripts/shape_sweep.py 13-16 --dtype fp32 --shapes "$shapes" --budget "${SWEEP_BUDGET:-0.1}" --out-dir "$B/sweep_fp32"
-      step sweep_fp16 python3 scripts/shape_sweep.py h4-h11 --dtype fp16 --shapes "$shapes" --budget "${SWEEP_BUDGET:-0.1}" --out-dir "$B/sweep_fp16" ;;
+      step sweep_fp16 python3 scripts/shape_sweep.py h4-h12 --dtype fp16 --shapes "$shapes" --budget "${SWEEP_BUDGET:-0.1}" --out-dir "$B/sweep_fp16" ;;
     sweep16)  # the sweep's fp16 half alone (the Hopper rungs h4-h9 against cuBLAS with fp16 inputs and fp32 C)
       shapes="1024 4096 8192 16x4096x4096 128x4096x4096 1024x11008x4096 4096x4096x14336 16384x4096x4096 4096x4096x16384 4096x4096x1024 4095x4097x1024 1000x1000x1000"
       mkdir -p "$B/sweep_fp16"
-      step sweep_fp16 python3 scripts/shape_sweep.py h4-h11 --dtype fp16 --shapes "$shapes" --budget "${SWEEP_BUDGET:-0.1}" --out-dir "$B/sweep_fp16" ;;
+      step sweep_fp16 python3 scripts/shape_sweep.py h4-h12 --dtype fp16 --shapes "$shapes" --budget "${SWEEP_BUDGET:-0.1}" --out-dir "$B/sweep_fp16" ;;
     startup)  # issue 30: --help wall time and import profile; the main job cold (empty caches) then warm, one call
       step startup python3 scripts/startup_times.py --size "$SIZE" --logs "$B/startup" -o "$B/startup.json"
       cat "$B/startup.json" ;;
@@ -290,6 +290,21 @@ for stage in "$@"; do
         step "h11_$s" "${GP[@]}" run h8 h11 --dtype fp16 -m "$m" -n "$n" -k "$k" --budget 0.3 -o "$B/h11_$s.json"
       done
       step h11_profile "${GP[@]}" profile h8 h11 --cublas -m 16 -n 4096 -k 4096 --save "$B/h11_profile_16x4096x4096.json" --save-csv "$B/h11_ncu_16x4096x4096.csv" ;;
+    hopper12)  # issue 26: h12 (h7 with a TMA-store epilogue, on a balanced grid) verified, beside h6, h7 and cuBLAS at 4096 and 8192 (interleaved), its two choices apart, other shapes; ncu at 4096
+      step hopper12_tests python3 -m pytest -q -m gpu tests/test_hopper_tma_store.py
+      for d in fp16 bf16; do
+        for s in 4096 8192; do
+          step "h12_${d}_$s" "${GP[@]}" run h6 h7 h12 --dtype "$d" --size "$s" --interleave -o "$B/h12_${d}_$s.json"
+        done
+      done
+      for v in BALANCED=0 CLUSTER_M=1; do  # h7's grid; no cluster (h6's loads)
+        step "h12_var_$v" "${GP[@]}" run h12 --param "$v" --dtype fp16 --size 4096 --budget 0.5 -o "$B/h12_var_${v}_4096.json"
+      done
+      for s in 4096x4096x1024 4095x4097x1024 1024x11008x4096 4096x4096x16384; do
+        IFS=x read -r m n k <<< "$s"
+        step "h12_$s" "${GP[@]}" run h7 h12 --dtype fp16 -m "$m" -n "$n" -k "$k" --budget 0.3 -o "$B/h12_$s.json"
+      done
+      step h12_profile "${GP[@]}" profile h7 h12 --cublas --size 4096 --save "$B/h12_profile_4096.json" --save-csv "$B/h12_ncu_4096.csv" ;;
     *)
       echo "unknown stage $stage" ;;
   esac

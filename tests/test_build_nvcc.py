@@ -36,7 +36,7 @@ def test_every_kernel_compiles(nvcc, arch):
         assert "C7515" not in r.log, (r.name, r.log[-1500:])
     hopper = {r.name for r in results if not r.skipped and r.arch.endswith("a")}
     assert hopper == ({"wgmma_tma", "warp_specialized", "persistent", "cluster_multicast", "hopper_split_k", "pingpong",
-                      "stream_k_tail", "skinny_swap_ab"}
+                      "stream_k_tail", "skinny_swap_ab", "tma_store_epilogue"}
                       if arch == "sm_90" else set())  # built as sm_90a
 
 
@@ -44,6 +44,7 @@ def test_hopper_rungs_build_for_bf16_too(nvcc):
     kernels = [bind(s, dtype="bf16") for s in specmod.ladder() if "bf16" in s.dtypes]
     assert [k.variant_name for k in kernels] == ["wgmma_tma_bf16", "warp_specialized_bf16", "persistent_bf16",
                                                   "cluster_multicast_bf16", "hopper_split_k_bf16", "pingpong_bf16",
-                                                  "stream_k_tail_bf16", "skinny_swap_ab_bf16"]
+                                                  "stream_k_tail_bf16", "skinny_swap_ab_bf16",
+                                                  "tma_store_epilogue_bf16"]
     results = nvcc_build_all(kernels, ["sm_90"], jobs=2)
     assert all(r.ok and r.arch == "sm_90a" and "-DELEM_BF16=1" in r.build.flags for r in results), results

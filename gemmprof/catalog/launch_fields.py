@@ -18,13 +18,16 @@ SWIZZLES = (0, 32, 64, 128)
 
 @dataclass(frozen=True)
 class TmaArg:
-    """One CUtensorMap argument: operand A or B as stored (rows x cols, row-major), copied in boxes."""
+    """One CUtensorMap argument: operand A, B or C as stored (rows x cols, row-major), copied in boxes. `when`: an
+    expression; where it is false at the shape (C's rows off 16 bytes, say) the kernel gets an unused map of zeros
+    and must not touch it (it tests the same condition itself)."""
 
     operand: str
     rows: Any  # expressions over the parameters and M, N, K
     cols: Any
     box: tuple[Any, Any]  # (box rows, box cols)
     swizzle: int = 128
+    when: Any = None  # None: always
 
 
 def _fail(path, key, problem):
@@ -58,9 +61,10 @@ def launch_fields(path, doc: dict) -> dict:
     args = []
     for i, item in enumerate(tma):
         key = f"tma_args[{i}]"
-        if not isinstance(item, dict) or item.get("operand") not in ("A", "B"):
-            _fail(path, key, "expected {operand: A|B, rows: EXPR, cols: EXPR, box: [EXPR, EXPR], swizzle: 128}")
-        check_keys(path, key, item, ("operand", "rows", "cols", "box", "swizzle"))
+        if not isinstance(item, dict) or item.get("operand") not in ("A", "B", "C"):
+            _fail(path, key, "expected {operand: A|B|C, rows: EXPR, cols: EXPR, box: [EXPR, EXPR], swizzle: 128, "
+                             "when: EXPR}")
+        check_keys(path, key, item, ("operand", "rows", "cols", "box", "swizzle", "when"))
         box = item.get("box")
         if not isinstance(box, list) or len(box) != 2:
             _fail(path, f"{key}.box", "expected [box rows, box cols]")
@@ -69,7 +73,8 @@ def launch_fields(path, doc: dict) -> dict:
         args.append(TmaArg(item["operand"], _expr(path, f"{key}.rows", item.get("rows")),
                            _expr(path, f"{key}.cols", item.get("cols")),
                            (_expr(path, f"{key}.box[0]", box[0]), _expr(path, f"{key}.box[1]", box[1])),
-                           int(item.get("swizzle", 128))))
+                           int(item.get("swizzle", 128)),
+                           None if item.get("when") is None else _expr(path, f"{key}.when", item["when"])))
     cluster = doc.get("cluster")
     if cluster is not None:
         if not isinstance(cluster, list) or not 1 <= len(cluster) <= 3:

@@ -126,6 +126,11 @@ class TiledMap:
         return dims, strides, box, elem_strides
 
 
+def unused_map() -> np.void:
+    """128 zero bytes in a CUtensorMap's place: the argument of a map the kernel does not use at this shape."""
+    return np.zeros(1, dtype=np.dtype((np.void, TENSOR_MAP_BYTES)))[0]
+
+
 def encode_tiled(address: int, tmap: TiledMap, drv: Driver | None = None) -> np.void:
     """The CUtensorMap of `tmap` over device memory at `address`, as a 128-byte numpy.void for a kernel argument."""
     tmap.validate()

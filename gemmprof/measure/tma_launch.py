@@ -20,23 +20,41 @@ def skip_reason(kernel: BoundKernel, compute_capability: str) -> str | None:
             f"{here}: skipped")
 
 
+def tiled_maps(kernel: BoundKernel, shape: GemmShape, sms: int | None = None) -> list:
+    """(operand, TiledMap or None) per `tma_args` entry at `shape`, each checked (InputError names the problem);
+    None where the entry's `when` is false. The boxes may use the spec's `decomposition` names (h8's tile width at
+    the shape), which may need `sms`. A and B are of the run's dtype, C of the spec's C dtype."""
+    from gemmprof.measure import hopper_host
+
+    env = {**kernel.env, "M": shape.M, "N": shape.N, "K": shape.K, **({"SMS": sms} if sms else {})}
+    used = set().union(*(expr.names(e) for a in kernel.spec.tma_args
+                         for e in (a.rows, a.cols, *a.box, *([a.when] if a.when is not None else []))))
+    needed = used & set(kernel.spec.decomposition)
+    if needed:
+        env.update(kernel.decomposition(shape, sms, until=needed))
+    out = []
+    for arg in kernel.spec.tma_args:
+        if arg.when is not None and not expr.evaluate(arg.when, env):
+            out.append((arg.operand, None))
+            continue
+        ev = [int(expr.evaluate(e, env)) for e in (arg.rows, arg.cols, *arg.box)]
+        dtype = kernel.spec.abi.c_dtype if arg.operand == "C" else kernel.run_dtype
+        tmap = hopper_host.TiledMap(dtype, ev[0], ev[1], ev[2], ev[3], arg.swizzle)
+        tmap.validate()
+        out.append((arg.operand, tmap))
+    return out
+
+
 def tensor_maps(kernel: BoundKernel, shape: GemmShape, operands: dict, encode=None, sms: int | None = None) -> tuple:
-    """One 128-byte CUtensorMap per `tma_args` entry, over the operand as the kernel reads it (A: M x K row-major,
-    B column-major: N rows of K). `encode(address, TiledMap)` is hopper_host.encode_tiled (tests pass a fake). The
-    boxes may use the spec's `decomposition` names (h8's tile width at the shape), which may need `sms`."""
+    """One 128-byte CUtensorMap per `tma_args` entry, over the operand as the kernel reads or writes it (A: M x K
+    row-major, B column-major: N rows of K, C: M x N row-major); 128 zero bytes where the entry's `when` is false.
+    `encode(address, TiledMap)` is hopper_host.encode_tiled (tests pass a fake). A map of C is over that C array:
+    build the maps again for each output."""
     from gemmprof.measure import hopper_host
 
     encode = encode or hopper_host.encode_tiled
-    env = {**kernel.env, "M": shape.M, "N": shape.N, "K": shape.K, **({"SMS": sms} if sms else {})}
-    if kernel.spec.decomposition:
-        env.update(kernel.decomposition(shape, sms))
-    maps = []
-    for arg in kernel.spec.tma_args:
-        ev = [int(expr.evaluate(e, env)) for e in (arg.rows, arg.cols, *arg.box)]
-        tmap = hopper_host.TiledMap(kernel.run_dtype, ev[0], ev[1], ev[2], ev[3], arg.swizzle)
-        tmap.validate()
-        maps.append(encode(operands[arg.operand].data.ptr, tmap))
-    return tuple(maps)
+    return tuple(hopper_host.unused_map() if tmap is None else encode(operands[operand].data.ptr, tmap)
+                 for operand, tmap in tiled_maps(kernel, shape, sms))
 
 
 def cluster_shape(kernel: BoundKernel) -> tuple[int, int, int] | None:

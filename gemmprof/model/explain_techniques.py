@@ -45,6 +45,8 @@ TECHNIQUES: dict[str, tuple[str, tuple[str, ...]]] = {
                  ("h10",)),
     "swap_ab": ("a skinny problem computed transposed (C^T = B^T A^T), so its few rows are the wgmma's N and no "
                 "row of a 64-row wgmma is wasted", ("h11",)),
+    "tma_store": ("the epilogue through shared memory and TMA stores: whole lines of C, clipped at the edges by the "
+                  "copy engine, left in flight under the next tile's main loop", ("h12",)),
     "split_k": ("split-K: K divided among several blocks per tile when the tiles are fewer than the SMs, reduced "
                 "in a fixed order", ("16", "h8")),
 }
@@ -63,9 +65,10 @@ RUNG_TECHNIQUES: dict[str, tuple[str, ...]] = {
     "h4": ("wgmma",), "h5": ("warp_specialization", "larger_tiles"), "h6": ("persistent", "epilogue"),
     "h7": ("multicast",),
     "16": ("split_k",), "h8": ("split_k",), "h9": ("pingpong",), "h10": ("stream_k",), "h11": ("swap_ab", "split_k"),
+    "h12": ("tma_store",),
 }
 # rungs beside a ladder's line: what they apply is their base rung's, plus their own (RUNG_TECHNIQUES)
-BRANCHES = {"16": "15", "h8": "h6", "h9": "h6", "h10": "h6", "h11": "h5"}
+BRANCHES = {"16": "15", "h8": "h6", "h9": "h6", "h10": "h6", "h11": "h5", "h12": "h7"}
 # the fp32 rungs a tensor-core rung builds on (h1 starts from a tiled, coalesced, vectorized kernel)
 _FP16_BASE = ("coalescing", "smem_tiling", "register_tiling", "vectorized", "tensor_cores")
 

@@ -197,8 +197,6 @@ class CupyMeasure(Measure):
             problem = self.runner.problem(kernel.run_dtype, abi.c_dtype)
             layout = kernel.spec.layout
             # a spec with tma_args or a cluster launches as run launches it (tensor maps appended, cuLaunchKernelEx)
-            maps = tma_launch.tensor_maps(kernel, self.runner.opt.shape,
-                                          {w: problem.operand(w, layout[w]) for w in "AB"}, sms=sms)
             launch = tma_launch.launcher(func, grid, block, smem, tma_launch.cluster_shape(kernel))
             workspace = workspace_buffer(kernel, shape)
 
@@ -207,6 +205,7 @@ class CupyMeasure(Measure):
             def args_into(c):  # the spec's own argument list (args:), as run packs it
                 buffers = {"A": problem.operand("A", layout["A"], lds["lda"]),
                            "B": problem.operand("B", layout["B"], lds["ldb"]), "C": c, "workspace": workspace}
+                maps = tma_launch.tensor_maps(kernel, shape, {w: buffers[w] for w in "ABC"}, sms=sms)
                 return kernel_values(abi, shape, layout, problem.alpha, problem.beta, buffers, lds) + maps
 
             first, out = problem.fresh_output(layout["C"], lds["ldc"]), problem.sentinel_output(layout["C"], lds["ldc"])

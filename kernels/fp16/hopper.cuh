@@ -1,6 +1,7 @@
-// Helpers shared by the Hopper rungs h4 to h11 (h4_wgmma_tma.cu, h5_warp_specialized.cu, h6_persistent.cu,
+// Helpers shared by the Hopper rungs h4 to h12 (h4_wgmma_tma.cu, h5_warp_specialized.cu, h6_persistent.cu,
 // h7_cluster_multicast.cu, h8_split_k_small_problems.cu, h9_pingpong_consumers.cu, h10_stream_k_tail.cu,
-// h11_skinny_swap_ab.cu): the element type (fp16, or bf16 with -DELEM_BF16=1), mbarriers, TMA box loads,
+// h11_skinny_swap_ab.cu, h12_tma_store_epilogue.cu): the element type (fp16, or bf16 with -DELEM_BF16=1),
+// mbarriers, TMA box loads and stores (with the bulk groups and the proxy fence a store needs),
 // thread-block clusters (TMA multicast, arrivals on a peer CTA's mbarrier, cluster barriers, a CTA's tile in its
 // cluster), wgmma on shared-memory tiles written with the 128-byte swizzle, register reallocation between
 // warpgroups, the accumulator epilogues, the grouped tile order, and flags between the CTAs of one launch. Each rung includes this file by a quoted path and holds only
@@ -68,6 +69,49 @@ __device__ __forceinline__ void tma_load_2d(uint32_t dst, const CUtensorMap* map
         " [%0], [%1, {%3, %4}], [%2];\n" ::"r"(dst),
         "l"(reinterpret_cast<uint64_t>(map)), "r"(bar), "r"(x), "r"(y)
         : "memory");
+}
+
+// ---- TMA stores (h12): a box of shared memory to global memory, tracked by the issuing thread's bulk groups ----
+// Shared-memory writes of the generic proxy (st.shared) become visible to the copy engine (the async proxy) only
+// after this fence; each writing thread runs it before the barrier that precedes the store.
+__device__ __forceinline__ void fence_proxy_async_smem()
+{
+    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+}
+
+// One 2D box from shared memory at `src` into the tensor map's global tensor at column x, row y; the engine
+// clips the box at the tensor's edges (nothing is written past M or N).
+__device__ __forceinline__ void tma_store_2d(const CUtensorMap* map, uint32_t src, int x, int y)
+{
+    asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%2, %3}], [%1];\n" ::"l"(
+                     reinterpret_cast<uint64_t>(map)),
+                 "r"(src), "r"(x), "r"(y)
+                 : "memory");
+}
+
+__device__ __forceinline__ void bulk_commit()
+{
+    asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
+}
+
+// Wait until at most N of this thread's committed bulk groups still read their shared-memory source.
+template <int N>
+__device__ __forceinline__ void bulk_wait_read()
+{
+    asm volatile("cp.async.bulk.wait_group.read %0;\n" ::"n"(N) : "memory");
+}
+
+// Wait until at most N of this thread's committed bulk groups are incomplete (their writes done).
+template <int N>
+__device__ __forceinline__ void bulk_wait()
+{
+    asm volatile("cp.async.bulk.wait_group %0;\n" ::"n"(N) : "memory");
+}
+
+// A barrier of the 128 threads of one warpgroup (named barrier `id`; 0 is __syncthreads, 1 consumers_sync).
+__device__ __forceinline__ void warpgroup_sync(int id)
+{
+    asm volatile("bar.sync %0, 128;\n" ::"r"(id) : "memory");
 }
 
 // ---- thread-block clusters (h7): CTAs of one cluster reach each other's shared memory ----

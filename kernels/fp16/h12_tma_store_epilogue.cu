@@ -1,0 +1,231 @@
+// h12: h7 with its epilogue through shared memory and TMA stores, on a grid balanced over its rounds of tiles.
+//
+// C = alpha * A @ B + beta * C, A and B fp16 (or bf16 with -DELEM_BF16=1), fp32 accumulation, fp32 C.
+// Layout: A row-major (M x K), B column-major (N rows of K), C row-major fp32.
+//
+// What this rung adds over h7 (persistent, 2 x 1 clusters sharing B by multicast, each consumer warpgroup writing
+// its 64 x 256 fp32 accumulators straight to C with 64 float2 stores per thread):
+//  * The epilogue goes through shared memory. A consumer warpgroup writes 32 columns of its accumulators (64 rows x
+//    128 bytes, 8 KiB) into a staging buffer, and one of its threads hands the buffer to the copy engine
+//    (`cp.async.bulk.tensor` from shared to global): whole 128-byte rows of C, clipped by the engine at M and N.
+//    Two buffers per warpgroup alternate, so the warpgroup fills one while the engine reads the other; before a
+//    buffer is written again its last store must have read it (`cp.async.bulk.wait_group.read 1` by the issuing
+//    thread, then the warpgroup's barrier). The tile's last stores are left in flight: the warpgroup starts the next
+//    tile's main loop while the engine drains them. cuBLAS's kernel at 4096 does the same (ncu: 16 KiB of staging
+//    beside its 4 stages, shared-memory store conflicts); h6/h7's warps write C from registers, their tensor pipe
+//    84-86% busy against cuBLAS's 90.5%.
+//  * The staging buffers are written with the 128-byte swizzle the tensor map reads them with (16-byte chunk c of
+//    row r at chunk c ^ (r % 8)), so a warp's float2 writes spread over the banks instead of landing 8 rows on the
+//    same ones.
+//  * The persistent grid is balanced over its rounds: with T cluster tiles and room for G clusters, ceil(T / G)
+//    rounds are needed whatever the grid; ceil(T / rounds) clusters run them with every cluster doing the same
+//    number of tiles (4096^2: 256 cluster tiles, 4 rounds on 64 clusters instead of 66, the last round full).
+//    BALANCED=0 launches h7's grid.
+//  * TMA stores need rows of C on 16 bytes (N % 4 == 0) and beta == 0 (C is not read); otherwise the launch takes
+//    h6's epilogue (hopper.cuh, store_acc_rows: rows off the 32-byte grid staged through the same buffers), and the
+//    host passes an unused tensor map for C (the spec's `when`).
+// Defaults: h7's 128 x 256 x 64 tiles, 4 stages, GROUP_M = 16 tile rows, 2 x 1 clusters; 2 x 2 x 8 KiB of staging.
+//
+// Backend nvcc (-gencode=arch=compute_90a,code=sm_90a), parameters as -D defines, extern "C" entry.
+
+// The helpers it shares with the other Hopper rungs (mbarriers, TMA loads, stores and multicast, cluster barriers,
+// wgmma, the direct epilogue, the tile order) are in hopper.cuh; this file holds what h12 adds: its kernel.
+#include "hopper.cuh"
+
+#ifndef BN
+#define BN 256
+#endif
+#ifndef BK
+#define BK 64
+#endif
+#ifndef STAGES
+#define STAGES 4
+#endif
+#ifndef GROUP_M
+#define GROUP_M 16
+#endif
+#ifndef CLUSTER_M
+#define CLUSTER_M 2
+#endif
+#define CONSUMERS 2
+#define BM (64 * CONSUMERS)
+
+#if BN == 128
+#define WGMMA wgmma_m64n128
+#else
+#define WGMMA wgmma_m64n256
+#endif
+
+static_assert(BK == 64, "one 128-byte swizzled row of K per tile row: BK = 64 (fp16/bf16)");
+static_assert(BN == 128 || BN == 256, "BN is the wgmma N: 128 or 256");
+static_assert(CLUSTER_M == 1 || CLUSTER_M == 2, "clusters of 1 x 1 (h6's loads) or 2 x 1 CTAs (B shared)");
+static_assert(GROUP_M % CLUSTER_M == 0, "GROUP_M counts tile rows: whole cluster rows");
+
+namespace h12 {
+constexpr int EPI_COLS = 32;                 // columns of C per staged store: one 128-byte swizzled row of fp32
+constexpr uint32_t EPI_BUF_BYTES = 64 * EPI_COLS * 4;  // a warpgroup's 64 rows of them: 8 KiB
+constexpr uint32_t EPI_BYTES = 2 * EPI_BUF_BYTES;      // two buffers per consumer warpgroup
+static_assert(EPI_BYTES >= EPI_WARPGROUP_BYTES, "the buffers double as store_acc_rows' slices");
+}  // namespace h12
+
+// A consumer warpgroup's 64 x BN accumulator tile (rows row0.., columns col0..) to C by TMA stores through its two
+// staging buffers at `bufs` (1024-byte aligned). `stores` counts the warpgroup's staged stores so far (its buffers
+// alternate across tiles); only thread 0 of the warpgroup issues and waits on them (bulk groups are per thread).
+__device__ __forceinline__ void store_acc_tma(const float (&d)[BN / 2], float alpha, const CUtensorMap* tmap_c,
+                                              int row0, int col0, int wg_tid, uint32_t bufs, int bar_id, int& stores)
+{
+    const int warp = wg_tid >> 5;
+    const int lane = wg_tid & 31;
+    const int r = warp * 16 + (lane >> 2);          // this thread's first row in the warpgroup's 64
+    const uint32_t half = (lane & 1) * 8;           // its float2 within the 16-byte chunk
+#pragma unroll
+    for (int q = 0; q < BN / h12::EPI_COLS; ++q, ++stores) {
+        const uint32_t buf = bufs + (stores & 1) * h12::EPI_BUF_BYTES;
+        if (wg_tid == 0)
+            bulk_wait_read<1>();  // the store that last read `buf` (two stores ago) is past it
+        warpgroup_sync(bar_id);
+#pragma unroll
+        for (int jj = 0; jj < h12::EPI_COLS / 8; ++jj) {
+            const int j = q * (h12::EPI_COLS / 8) + jj;   // the accumulators' n8 block
+            const uint32_t chunk = 2 * jj + ((lane & 3) >> 1);  // 16-byte chunk of the 128-byte row
+#pragma unroll
+            for (int h = 0; h < 2; ++h) {
+                const int row = r + 8 * h;
+                const uint32_t addr = buf + row * 128 + ((chunk ^ (row & 7)) << 4) + half;
+                asm volatile("st.shared.v2.f32 [%0], {%1, %2};\n" ::"r"(addr), "f"(alpha * d[4 * j + 2 * h]),
+                             "f"(alpha * d[4 * j + 2 * h + 1])
+                             : "memory");
+            }
+        }
+        fence_proxy_async_smem();
+        warpgroup_sync(bar_id);
+        if (wg_tid == 0) {
+            tma_store_2d(tmap_c, buf, col0 + q * h12::EPI_COLS, row0);
+            bulk_commit();
+        }
+    }
+}
+
+// This CTA's tile in cluster tile `ctile` (hopper.cuh, cluster_tile_coords; GROUP_M counts tile rows).
+__device__ __forceinline__ void cta_tile(int ctile, int ctiles_m, int ctiles_n, uint32_t rank, int& tm, int& tn)
+{
+    cluster_tile_coords<CLUSTER_M, 1>(ctile, ctiles_m, ctiles_n, GROUP_M / CLUSTER_M, rank, tm, tn);
+}
+
+extern "C" __global__ void __launch_bounds__(128 * (CONSUMERS + 1), 1)
+hgemm_tma_store(int M, int N, int K, float alpha, const elem_t* __restrict__ A, const elem_t* __restrict__ B,
+                float beta, float* __restrict__ C, const __grid_constant__ CUtensorMap tmap_a,
+                const __grid_constant__ CUtensorMap tmap_b, const __grid_constant__ CUtensorMap tmap_c)
+{
+    constexpr uint32_t A_BYTES = BM * BK * 2;
+    constexpr uint32_t B_BYTES = BN * BK * 2;
+    constexpr uint16_t EVERY_CTA = (1u << CLUSTER_M) - 1;  // multicast mask: bit i is %cluster_ctarank i
+
+    // Dynamic shared memory starts at the same offset in every CTA of the kernel: a stage's offset here is the
+    // peer's too (multicast and mapa address the peer by this CTA's offsets).
+    extern __shared__ uint8_t smem_raw[];
+    __shared__ __align__(8) uint64_t full[STAGES];
+    __shared__ __align__(8) uint64_t empty[STAGES];
+    const uint32_t smem_a = (smem_u32(smem_raw) + 1023) & ~1023u;
+    const uint32_t smem_b = smem_a + STAGES * A_BYTES;
+    const uint32_t smem_epi = smem_b + STAGES * B_BYTES;  // a multiple of 1024, as the 128-byte swizzle needs
+
+    const int ctiles_m = ((M + BM - 1) / BM + CLUSTER_M - 1) / CLUSTER_M;
+    const int ctiles_n = (N + BN - 1) / BN;
+    const int ctiles = ctiles_m * ctiles_n;
+    const int cluster_id = blockIdx.x / CLUSTER_M;  // a 1D grid in clusters of (CLUSTER_M, 1, 1)
+    const int clusters = gridDim.x / CLUSTER_M;
+    const uint32_t rank = CLUSTER_M > 1 ? cluster_ctarank() : 0;
+    const int KT = (K + BK - 1) / BK;
+    const int wg = threadIdx.x / 128;
+    const int wg_tid = threadIdx.x % 128;
+
+    if (threadIdx.x == 0) {
+        for (int s = 0; s < STAGES; ++s) {
+            mbar_init(smem_u32(&full[s]), 1);                        // this CTA's producer; bytes from both
+            mbar_init(smem_u32(&empty[s]), CONSUMERS * CLUSTER_M);  // the consumers of every CTA of the cluster
+        }
+        asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+    }
+    if (CLUSTER_M > 1)
+        cluster_sync();
+    else
+        __syncthreads();
+
+    if (wg == 0) {
+        // ---- producer: h7's, running ahead across tile boundaries ----
+        setmaxnreg_dec<40>();
+        if (wg_tid == 0) {
+            int it = 0;
+            for (int ctile = cluster_id; ctile < ctiles; ctile += clusters) {
+                int tm, tn;
+                cta_tile(ctile, ctiles_m, ctiles_n, rank, tm, tn);
+                for (int kt = 0; kt < KT; ++kt, ++it) {
+                    const int s = it % STAGES;
+                    const uint32_t bar = smem_u32(&full[s]);
+                    mbar_wait(smem_u32(&empty[s]), ((it / STAGES) & 1) ^ 1);
+                    mbar_arrive_expect_tx(bar, A_BYTES + B_BYTES);
+                    tma_load_2d(smem_a + s * A_BYTES, &tmap_a, bar, kt * BK, tm * BM);
+                    if (CLUSTER_M > 1)  // the pair shares tile column tn: this CTA's BN / 2 rows of B, to both
+                        tma_load_2d_multicast(smem_b + s * B_BYTES + rank * (B_BYTES / 2), &tmap_b, bar, kt * BK,
+                                              tn * BN + rank * (BN / 2), EVERY_CTA);
+                    else
+                        tma_load_2d(smem_b + s * B_BYTES, &tmap_b, bar, kt * BK, tn * BN);
+                }
+            }
+        }
+    } else {
+        // ---- consumers: warpgroup c owns rows 64c .. 64c + 63 of every tile ----
+        setmaxnreg_inc<232>();
+        const int c = wg - 1;
+        const uint32_t bufs = smem_epi + c * h12::EPI_BYTES;
+        // TMA stores take rows on 16 bytes and never read C; otherwise h6's epilogue (the same for every CTA)
+        const bool by_tma = beta == 0.0f && (N & 3) == 0 && (reinterpret_cast<uintptr_t>(C) & 15) == 0;
+        auto release = [&](int s) {  // stage s is free for both producers: here and on the peer's empty[s]
+            mbar_arrive(smem_u32(&empty[s]));
+            if (CLUSTER_M > 1)
+                mbar_arrive_cluster(smem_u32(&empty[s]), rank ^ 1);
+        };
+        int it = 0;
+        int stores = 0;
+        for (int ctile = cluster_id; ctile < ctiles; ctile += clusters) {
+            int tm, tn;
+            cta_tile(ctile, ctiles_m, ctiles_n, rank, tm, tn);
+            float d[BN / 2];
+#pragma unroll
+            for (int i = 0; i < BN / 2; ++i)
+                d[i] = 0.0f;
+            for (int kt = 0; kt < KT; ++kt, ++it) {
+                const int s = it % STAGES;
+                mbar_wait(smem_u32(&full[s]), (it / STAGES) & 1);
+                const uint32_t a_s = smem_a + s * A_BYTES + c * 64 * 128;
+                const uint32_t b_s = smem_b + s * B_BYTES;
+                wgmma_fence();
+#pragma unroll
+                for (int kk = 0; kk < BK / 16; ++kk)
+                    WGMMA(d, sw128_desc(a_s + kk * 32), sw128_desc(b_s + kk * 32));
+                wgmma_commit();
+                wgmma_wait<1>();
+                fence_regs(d);
+                if (kt > 0 && wg_tid == 0)
+                    release((it - 1) % STAGES);
+            }
+            wgmma_wait<0>();
+            fence_regs(d);
+            if (wg_tid == 0)
+                release((it - 1) % STAGES);
+            if (tm * BM >= M)  // a cluster's second tile row past M (it loaded zeros for its peer's sake)
+                continue;
+            if (by_tma)
+                store_acc_tma(d, alpha, &tmap_c, tm * BM + 64 * c, tn * BN, wg_tid, bufs, 2 + c, stores);
+            else
+                store_acc_rows<BN>(d, M, N, alpha, beta, C, tm * BM + 64 * c, tn * BN, wg_tid,
+                                   reinterpret_cast<float*>(smem_raw + (bufs - smem_u32(smem_raw))));
+        }
+        if (wg_tid == 0)
+            bulk_wait<0>();  // the last stores have written C (and read their buffers) before the CTA exits
+    }
+    // no CTA leaves while its peer may still multicast into it or arrive on its barriers
+    if (CLUSTER_M > 1)
+        cluster_sync();
+}

@@ -1,0 +1,150 @@
+"""h12, h7 with a TMA-store epilogue on a balanced persistent grid: its grid (the fewest clusters that keep the rounds
+of tiles), the tensor map of C (and the unused one where C's rows are off 16 bytes), the spec's `when` on a tensor
+map, what nvcc builds (bulk tensor stores, swizzled staging, no spills), and verified runs on an H100 (marker gpu)
+through both epilogues: TMA stores (N % 4 == 0, beta == 0) clipped at odd M and N, and h6's where N % 4 != 0 or
+beta != 0."""
+
+import numpy as np
+import pytest
+from context import needs_gpu
+from hopper_runs import needs_hopper, verified
+from test_hopper_clusters import _cdiv, _sass
+from test_hopper_rungs import _Operand
+
+from gemmprof.catalog import spec as specmod
+from gemmprof.catalog.binding import bind
+from gemmprof.catalog.launch_fields import launch_fields
+from gemmprof.errors import SpecError
+from gemmprof.measure import hopper_host, tma_launch
+from gemmprof.results.shape import GemmShape
+
+SHAPES = [(4096, 4096, 4096), (8192, 8192, 8192), (1024, 1024, 1024), (1000, 1000, 1000), (4095, 4097, 1024),
+          (1024, 11008, 4096), (16384, 4096, 4096), (384, 1000, 128), (128, 128, 8), (8192, 4096, 4096)]
+
+
+def h12(**params):
+    return bind(specmod.select(["h12"])[0], params)
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+@pytest.mark.parametrize("cm", [1, 2])
+def test_the_balanced_grid_keeps_the_rounds_with_the_fewest_clusters(shape, cm):
+    M, N, _ = shape
+    ctiles = _cdiv(_cdiv(M, 128), cm) * _cdiv(N, 256)
+    room = 132 // cm
+    h7_rounds = _cdiv(ctiles, min(room, ctiles))
+    grid, block, smem = h12(CLUSTER_M=cm).launch_config(GemmShape(*shape), sms=132)
+    clusters = grid[0] // cm
+    assert grid[0] % cm == 0 and grid[0] <= 132 and block == (384, 1, 1)
+    assert _cdiv(ctiles, clusters) == h7_rounds  # as many rounds as h7's grid needs
+    assert _cdiv(ctiles, clusters - 1) > h7_rounds if clusters > 1 else True  # and no cluster fewer keeps them
+    # 4 stages of 128 x 64 A and 256 x 64 B, 1 KiB to align them, 2 x 2 staging buffers of 8 KiB
+    assert smem == 4 * (128 + 256) * 64 * 2 + 1024 + 32768 <= 232448
+    h7_grid, _, _ = h12(CLUSTER_M=cm, BALANCED=0).launch_config(GemmShape(*shape), sms=132)
+    assert h7_grid == (cm * min(room, ctiles), 1, 1)
+
+
+def test_the_balanced_grid_at_the_sizes_it_was_built_for():
+    # 4096^2: 256 cluster tiles, 4 rounds on 66 clusters or on 64; 8192^2: 1024, 16 rounds, 64 clusters
+    assert h12().launch_config(GemmShape(4096, 4096, 4096), sms=132)[0] == (128, 1, 1)
+    assert h12().launch_config(GemmShape(8192, 8192, 8192), sms=132)[0] == (128, 1, 1)
+    assert h12().decomposition(GemmShape(4096, 4096, 4096), 132) == {"CTILES": 256, "ROUNDS": 4}
+
+
+def _maps(kernel, shape):
+    seen = []
+
+    def fake_encode(address, tmap):
+        seen.append((address, tmap.dtype, tmap.rows, tmap.cols, tmap.box_rows, tmap.box_cols, tmap.swizzle))
+        return np.void(bytes(128))
+
+    maps = tma_launch.tensor_maps(kernel, shape, {"A": _Operand(1 << 20), "B": _Operand(2 << 20),
+                                                  "C": _Operand(3 << 20)}, encode=fake_encode)
+    return maps, seen
+
+
+@pytest.mark.parametrize("dtype", ["fp16", "bf16"])
+def test_c_has_a_tensor_map_of_fp32_boxes_one_staged_store_each(dtype):
+    k = bind(specmod.select(["h12"])[0], {}, dtype=dtype)
+    maps, seen = _maps(k, GemmShape(4095, 4096, 1024))
+    assert len(maps) == 3
+    assert seen == [(1 << 20, dtype, 4095, 1024, 128, 64, 128), (2 << 20, dtype, 4096, 1024, 128, 64, 128),
+                    (3 << 20, "fp32", 4095, 4096, 64, 32, 128)]
+
+
+@pytest.mark.parametrize("n", [4097, 4098, 4099, 1030])
+def test_rows_of_c_off_16_bytes_get_an_unused_map_of_zeros(n):
+    assert n % 4 != 0
+    maps, seen = _maps(h12(), GemmShape(4096, n, 1024))
+    assert [s[0] for s in seen] == [1 << 20, 2 << 20]  # C is not encoded
+    assert bytes(maps[2]) == bytes(128) == bytes(hopper_host.unused_map())
+    assert [op for op, tmap in tma_launch.tiled_maps(h12(), GemmShape(4096, n, 1024))] == ["A", "B", "C"]
+
+
+def test_a_tensor_map_condition_is_checked_and_c_is_an_operand():
+    base = {"dtype": "fp16"}
+    item = {"operand": "C", "rows": "M", "cols": "N", "box": [64, 32], "when": "N % 4 == 0"}
+    (arg,) = launch_fields("x.yaml", {**base, "tma_args": [item]})["tma_args"]
+    assert arg.operand == "C" and arg.when == "N % 4 == 0"
+    with pytest.raises(SpecError, match=r"tma_args\[0\].when"):
+        launch_fields("x.yaml", {**base, "tma_args": [{**item, "when": "N %% 4"}]})
+    with pytest.raises(SpecError, match="operand: A|B|C"):
+        launch_fields("x.yaml", {**base, "tma_args": [{**item, "operand": "D"}]})
+    with pytest.raises(SpecError, match="whenn"):
+        launch_fields("x.yaml", {**base, "tma_args": [{**item, "whenn": "1"}]})
+
+
+@pytest.mark.parametrize("params, message", [({"CLUSTER_M": 4}, "2 x 1"), ({"GROUP_M": 3}, "whole clusters"),
+                                             ({"STAGES": 5}, "227 KiB"), ({"BALANCED": 2}, "BALANCED")])
+def test_constraints_name_what_is_wrong(params, message):
+    with pytest.raises(SpecError, match=message):
+        h12(**params)
+
+
+def test_explain_places_h12_after_h7():
+    from gemmprof.model.explain_techniques import BRANCHES, RUNG_TECHNIQUES, applied_by
+
+    assert BRANCHES["h12"] == "h7" and RUNG_TECHNIQUES["h12"] == ("tma_store",)
+    assert {"persistent", "multicast", "tma_store"} <= set(applied_by("h12"))
+
+
+def test_what_nvcc_builds_bulk_tensor_stores_beside_h7s_main_loop(nvcc, disassembler):
+    from gemmprof.measure import sass
+    from gemmprof.measure.nvcc import compile_cubin
+
+    counts = _sass(h12(), nvcc)  # 168 registers, no spills (asserted there)
+    h7 = _sass(bind(specmod.select(["h7"])[0]), nvcc)
+    # h7's main loop (as many wgmmas as nvcc makes of it there), its multicast loads, and no GPU-wide fence beyond
+    # the two of h7's cluster barriers (none on the releases, none in the epilogue)
+    assert counts["HGMMA"] == h7["HGMMA"] > 0 and counts["UTMALDG.2D.MULTICAST"] > 0
+    assert counts["MEMBAR.ALL.GPU"] == h7["MEMBAR.ALL.GPU"] == 2
+    out = compile_cubin(h12(), "sm_90", nvcc=nvcc, use_cache=False)
+    ops = [op for _a, op, _args in sass.instructions(sass.disassemble(out.cubin))]
+    # one bulk tensor store per 32 columns of a 256-column tile, unrolled; the staging writes are 64-bit
+    assert sum(op.startswith("UTMASTG") for op in ops) == 8
+    assert sum(op == "STS.64" for op in ops) >= 8 * 8
+
+
+# -- on the H100 --------------------------------------------------------------------------------------------------
+# TMA stores: 4096 (aligned), 4095 x 4096 (the last tile row clipped), 1000^3 (clipped at both edges), 384 x 1000
+# (3 tile rows: a cluster's second tile past M), 2048 (several tiles per cluster); h6's epilogue: N % 4 != 0, beta
+TMA_SHAPES = [["--size", "4096"], ["-m", "4095", "-n", "4096", "-k", "1024"], ["--size", "1000"],
+              ["-m", "384", "-n", "1000", "-k", "128"], ["--size", "2048"], ["-m", "128", "-n", "128", "-k", "8"]]
+DIRECT_SHAPES = [["-m", "4095", "-n", "4097", "-k", "1024"], ["-m", "1000", "-n", "1030", "-k", "520"],
+                 ["-m", "300", "-n", "520", "-k", "136", "--alpha", "1.5", "--beta", "-0.5"]]
+
+
+@needs_gpu
+@pytest.mark.parametrize("params", [[], ["--param", "CLUSTER_M=1"], ["--param", "BALANCED=0"]])
+def test_h12_verifies_on_the_gpu(runner, tmp_path, params):
+    needs_hopper()
+    for shape in TMA_SHAPES + DIRECT_SHAPES:
+        verified(runner, tmp_path, "h12", ["--dtype", "fp16", *shape, *params])
+
+
+@needs_gpu
+def test_h12_bf16_and_alpha_verify_on_the_gpu(runner, tmp_path):
+    needs_hopper()
+    verified(runner, tmp_path, "h12", ["--dtype", "bf16", "-m", "4095", "-n", "4096", "-k", "1024"])
+    verified(runner, tmp_path, "h12", ["--dtype", "bf16", "-m", "4095", "-n", "4097", "-k", "1024"])
+    verified(runner, tmp_path, "h12", ["-m", "1000", "-n", "1000", "-k", "520", "--alpha", "-2.5"])
