@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One device call, many GPU checks: run from the repo root on the GPU machine.
 #   bash scripts/gpu_batch.sh STAGE [STAGE ...]
-# Stages: env hopper hopperfin fp32top fp32topprof ladder odd beta fp16 tune ncu nsys pytest compilers report rawprof paths interleave splitk sweep startup every_py explain every_cuda splitk16 hopper7 hopper8 specialize hopperodd hopper9 sweep16 hopper10 hopper11 hopper12. Logs and results go to $OUT/batch/ and are tarred into
+# Stages: env hopper hopperfin fp32top fp32topprof ladder odd beta fp16 tune ncu nsys pytest compilers report rawprof paths interleave splitk sweep startup every_py explain every_cuda splitk16 hopper7 hopper8 specialize hopperodd hopper9 sweep16 hopper10 hopper11 hopper12 small12. Logs and results go to $OUT/batch/ and are tarred into
 # $OUT/batch.tar.gz (the device tool brings back at most 8 files); a short summary is printed last.
 set -u
 if [ $# -eq 0 ]; then  # no stage: print the usage above and stop
@@ -305,6 +305,12 @@ for stage in "$@"; do
         step "h12_$s" "${GP[@]}" run h7 h12 --dtype fp16 -m "$m" -n "$n" -k "$k" --budget 0.3 -o "$B/h12_$s.json"
       done
       step h12_profile "${GP[@]}" profile h7 h12 --cublas --size 4096 --save "$B/h12_profile_4096.json" --save-csv "$B/h12_ncu_4096.csv" ;;
+    small12)  # issue 26: the small squares (1000^3, 1024^3) with h8 and h12 after the tensor-map prefetch, and ncu of h7, h8, h12 and cuBLAS there (the clustered rungs run 1000^3 at a third of their 1024^3 speed)
+      step small12_tests python3 -m pytest -q -m gpu tests/test_hopper_tma_store.py tests/test_hopper_split_k.py
+      for s in 1024 1000; do
+        step "small12_$s" "${GP[@]}" run h6 h7 h8 h12 --dtype fp16 --size "$s" --budget 0.5 -o "$B/small12_$s.json"
+        step "small12_profile_$s" "${GP[@]}" profile h6 h7 h8 h12 --cublas --size "$s" --save "$B/small12_profile_$s.json" --save-csv "$B/small12_ncu_$s.csv"
+      done ;;
     *)
       echo "unknown stage $stage" ;;
   esac

@@ -141,6 +141,10 @@ hgemm_tma_store(int M, int N, int K, float alpha, const elem_t* __restrict__ A, 
     const int wg_tid = threadIdx.x % 128;
 
     if (threadIdx.x == 0) {
+        tma_prefetch_map(&tmap_a);  // the descriptors on their way while the barriers are set up
+        tma_prefetch_map(&tmap_b);
+        if (beta == 0.0f && (N & 3) == 0)
+            tma_prefetch_map(&tmap_c);
         for (int s = 0; s < STAGES; ++s) {
             mbar_init(smem_u32(&full[s]), 1);                        // this CTA's producer; bytes from both
             mbar_init(smem_u32(&empty[s]), CONSUMERS * CLUSTER_M);  // the consumers of every CTA of the cluster

@@ -122,6 +122,8 @@ hgemm_split_k_small_problems(int M, int N, int K, float alpha, const elem_t* __r
     const int wg_tid = threadIdx.x % 128;
 
     if (threadIdx.x == 0) {
+        tma_prefetch_map(&tmap_a);  // both descriptors on their way while the barriers are set up
+        tma_prefetch_map(&tmap_b);
         for (int s = 0; s < STAGES; ++s) {
             mbar_init(smem_u32(&full[s]), 1);
             mbar_init(smem_u32(&empty[s]), CONSUMERS);
