@@ -305,11 +305,15 @@ for stage in "$@"; do
         step "h12_$s" "${GP[@]}" run h7 h12 --dtype fp16 -m "$m" -n "$n" -k "$k" --budget 0.3 -o "$B/h12_$s.json"
       done
       step h12_profile "${GP[@]}" profile h7 h12 --cublas --size 4096 --save "$B/h12_profile_4096.json" --save-csv "$B/h12_ncu_4096.csv" ;;
-    small12)  # issue 26: the small squares (1000^3, 1024^3) with h8 and h12 after the tensor-map prefetch, and ncu of h7, h8, h12 and cuBLAS there (the clustered rungs run 1000^3 at a third of their 1024^3 speed)
-      step small12_tests python3 -m pytest -q -m gpu tests/test_hopper_tma_store.py tests/test_hopper_split_k.py
+    small12)  # issue 26: the small squares (1000^3, 1024^3): h6-h8 and h12 timed, h8 with each L2 request width of its tensor maps (rows of 2,000 bytes straddle 128-byte lines), ncu of them and cuBLAS
+      step small12_tests python3 -m pytest -q -m gpu tests/test_hopper_rungs.py tests/test_hopper_clusters.py tests/test_hopper_tma_store.py tests/test_hopper_split_k.py
       for s in 1024 1000; do
         step "small12_$s" "${GP[@]}" run h6 h7 h8 h12 --dtype fp16 --size "$s" --budget 0.5 -o "$B/small12_$s.json"
+        for p in 128 0; do
+          step "small12_h8_l2p${p}_$s" "${GP[@]}" run h8 --param "L2_PROMOTION=$p" --dtype fp16 --size "$s" --budget 0.5 -o "$B/small12_h8_l2p${p}_$s.json"
+        done
         step "small12_profile_$s" "${GP[@]}" profile h6 h7 h8 h12 --cublas --size "$s" --save "$B/small12_profile_$s.json" --save-csv "$B/small12_ncu_$s.csv"
+        step "small12_profile_l2p128_$s" "${GP[@]}" profile h8 --param L2_PROMOTION=128 --size "$s" --save "$B/small12_profile_l2p128_$s.json" --save-csv "$B/small12_ncu_l2p128_$s.csv"
       done ;;
     *)
       echo "unknown stage $stage" ;;

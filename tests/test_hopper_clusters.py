@@ -135,8 +135,8 @@ def test_the_runner_launches_whole_clusters_through_the_driver(monkeypatch):
     shape, func, launches = GemmShape(384, 1024, 128), _FakeFunction(), []
     monkeypatch.setattr(runmod, "compile_for_launch", lambda k, c: CompiledKernel(k, func, Resources(168, 64)))
     monkeypatch.setattr(hopper_host, "encode_tiled", lambda address, tmap: np.void(bytes(128)))
-    monkeypatch.setattr(hopper_host, "launch_ex", lambda ptr, grid, block, args, shared_mem=0, cluster=None:
-                        launches.append((ptr, grid, block, len(args), shared_mem, cluster)))
+    monkeypatch.setattr(hopper_host, "prepare_launch", lambda ptr, grid, block, args, shared_mem=0, cluster=None:
+                        lambda: launches.append((ptr, grid, block, len(args), shared_mem, cluster)))
     r = Runner(get_gpu("h100"), RunOptions(shape=shape, seed=1))
     r._device = {"compute_capability": "9.0", "sm_count": 132}
     r.problem = lambda dtype, c_dtype="fp32": _FakeProblem(shape)

@@ -119,6 +119,19 @@ def test_cluster_launch_sets_the_cluster_attribute():
     assert list((ctypes.c_uint * 3).from_buffer_copy(bytes(call["attr"].value)[:12])) == [2, 1, 1]
 
 
+def test_a_prepared_launch_packs_once_and_calls_the_driver_alone(monkeypatch):
+    lib, packed = FakeLib(), []
+    pack = hh.pack_params
+    monkeypatch.setattr(hh, "pack_params", lambda args: packed.append(args) or pack(args))
+    launch = hh.prepare_launch(0x1234, (132, 1, 1), (384, 1, 1), [np.int32(42)], shared_mem=197632,
+                               cluster=(2, 1, 1), drv=hh.Driver(lib))
+    assert lib.calls == [] and len(packed) == 1  # nothing launched while preparing
+    for _ in range(3):
+        launch()
+    assert len(packed) == 1 and len(lib.calls) == 3  # three driver calls, the arguments packed once
+    assert all(c["grid"] == (132, 1, 1) and c["first"] == 42 and c["num_attrs"] == 1 for c in lib.calls)
+
+
 def test_plain_launch_has_no_attributes():
     lib = FakeLib()
     hh.launch_ex(0x1234, 10, 128, [np.int32(1)], drv=hh.Driver(lib))

@@ -170,10 +170,12 @@ def test_runner_skips_hopper_rungs_elsewhere_and_rejects_k_off_eight(monkeypatch
 
 
 class _FakeFunction:
+    ptr = 0xC0DE
+
     def __init__(self):
         self.calls, self.max_dynamic_shared_size_bytes = [], 0
 
-    def __call__(self, grid, block, args, shared_mem=0):
+    def __call__(self, grid, block, args, shared_mem=0):  # CuPy's call: kernels without tensor maps
         self.calls.append((grid, block, args, shared_mem))
 
 
@@ -202,6 +204,9 @@ def test_runner_appends_tensor_maps_and_opts_into_large_shared_memory(monkeypatc
     shape = GemmShape(1000, 1030, 520)
     monkeypatch.setattr(runmod, "compile_for_launch", lambda k, c: CompiledKernel(k, func, Resources(168, 0)))
     monkeypatch.setattr(hopper_host, "encode_tiled", fake_encode)
+    launches = []  # a kernel with tensor maps goes through the driver, its arguments packed once
+    monkeypatch.setattr(hopper_host, "prepare_launch", lambda ptr, grid, block, args, shared_mem=0, cluster=None:
+                        launches.append((ptr, cluster)) or (lambda: func(grid, block, args, shared_mem)))
     r = _cpu_runner(shape)
     r.problem = lambda dtype, c_dtype="fp32": _FakeProblem(shape)
     seen = {}
@@ -215,6 +220,7 @@ def test_runner_appends_tensor_maps_and_opts_into_large_shared_memory(monkeypatc
     k = choose(["h5"], dtype="bf16")[0]
     row = r.run_kernel(k)
     assert row.status == "ok", row.message
+    assert launches == [(0xC0DE, None)]
     grid, block, args, smem = func.calls[0]
     assert grid == (8 * 5, 1, 1) and block == (384, 1, 1) and smem == func.max_dynamic_shared_size_bytes > 48 * 1024
     assert [int(a) for a in args[:3]] == [1000, 1030, 520] and args[7] == "C"  # the eight standard arguments

@@ -13,6 +13,7 @@ from hopper_runs import needs_hopper, same_bits_launch_after_launch
 from gemmprof.catalog import spec as specmod
 from gemmprof.catalog.binding import bind
 from gemmprof.errors import SpecError
+from gemmprof.measure import tma_launch
 from gemmprof.model.traffic import GemmShape
 
 H100_SMS = 132
@@ -122,7 +123,6 @@ def test_h8_flag_count_and_defines_match_its_kernel():
 
 def test_h8_tensor_maps_box_its_tile_even_past_a_small_m():
     """A's box is the tile's rows at the shape (64 per consumer warpgroup): at M = 16 the TMA zero-fills rows 16-63."""
-    from gemmprof.measure import tma_launch
 
     class Operand:
         def __init__(self, ptr):
@@ -210,3 +210,9 @@ def test_threads_per_block_is_the_binarys():
     assert k.for_shape(GemmShape(16, 4096, 4096), H100_SMS).threads_per_block == 256
     assert k.for_shape(GemmShape(1024, 1024, 1024), H100_SMS).threads_per_block == 384
     assert bind(specmod.select(["h6"])[0]).threads_per_block == 384
+
+
+@pytest.mark.parametrize("width", [0, 64, 128, 256])
+def test_h8_tensor_maps_take_the_l2_request_width_of_its_parameter(width):
+    maps = tma_launch.tiled_maps(_h8({"L2_PROMOTION": width}), GemmShape(1000, 1000, 1000), 132)
+    assert [(op, t.l2_promotion) for op, t in maps] == [("A", width), ("B", width)]

@@ -85,7 +85,9 @@ def test_a_tensor_map_condition_is_checked_and_c_is_an_operand():
     base = {"dtype": "fp16"}
     item = {"operand": "C", "rows": "M", "cols": "N", "box": [64, 32], "when": "N % 4 == 0"}
     (arg,) = launch_fields("x.yaml", {**base, "tma_args": [item]})["tma_args"]
-    assert arg.operand == "C" and arg.when == "N % 4 == 0"
+    assert arg.operand == "C" and arg.when == "N % 4 == 0" and arg.l2_promotion == 256
+    (arg,) = launch_fields("x.yaml", {**base, "tma_args": [{**item, "l2_promotion": "L2P"}]})["tma_args"]
+    assert arg.l2_promotion == "L2P"  # an expression, e.g. h8's parameter L2_PROMOTION
     with pytest.raises(SpecError, match=r"tma_args\[0\].when"):
         launch_fields("x.yaml", {**base, "tma_args": [{**item, "when": "N %% 4"}]})
     with pytest.raises(SpecError, match="operand: A|B|C"):

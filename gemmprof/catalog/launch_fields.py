@@ -28,6 +28,7 @@ class TmaArg:
     box: tuple[Any, Any]  # (box rows, box cols)
     swizzle: int = 128
     when: Any = None  # None: always
+    l2_promotion: Any = 256  # bytes an L2 request of the copy is widened to (0, 64, 128, 256): an expression
 
 
 def _fail(path, key, problem):
@@ -63,8 +64,8 @@ def launch_fields(path, doc: dict) -> dict:
         key = f"tma_args[{i}]"
         if not isinstance(item, dict) or item.get("operand") not in ("A", "B", "C"):
             _fail(path, key, "expected {operand: A|B|C, rows: EXPR, cols: EXPR, box: [EXPR, EXPR], swizzle: 128, "
-                             "when: EXPR}")
-        check_keys(path, key, item, ("operand", "rows", "cols", "box", "swizzle", "when"))
+                             "when: EXPR, l2_promotion: EXPR}")
+        check_keys(path, key, item, ("operand", "rows", "cols", "box", "swizzle", "when", "l2_promotion"))
         box = item.get("box")
         if not isinstance(box, list) or len(box) != 2:
             _fail(path, f"{key}.box", "expected [box rows, box cols]")
@@ -74,7 +75,8 @@ def launch_fields(path, doc: dict) -> dict:
                            _expr(path, f"{key}.cols", item.get("cols")),
                            (_expr(path, f"{key}.box[0]", box[0]), _expr(path, f"{key}.box[1]", box[1])),
                            int(item.get("swizzle", 128)),
-                           None if item.get("when") is None else _expr(path, f"{key}.when", item["when"])))
+                           None if item.get("when") is None else _expr(path, f"{key}.when", item["when"]),
+                           _expr(path, f"{key}.l2_promotion", item.get("l2_promotion", 256))))
     cluster = doc.get("cluster")
     if cluster is not None:
         if not isinstance(cluster, list) or not 1 <= len(cluster) <= 3:

@@ -221,7 +221,7 @@ class Runner:
         func = compiled.function
         if smem > OPTIN_THRESHOLD:
             func.max_dynamic_shared_size_bytes = smem
-        launch = tma_launch.launcher(func, grid, block, smem, tma_launch.cluster_shape(kernel))
+        bind = tma_launch.launcher(kernel, func, grid, block, smem)
         sms = self.device["sm_count"]
         try:
             tma_launch.tiled_maps(kernel, shape, sms)  # checked here: a bad map is this row's error, not a crash
@@ -241,8 +241,7 @@ class Runner:
             # a map of C is over this output array: the maps are encoded per output (host only, before the timed
             # launches)
             maps = tma_launch.tensor_maps(kernel, shape, {w: buffers[w] for w in "ABC"}, sms=sms)
-            args = kernel_values(abi, shape, layout, problem.alpha, problem.beta, buffers, lds) + maps
-            return lambda: launch(args)
+            return bind(kernel_values(abi, shape, layout, problem.alpha, problem.beta, buffers, lds) + maps)
 
         row, verified = self._verify(row, problem, launch_into, check, kernel.spec.reads_c, c_store)
         split = kernel.decomposition_note(shape, self.device["sm_count"])  # e.g. split-K's slices, in the note

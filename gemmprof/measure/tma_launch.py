@@ -28,7 +28,7 @@ def tiled_maps(kernel: BoundKernel, shape: GemmShape, sms: int | None = None) ->
 
     env = {**kernel.env, "M": shape.M, "N": shape.N, "K": shape.K, **({"SMS": sms} if sms else {})}
     used = set().union(*(expr.names(e) for a in kernel.spec.tma_args
-                         for e in (a.rows, a.cols, *a.box, *([a.when] if a.when is not None else []))))
+                         for e in (a.rows, a.cols, *a.box, a.l2_promotion, *([a.when] if a.when is not None else []))))
     needed = used & set(kernel.spec.decomposition)
     if needed:
         env.update(kernel.decomposition(shape, sms, until=needed))
@@ -37,9 +37,9 @@ def tiled_maps(kernel: BoundKernel, shape: GemmShape, sms: int | None = None) ->
         if arg.when is not None and not expr.evaluate(arg.when, env):
             out.append((arg.operand, None))
             continue
-        ev = [int(expr.evaluate(e, env)) for e in (arg.rows, arg.cols, *arg.box)]
+        ev = [int(expr.evaluate(e, env)) for e in (arg.rows, arg.cols, *arg.box, arg.l2_promotion)]
         dtype = kernel.spec.abi.c_dtype if arg.operand == "C" else kernel.run_dtype
-        tmap = hopper_host.TiledMap(dtype, ev[0], ev[1], ev[2], ev[3], arg.swizzle)
+        tmap = hopper_host.TiledMap(dtype, ev[0], ev[1], ev[2], ev[3], arg.swizzle, ev[4])
         tmap.validate()
         out.append((arg.operand, tmap))
     return out
@@ -64,11 +64,14 @@ def cluster_shape(kernel: BoundKernel) -> tuple[int, int, int] | None:
     return None if shape == (1, 1, 1) else shape
 
 
-def launcher(func, grid, block, smem: int, cluster):
-    """callable(args): CuPy's kernel call, or cuLaunchKernelEx when the kernel runs in clusters."""
-    if cluster is None:
-        return lambda args: func(grid, block, args, shared_mem=smem)
+def launcher(kernel: BoundKernel, func, grid, block, smem: int):
+    """bind(args) -> launch(), the arguments of every launch packed once by bind (outside the timed launches): a
+    kernel with tensor maps or clusters (the Hopper rungs) through cuLaunchKernelEx (hopper_host.prepare_launch:
+    one driver call per launch), the others through CuPy's kernel call."""
+    cluster = cluster_shape(kernel)
+    if cluster is None and not kernel.spec.tma_args:
+        return lambda args: lambda: func(grid, block, args, shared_mem=smem)
     from gemmprof.measure import hopper_host
 
     ptr = func.kernel.ptr if hasattr(func, "kernel") else func.ptr
-    return lambda args: hopper_host.launch_ex(ptr, grid, block, args, shared_mem=smem, cluster=cluster)
+    return lambda args: hopper_host.prepare_launch(ptr, grid, block, args, shared_mem=smem, cluster=cluster)

@@ -197,7 +197,7 @@ class CupyMeasure(Measure):
             problem = self.runner.problem(kernel.run_dtype, abi.c_dtype)
             layout = kernel.spec.layout
             # a spec with tma_args or a cluster launches as run launches it (tensor maps appended, cuLaunchKernelEx)
-            launch = tma_launch.launcher(func, grid, block, smem, tma_launch.cluster_shape(kernel))
+            bind = tma_launch.launcher(kernel, func, grid, block, smem)
             workspace = workspace_buffer(kernel, shape)
 
             lds = abi.leading(shape, layout, kernel.env)
@@ -210,14 +210,14 @@ class CupyMeasure(Measure):
 
             first, out = problem.fresh_output(layout["C"], lds["ldc"]), problem.sentinel_output(layout["C"], lds["ldc"])
             for c in (first, out):
-                launch(args_into(c))
+                bind(args_into(c))()
             cupy.cuda.Device().synchronize()
-            args = args_into(out)
+            launch = bind(args_into(out))
             check = verify(first, out if problem.beta == 0 else None, problem,
                            tolerance(kernel.run_dtype, abi.c_dtype), layout=layout["C"])
             if not check.passed:  # verified again before it is re-timed
                 raise RuntimeError(f"{key}: {check.describe()}")
-            self._launchers[key] = lambda: launch(args)
+            self._launchers[key] = launch
         return self._launchers[key]
 
     def sample(self, params, reps):
