@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One device call, many GPU checks: run from the repo root on the GPU machine.
 #   bash scripts/gpu_batch.sh STAGE [STAGE ...]
-# Stages: env hopper hopperfin fp32top fp32topprof ladder odd beta fp16 tune ncu nsys pytest compilers report rawprof paths interleave splitk sweep startup every_py explain every_cuda splitk16 hopper7 hopper8 specialize hopperodd hopper9 sweep16 hopper10 hopper11 hopper12 small12. Logs and results go to $OUT/batch/ and are tarred into
+# Stages: env hopper hopperfin fp32top fp32topprof ladder odd beta fp16 tune ncu nsys pytest compilers report rawprof paths interleave splitk sweep startup every_py explain every_cuda splitk16 hopper7 hopper8 specialize hopperodd hopper9 sweep16 hopper10 hopper11 hopper12 small12 small12b. Logs and results go to $OUT/batch/ and are tarred into
 # $OUT/batch.tar.gz (the device tool brings back at most 8 files); a short summary is printed last.
 set -u
 if [ $# -eq 0 ]; then  # no stage: print the usage above and stop
@@ -314,6 +314,17 @@ for stage in "$@"; do
         done
         step "small12_profile_$s" "${GP[@]}" profile h6 h7 h8 h12 --cublas --size "$s" --save "$B/small12_profile_$s.json" --save-csv "$B/small12_ncu_$s.csv"
         step "small12_profile_l2p128_$s" "${GP[@]}" profile h8 --param L2_PROMOTION=128 --size "$s" --save "$B/small12_profile_l2p128_$s.json" --save-csv "$B/small12_ncu_l2p128_$s.csv"
+      done ;;
+    small12b)  # issue 26: tiles, rings and L2 request widths of h8 and h9 at 1000^3 and 1024^3 (each line one run beside cuBLAS)
+      for s in 1000 1024; do
+        for v in "L2_PROMOTION=128" "L2_PROMOTION=128 BN=128" "L2_PROMOTION=128 CONSUMERS=1 BN=128" "L2_PROMOTION=128 STAGES=6" "L2_PROMOTION=128 CONSUMERS=1"; do
+          args=(); for p in $v; do args+=(--param "$p"); done
+          step "small12b_h8_${v// /_}_$s" "${GP[@]}" run h8 "${args[@]}" --dtype fp16 --size "$s" --budget 0.5 -o "$B/small12b_h8_${v// /_}_$s.json"
+        done
+        for v in "L2_PROMOTION=128" "L2_PROMOTION=128 BM=64" "L2_PROMOTION=128 CLUSTER_M=1 CLUSTER_N=2" "L2_PROMOTION=128 BM=64 CLUSTER_M=1 CLUSTER_N=2"; do
+          args=(); for p in $v; do args+=(--param "$p"); done
+          step "small12b_h9_${v// /_}_$s" "${GP[@]}" run h9 "${args[@]}" --dtype fp16 --size "$s" --budget 0.5 -o "$B/small12b_h9_${v// /_}_$s.json"
+        done
       done ;;
     *)
       echo "unknown stage $stage" ;;

@@ -216,3 +216,15 @@ def test_threads_per_block_is_the_binarys():
 def test_h8_tensor_maps_take_the_l2_request_width_of_its_parameter(width):
     maps = tma_launch.tiled_maps(_h8({"L2_PROMOTION": width}), GemmShape(1000, 1000, 1000), 132)
     assert [(op, t.l2_promotion) for op, t in maps] == [("A", width), ("B", width)]
+
+
+def test_build_reports_the_rungs_whose_tile_comes_from_the_shape(runner, nvcc, tmp_path):
+    # h8's and h11's traffic tiles are decomposition names (TBM, TN, MW): `build` read them from the parameters
+    # alone and stopped with "unknown name 'TBM'"; it takes the tile the binary was built for
+    out = tmp_path / "build.json"
+    r = invoke(runner, ["build", "h8", "h11", "--arch", "sm_90a", "--format", "json", "-o", str(out)])
+    assert r.exit_code == 0, r.output
+    rows = {row["name"]: row for row in json.loads(out.read_text())["rows"]}
+    assert rows["hopper_split_k"]["status"] == rows["skinny_swap_ab"]["status"] == "ok"
+    # one k-tile of h8's general build: a 128 x 64 tile (2 x 64 rows by BN = 64) times BK = 64
+    assert rows["hopper_split_k"]["ktile_flops"] == 2 * 128 * 64 * 64

@@ -21,7 +21,6 @@ SASS_COLUMNS = [Column("FFMA", "FFMA"), Column("HMMA", "HMMA"), Column("HGMMA", 
 def _sass_columns(kernel, r) -> dict:
     import math
 
-    from gemmprof.catalog import expr
     from gemmprof.measure.sass import flops_per_trip
     from gemmprof.measure.tma_launch import cluster_shape
 
@@ -34,7 +33,8 @@ def _sass_columns(kernel, r) -> dict:
         out["loop_flops"] = flops_per_trip(loop, kernel.threads_per_block)
         t = kernel.spec.traffic
         if "BK" in kernel.env and "BM" in t and "BN" in t:
-            bm, bn = (int(expr.evaluate(t[k], kernel.env)) for k in ("BM", "BN"))
+            tiles = kernel.tiles()  # the tile the binary was built for (h8's, h11's come from the shape)
+            bm, bn = tiles.BM, tiles.BN
             ctas = math.prod(cluster_shape(kernel) or (1,))  # a cluster's CTAs share the traffic model's tile
             out["ktile_flops"] = 2 * bm * bn * kernel.env["BK"] // ctas
             out["loop_vs_ktile"] = out["loop_flops"] / out["ktile_flops"]
