@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One device call, many GPU checks: run from the repo root on the GPU machine.
 #   bash scripts/gpu_batch.sh STAGE [STAGE ...]
-# Stages: env hopper hopperfin fp32top fp32topprof ladder odd beta fp16 tune ncu nsys pytest compilers report rawprof paths interleave splitk sweep startup every_py explain every_cuda splitk16 hopper7 hopper8 specialize hopperodd hopper9 sweep16 hopper10 hopper11 hopper12 small12 small12b. Logs and results go to $OUT/batch/ and are tarred into
+# Stages: env hopper hopperfin fp32top fp32topprof ladder odd beta fp16 tune ncu nsys pytest compilers report rawprof paths interleave splitk sweep startup every_py explain every_cuda splitk16 hopper7 hopper8 specialize hopperodd hopper9 sweep16 hopper10 hopper11 hopper12 small12 small12b final12. Logs and results go to $OUT/batch/ and are tarred into
 # $OUT/batch.tar.gz (the device tool brings back at most 8 files); a short summary is printed last.
 set -u
 if [ $# -eq 0 ]; then  # no stage: print the usage above and stop
@@ -326,6 +326,8 @@ for stage in "$@"; do
           step "small12b_h9_${v// /_}_$s" "${GP[@]}" run h9 "${args[@]}" --dtype fp16 --size "$s" --budget 0.5 -o "$B/small12b_h9_${v// /_}_$s.json"
         done
       done ;;
+    final12)  # issue 26: the GPU tests of the Hopper rungs not run by hopper12 and small12 (every Hopper rung now launches through cuLaunchKernelEx)
+      step final12_tests python3 -m pytest -q -m gpu tests/test_hopper_pingpong.py tests/test_hopper_stream_k.py tests/test_hopper_skinny.py ;;
     *)
       echo "unknown stage $stage" ;;
   esac
