@@ -297,8 +297,9 @@ for stage in "$@"; do
           step "h12_${d}_$s" "${GP[@]}" run h6 h7 h12 --dtype "$d" --size "$s" --interleave -o "$B/h12_${d}_$s.json"
         done
       done
-      for v in BALANCED=0 CLUSTER_M=1; do  # h7's grid; no cluster (h6's loads)
-        step "h12_var_$v" "${GP[@]}" run h12 --param "$v" --dtype fp16 --size 4096 --budget 0.5 -o "$B/h12_var_${v}_4096.json"
+      for v in BALANCED=0 CLUSTER_M=1 "STAGES=3 EPI_BUFS=4"; do  # h7's grid; no cluster (h6's loads); 3 stages, 4 buffers
+        args=(); for p in $v; do args+=(--param "$p"); done
+        step "h12_var_${v// /_}" "${GP[@]}" run h12 "${args[@]}" --dtype fp16 --size 4096 --budget 0.5 -o "$B/h12_var_${v// /_}_4096.json"
       done
       for s in 4096x4096x1024 4095x4097x1024 1024x11008x4096 4096x4096x16384; do
         IFS=x read -r m n k <<< "$s"

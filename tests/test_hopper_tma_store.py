@@ -97,7 +97,8 @@ def test_a_tensor_map_condition_is_checked_and_c_is_an_operand():
 
 
 @pytest.mark.parametrize("params, message", [({"CLUSTER_M": 4}, "2 x 1"), ({"GROUP_M": 3}, "whole clusters"),
-                                             ({"STAGES": 5}, "227 KiB"), ({"BALANCED": 2}, "BALANCED")])
+                                             ({"STAGES": 5}, "227 KiB"), ({"EPI_BUFS": 4}, "227 KiB"),
+                                             ({"EPI_BUFS": 3}, "EPI_BUFS"), ({"BALANCED": 2}, "BALANCED")])
 def test_constraints_name_what_is_wrong(params, message):
     with pytest.raises(SpecError, match=message):
         h12(**params)
@@ -137,7 +138,8 @@ DIRECT_SHAPES = [["-m", "4095", "-n", "4097", "-k", "1024"], ["-m", "1000", "-n"
 
 
 @needs_gpu
-@pytest.mark.parametrize("params", [[], ["--param", "CLUSTER_M=1"], ["--param", "BALANCED=0"]])
+@pytest.mark.parametrize("params", [[], ["--param", "CLUSTER_M=1"], ["--param", "BALANCED=0"],
+                                    ["--param", "STAGES=3", "--param", "EPI_BUFS=4"]])
 def test_h12_verifies_on_the_gpu(runner, tmp_path, params):
     needs_hopper()
     for shape in TMA_SHAPES + DIRECT_SHAPES:
@@ -150,3 +152,8 @@ def test_h12_bf16_and_alpha_verify_on_the_gpu(runner, tmp_path):
     verified(runner, tmp_path, "h12", ["--dtype", "bf16", "-m", "4095", "-n", "4096", "-k", "1024"])
     verified(runner, tmp_path, "h12", ["--dtype", "bf16", "-m", "4095", "-n", "4097", "-k", "1024"])
     verified(runner, tmp_path, "h12", ["-m", "1000", "-n", "1000", "-k", "520", "--alpha", "-2.5"])
+
+
+def test_four_staging_buffers_fit_beside_three_stages():
+    _, _, smem = h12(STAGES=3, EPI_BUFS=4).launch_config(GemmShape(4096, 4096, 4096), sms=132)
+    assert smem == 3 * (128 + 256) * 64 * 2 + 1024 + 2 * 4 * 8192 <= 232448

@@ -8,9 +8,9 @@
 //  * The epilogue goes through shared memory. A consumer warpgroup writes 32 columns of its accumulators (64 rows x
 //    128 bytes, 8 KiB) into a staging buffer, and one of its threads hands the buffer to the copy engine
 //    (`cp.async.bulk.tensor` from shared to global): whole 128-byte rows of C, clipped by the engine at M and N.
-//    Two buffers per warpgroup alternate, so the warpgroup fills one while the engine reads the other; before a
-//    buffer is written again its last store must have read it (`cp.async.bulk.wait_group.read 1` by the issuing
-//    thread, then the warpgroup's barrier). The tile's last stores are left in flight: the warpgroup starts the next
+//    EPI_BUFS buffers per warpgroup (2: beside 4 stages; 4: beside 3) take turns, so the warpgroup fills one while
+//    the engine reads the others; before a buffer is written again its last store must have read it
+//    (`cp.async.bulk.wait_group.read EPI_BUFS - 1` by the issuing thread, then the warpgroup's barrier). The tile's last stores are left in flight: the warpgroup starts the next
 //    tile's main loop while the engine drains them. cuBLAS's kernel at 4096 does the same (ncu: 16 KiB of staging
 //    beside its 4 stages, shared-memory store conflicts); h6/h7's warps write C from registers, their tensor pipe
 //    84-86% busy against cuBLAS's 90.5%.
@@ -47,6 +47,9 @@
 #ifndef CLUSTER_M
 #define CLUSTER_M 2
 #endif
+#ifndef EPI_BUFS
+#define EPI_BUFS 2
+#endif
 #define CONSUMERS 2
 #define BM (64 * CONSUMERS)
 
@@ -60,17 +63,19 @@ static_assert(BK == 64, "one 128-byte swizzled row of K per tile row: BK = 64 (f
 static_assert(BN == 128 || BN == 256, "BN is the wgmma N: 128 or 256");
 static_assert(CLUSTER_M == 1 || CLUSTER_M == 2, "clusters of 1 x 1 (h6's loads) or 2 x 1 CTAs (B shared)");
 static_assert(GROUP_M % CLUSTER_M == 0, "GROUP_M counts tile rows: whole cluster rows");
+static_assert(EPI_BUFS == 2 || EPI_BUFS == 4, "two or four staging buffers per consumer warpgroup");
 
 namespace h12 {
 constexpr int EPI_COLS = 32;                 // columns of C per staged store: one 128-byte swizzled row of fp32
 constexpr uint32_t EPI_BUF_BYTES = 64 * EPI_COLS * 4;  // a warpgroup's 64 rows of them: 8 KiB
-constexpr uint32_t EPI_BYTES = 2 * EPI_BUF_BYTES;      // two buffers per consumer warpgroup
+constexpr uint32_t EPI_BYTES = EPI_BUFS * EPI_BUF_BYTES;  // EPI_BUFS buffers per consumer warpgroup
 static_assert(EPI_BYTES >= EPI_WARPGROUP_BYTES, "the buffers double as store_acc_rows' slices");
 }  // namespace h12
 
-// A consumer warpgroup's 64 x BN accumulator tile (rows row0.., columns col0..) to C by TMA stores through its two
-// staging buffers at `bufs` (1024-byte aligned). `stores` counts the warpgroup's staged stores so far (its buffers
-// alternate across tiles); only thread 0 of the warpgroup issues and waits on them (bulk groups are per thread).
+// A consumer warpgroup's 64 x BN accumulator tile (rows row0.., columns col0..) to C by TMA stores through its
+// EPI_BUFS staging buffers at `bufs` (1024-byte aligned). `stores` counts the warpgroup's staged stores so far (its
+// buffers take turns across tiles); only thread 0 of the warpgroup issues and waits on them (bulk groups are per
+// thread).
 __device__ __forceinline__ void store_acc_tma(const float (&d)[BN / 2], float alpha, const CUtensorMap* tmap_c,
                                               int row0, int col0, int wg_tid, uint32_t bufs, int bar_id, int& stores)
 {
@@ -80,9 +85,9 @@ __device__ __forceinline__ void store_acc_tma(const float (&d)[BN / 2], float al
     const uint32_t half = (lane & 1) * 8;           // its float2 within the 16-byte chunk
 #pragma unroll
     for (int q = 0; q < BN / h12::EPI_COLS; ++q, ++stores) {
-        const uint32_t buf = bufs + (stores & 1) * h12::EPI_BUF_BYTES;
+        const uint32_t buf = bufs + (stores % EPI_BUFS) * h12::EPI_BUF_BYTES;
         if (wg_tid == 0)
-            bulk_wait_read<1>();  // the store that last read `buf` (two stores ago) is past it
+            bulk_wait_read<EPI_BUFS - 1>();  // the store that last read `buf` (EPI_BUFS stores ago) is past it
         warpgroup_sync(bar_id);
 #pragma unroll
         for (int jj = 0; jj < h12::EPI_COLS / 8; ++jj) {
