@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One device call, many GPU checks: run from the repo root on the GPU machine.
 #   bash scripts/gpu_batch.sh STAGE [STAGE ...]
-# Stages: env hopper hopperfin fp32top fp32topprof ladder odd beta fp16 tune ncu nsys pytest compilers report rawprof paths interleave splitk sweep startup every_py explain every_cuda splitk16 hopper7 hopper8 specialize hopperodd hopper9 sweep16 hopper10 hopper11 hopper12 small12 small12b final12. Logs and results go to $OUT/batch/ and are tarred into
+# Stages: env hopper hopperfin fp32top fp32topprof ladder odd beta fp16 tune ncu nsys pytest compilers report rawprof paths interleave splitk sweep startup every_py explain every_cuda splitk16 hopper7 hopper8 specialize hopperodd hopper9 sweep16 hopper10 hopper11 hopper12 small12 small12b final12 pair8. Logs and results go to $OUT/batch/ and are tarred into
 # $OUT/batch.tar.gz (the device tool brings back at most 8 files); a short summary is printed last.
 set -u
 if [ $# -eq 0 ]; then  # no stage: print the usage above and stop
@@ -329,6 +329,17 @@ for stage in "$@"; do
       done ;;
     final12)  # issue 26: the GPU tests of the Hopper rungs not run by hopper12 and small12 (every Hopper rung now launches through cuLaunchKernelEx)
       step final12_tests python3 -m pytest -q -m gpu tests/test_hopper_pingpong.py tests/test_hopper_stream_k.py tests/test_hopper_skinny.py ;;
+    pair8)  # issue 26: h8 in clusters of two sharing A (CLUSTER_N=2) verified, beside h8 alone and cuBLAS at the small and skinny unsplit shapes; ncu at 1000^3 and 1024^3
+      step pair8_tests python3 -m pytest -q -m gpu tests/test_hopper_split_k.py
+      for s in 1000x1000x1000 1024x1024x1024 128x4096x4096 1000x900x520 2048x2048x2048 4096x4096x1024; do
+        IFS=x read -r m n k <<< "$s"
+        for cn in 1 2; do
+          step "pair8_cn${cn}_$s" "${GP[@]}" run h8 --param "CLUSTER_N=$cn" --dtype fp16 -m "$m" -n "$n" -k "$k" --budget 0.5 -o "$B/pair8_cn${cn}_$s.json"
+        done
+      done
+      for s in 1000 1024; do
+        step "pair8_profile_$s" "${GP[@]}" profile h8 --param CLUSTER_N=2 --cublas --size "$s" --save "$B/pair8_profile_$s.json" --save-csv "$B/pair8_ncu_$s.csv"
+      done ;;
     *)
       echo "unknown stage $stage" ;;
   esac

@@ -5,10 +5,12 @@ import itertools
 import json
 import re
 
+import numpy as np
 import pytest
 from clitools import invoke
 from context import needs_gpu
 from hopper_runs import needs_hopper, same_bits_launch_after_launch
+from test_hopper_rungs import _Operand as Operand
 
 from gemmprof.catalog import spec as specmod
 from gemmprof.catalog.binding import bind
@@ -44,10 +46,11 @@ def test_h8_split_rule_at_the_sweep_shapes(shape, tiles, split):
     assert block == (128 * (consumers + 1), 1, 1)
     assert smem == 8 * (64 * consumers + 64) * 64 * 2 + 1024 + consumers * 4 * 16 * 40 * 4
     assert grid == ((tiles, 1, split) if split > 1 else (min(H100_SMS, tiles), 1, 1))
-    assert k.decomposition_note(shape, H100_SMS) == f"TILES={tiles}, SPLIT_K={split}"
+    # the note names what the grid reads: the tiles, the slices, the cluster (none by default) and its tiles
+    assert k.decomposition_note(shape, H100_SMS) == f"TILES={tiles}, SPLIT_K={split}, CN=1, CTILES={tiles}"
     # the build compiles that tile, the split only where it splits, the staged epilogue only for rows off sectors
     assert k.for_shape(shape, H100_SMS).shape_defines == (("H8_BN", 64), ("H8_CONSUMERS", consumers),
-                                                          ("H8_SPLIT", int(split > 1)),
+                                                          ("H8_SPLIT", int(split > 1)), ("H8_CLUSTER_N", 1),
                                                           ("ROWS_ON_SECTORS", int(shape.N % 8 == 0)))
 
 
@@ -228,3 +231,66 @@ def test_build_reports_the_rungs_whose_tile_comes_from_the_shape(runner, nvcc, t
     assert rows["hopper_split_k"]["status"] == rows["skinny_swap_ab"]["status"] == "ok"
     # one k-tile of h8's general build: a 128 x 64 tile (2 x 64 rows by BN = 64) times BK = 64
     assert rows["hopper_split_k"]["ktile_flops"] == 2 * 128 * 64 * 64
+
+
+@pytest.mark.parametrize(("shape", "clustered", "grid"), [
+    (GemmShape(1024, 1024, 1024), True, 128),  # 8 x 16 tiles of 128 x 64: 64 pairs
+    (GemmShape(1000, 1000, 1000), True, 128),
+    (GemmShape(1000, 900, 520), True, 128),  # 15 tile columns: each row's last pair has a CTA past N
+    (GemmShape(128, 4096, 4096), True, 128),  # skinny, unsplit: 64 x 64 tiles, pairs of A's 64 rows
+    (GemmShape(4096, 4096, 4096), True, 132),  # persistent: 66 pairs walk 1024 cluster tiles
+    (GemmShape(16, 4096, 4096), False, 64),  # split K: one unit per CTA, no cluster
+])
+def test_clusters_of_two_share_a_only_where_k_is_not_split(shape, clustered, grid):
+    seen = []
+
+    def fake_encode(address, tmap):
+        seen.append((tmap.box_rows, tmap.box_cols))
+        return np.void(bytes(128))
+
+    k = _h8({"CLUSTER_N": 2})
+    g, _, _ = k.launch_config(shape, H100_SMS)
+    assert g[0] == grid and g[0] % (2 if clustered else 1) == 0
+    assert k.cluster_dims(shape, H100_SMS) == ((2, 1, 1) if clustered else None)
+    assert dict(k.for_shape(shape, H100_SMS).shape_defines)["H8_CLUSTER_N"] == (2 if clustered else 1)
+    tma_launch.tensor_maps(k, shape, {"A": Operand(1 << 20), "B": Operand(2 << 20)}, encode=fake_encode, sms=H100_SMS)
+    tbm = 64 if shape.M <= 256 else 128
+    assert seen == [(tbm // 2 if clustered else tbm, 64), (64, 64)]  # each CTA of a pair loads half of A's box
+    # the traffic model's tile is the pair's: A read once for two tiles side by side (the model takes it from the
+    # parameter, as it has no SM count to tell split launches from the others)
+    assert k.tiles(shape).BN == 128 and _h8().tiles(shape).BN == 64
+    assert _h8().cluster_dims(shape, H100_SMS) is None  # the default launches alone
+
+
+def test_a_clustered_build_multicasts_a_and_releases_on_its_peer(nvcc, disassembler):
+    from gemmprof.measure import sass
+    from gemmprof.measure.nvcc import compile_cubin
+
+    def ops(kernel):
+        out = compile_cubin(kernel, "sm_90", nvcc=nvcc, use_cache=False)
+        assert out.ok, out.log[-2000:]
+        return [op for _a, op, _args in sass.instructions(sass.disassemble(out.cubin))]
+
+    shape = GemmShape(1000, 1000, 1000)
+    pair, alone = (ops(_h8(p).for_shape(shape, H100_SMS)) for p in ({"CLUSTER_N": 2}, {}))
+    assert any(op.startswith("UTMALDG.2D.MULTICAST") for op in pair)
+    assert not any(op.startswith("UTMALDG.2D.MULTICAST") for op in alone)
+    assert sum(op.startswith("UCGABAR_ARV") for op in pair) == 2 and not any(op.startswith("UCGABAR") for op in alone)
+
+
+@needs_gpu
+@pytest.mark.parametrize("dtype", ["fp16", "bf16"])
+def test_h8_in_clusters_verifies_on_the_gpu(runner, tmp_path, dtype):
+    """Pairs sharing A, at shapes with a CTA past N (15 tile columns), odd M and N, a skinny unsplit shape, a
+    persistent walk over many cluster tiles, beta, and a split shape (launched without clusters)."""
+    needs_hopper()
+    for args in (["--size", "1024"], ["--size", "1000"], ["-m", "1000", "-n", "900", "-k", "520"],
+                 ["-m", "4095", "-n", "4097", "-k", "1024"], ["-m", "128", "-n", "4096", "-k", "4096"],
+                 ["-m", "300", "-n", "520", "-k", "136", "--alpha", "1.5", "--beta", "-0.5"],
+                 ["-m", "16", "-n", "4096", "-k", "4096"]):
+        out = tmp_path / "pair.json"
+        r = invoke(runner, ["run", "h8", "--param", "CLUSTER_N=2", "--dtype", dtype, *args, "--budget", "0.05",
+                            "--max-reps", "10", "--no-cublas", "-o", str(out)])
+        assert r.exit_code == 0, r.output
+        row = json.loads(out.read_text())["variants"][0]
+        assert row["status"] == "ok" and row["rel_error"] < 1e-3, (args, row)

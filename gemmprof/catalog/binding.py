@@ -96,6 +96,16 @@ class BoundKernel:
         smem = int(expr.evaluate(self.spec.smem_dynamic, env))
         return grid, block, smem
 
+    def cluster_dims(self, shape: GemmShape | None = None, sms: int | None = None) -> tuple[int, int, int] | None:
+        """The launch's cluster shape, None for a plain launch (no `cluster`, or 1 x 1 x 1 at this shape). A cluster
+        may depend on the shape through `decomposition` names (h8 clusters only its unsplit launches): at `shape`,
+        else as _shape_env_with says."""
+        if self.spec.cluster is None:
+            return None
+        env = self._shape_env_with(self.spec.cluster, shape, sms)
+        dims = tuple(int(expr.evaluate(c, env)) for c in self.spec.cluster)
+        return None if dims == (1, 1, 1) else dims
+
     def _shape_env(self, shape: GemmShape, sms: int | None) -> dict[str, int]:
         return {**self.env, "M": shape.M, "N": shape.N, "K": shape.K, **({"SMS": sms} if sms else {})}
 

@@ -35,7 +35,7 @@ def _sass_columns(kernel, r) -> dict:
         if "BK" in kernel.env and "BM" in t and "BN" in t:
             tiles = kernel.tiles()  # the tile the binary was built for (h8's, h11's come from the shape)
             bm, bn = tiles.BM, tiles.BN
-            ctas = math.prod(cluster_shape(kernel) or (1,))  # a cluster's CTAs share the traffic model's tile
+            ctas = math.prod(cluster_shape(kernel) or (1,))  # a cluster's CTAs share the traffic model's tile (as built)
             out["ktile_flops"] = 2 * bm * bn * kernel.env["BK"] // ctas
             out["loop_vs_ktile"] = out["loop_flops"] / out["ktile_flops"]
     return out

@@ -221,8 +221,8 @@ class Runner:
         func = compiled.function
         if smem > OPTIN_THRESHOLD:
             func.max_dynamic_shared_size_bytes = smem
-        bind = tma_launch.launcher(kernel, func, grid, block, smem)
         sms = self.device["sm_count"]
+        bind = tma_launch.launcher(kernel, func, grid, block, smem, shape, sms)
         try:
             tma_launch.tiled_maps(kernel, shape, sms)  # checked here: a bad map is this row's error, not a crash
         except GemmprofError as exc:

@@ -57,18 +57,18 @@ def tensor_maps(kernel: BoundKernel, shape: GemmShape, operands: dict, encode=No
                  for operand, tmap in tiled_maps(kernel, shape, sms))
 
 
-def cluster_shape(kernel: BoundKernel) -> tuple[int, int, int] | None:
-    if kernel.spec.cluster is None:
-        return None
-    shape = tuple(int(expr.evaluate(c, kernel.env)) for c in kernel.spec.cluster)
-    return None if shape == (1, 1, 1) else shape
+def cluster_shape(kernel: BoundKernel, shape: GemmShape | None = None, sms: int | None = None
+                  ) -> tuple[int, int, int] | None:
+    """The launch's cluster at `shape` (BoundKernel.cluster_dims), None for a plain launch."""
+    return kernel.cluster_dims(shape, sms)
 
 
-def launcher(kernel: BoundKernel, func, grid, block, smem: int):
+def launcher(kernel: BoundKernel, func, grid, block, smem: int, shape: GemmShape | None = None,
+             sms: int | None = None):
     """bind(args) -> launch(), the arguments of every launch packed once by bind (outside the timed launches): a
     kernel with tensor maps or clusters (the Hopper rungs) through cuLaunchKernelEx (hopper_host.prepare_launch:
-    one driver call per launch), the others through CuPy's kernel call."""
-    cluster = cluster_shape(kernel)
+    one driver call per launch), the others through CuPy's kernel call. The cluster is the one at `shape`."""
+    cluster = cluster_shape(kernel, shape, sms)
     if cluster is None and not kernel.spec.tma_args:
         return lambda args: lambda: func(grid, block, args, shared_mem=smem)
     from gemmprof.measure import hopper_host

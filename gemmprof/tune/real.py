@@ -197,7 +197,7 @@ class CupyMeasure(Measure):
             problem = self.runner.problem(kernel.run_dtype, abi.c_dtype)
             layout = kernel.spec.layout
             # a spec with tma_args or a cluster launches as run launches it (tensor maps appended, cuLaunchKernelEx)
-            bind = tma_launch.launcher(kernel, func, grid, block, smem)
+            bind = tma_launch.launcher(kernel, func, grid, block, smem, shape, sms)
             workspace = workspace_buffer(kernel, shape)
 
             lds = abi.leading(shape, layout, kernel.env)

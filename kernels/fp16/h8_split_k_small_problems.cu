@@ -28,6 +28,11 @@
 //    spec's rule keeps it to one wave anyway.
 //  * h6's epilogue, in both the unsplit store and every slice's: rows of C off the 32-byte grid (N % 8 != 0) are
 //    staged through each consumer warp's slice of shared memory after the stages (hopper.cuh, store_acc_rows).
+//  * Clusters of two along N (CLUSTER_N = 2 in the spec, unsplit launches only): the pair computes tiles (tm, 2q)
+//    and (tm, 2q + 1), which read the same box of A per k-tile; each CTA loads half of it (BM / 2 rows) by TMA
+//    multicast into both and its own B box, so A leaves L2 once per pair (16 instead of 24 KiB per k-tile per CTA
+//    at 128 x 64), as cuBLAS's kernels at 1000^3-1024^3 run in pairs. A stage is refilled when the consumers of
+//    both CTAs have released it (h7's scheme: `empty` counts both, each consumer also arrives on its peer's).
 // Limits: a split launch has at most SPLIT_FLAGS tiles (the spec never asks for more; the kernel traps rather
 // than race); one split launch at a time per module (the flags are the module's).
 //
@@ -58,6 +63,12 @@
 #ifndef H8_SPLIT
 #define H8_SPLIT 1
 #endif
+// ... and whether its CTAs run in clusters of two along N that share the A box (H8_CLUSTER_N = 2, only where K is
+// not split: a split launch is one unit per CTA, its tiles ordered for the reduction's flags).
+#ifndef H8_CLUSTER_N
+#define H8_CLUSTER_N 1
+#endif
+#define CN H8_CLUSTER_N
 #ifndef BK
 #define BK 64
 #endif
@@ -81,6 +92,7 @@
 static_assert(BK == 64, "one 128-byte swizzled row of K per tile row: BK = 64 (fp16/bf16)");
 static_assert(CONSUMERS == 1 || CONSUMERS == 2, "one or two consumer warpgroups: BM = 64 or 128");
 static_assert(BN == 64 || BN == 128 || BN == 256, "BN is the wgmma N: 64, 128 or 256");
+static_assert(CN == 1 || (CN == 2 && !H8_SPLIT), "clusters of two share A only in builds that never split K");
 
 namespace h8 {
 
@@ -112,11 +124,16 @@ hgemm_split_k_small_problems(int M, int N, int K, float alpha, const elem_t* __r
     const int KT = (K + BK - 1) / BK;
     // Work units: unit u is slice u / tiles of tile u % tiles. This CTA takes units cta, cta + ctas, ...: with
     // S == 1 the persistent walk of h6; with S > 1 exactly one unit (the grid has tiles * S CTAs).
+    // In clusters of two (CN == 2, S == 1) the units are cluster tiles of BM x 2 BN, walked by clusters as h7's,
+    // rank r of a cluster computing tile column 2 ctn + r (past N when tiles_n is odd: it loads zeros for its
+    // peer's sake and stores nothing).
     const int S = gridDim.z;
-    const int ctas = gridDim.x * gridDim.z;
-    const int cta = blockIdx.z * gridDim.x + blockIdx.x;
-    const int units = tiles * S;
-    if (S > 1 && (!H8_SPLIT || gridDim.x != (unsigned)tiles || tiles > (int)h8::SPLIT_FLAGS))
+    const int ctiles_n = (tiles_n + CN - 1) / CN;
+    const int ctas = gridDim.x * gridDim.z / CN;
+    const int cta = (blockIdx.z * gridDim.x + blockIdx.x) / CN;
+    const int units = tiles_m * ctiles_n * S;
+    const uint32_t rank = CN > 1 ? cluster_ctarank() : 0;
+    if ((S > 1 && (!H8_SPLIT || gridDim.x != (unsigned)tiles || tiles > (int)h8::SPLIT_FLAGS)) || (CN > 1 && S > 1))
         __trap();  // a split launch must be one unit per CTA, one flag per tile, from a build that splits
     const int wg = threadIdx.x / 128;
     const int wg_tid = threadIdx.x % 128;
@@ -125,12 +142,22 @@ hgemm_split_k_small_problems(int M, int N, int K, float alpha, const elem_t* __r
         tma_prefetch_map(&tmap_a);  // both descriptors on their way while the barriers are set up
         tma_prefetch_map(&tmap_b);
         for (int s = 0; s < STAGES; ++s) {
-            mbar_init(smem_u32(&full[s]), 1);
-            mbar_init(smem_u32(&empty[s]), CONSUMERS);
+            mbar_init(smem_u32(&full[s]), 1);                  // this CTA's producer; bytes from both in a cluster
+            mbar_init(smem_u32(&empty[s]), CONSUMERS * CN);  // the consumers of every CTA of the cluster
         }
         asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
     }
-    __syncthreads();
+    if (CN > 1)
+        cluster_sync();  // no copy or remote arrive reaches a CTA before its barriers exist
+    else
+        __syncthreads();
+    // unit u's tile: (tm, tn) and its slice; in a cluster, this CTA's tile of cluster tile u
+    auto unit_tile = [&](int u, int& slice, int& tile, int& tm, int& tn) {
+        slice = u / (tiles_m * ctiles_n);
+        tile = u % (tiles_m * ctiles_n);
+        tile_coords(tile, tiles_m, ctiles_n, GROUP_M, tm, tn);
+        tn = tn * CN + (int)rank;
+    };
 
     if (wg == 0) {
         // ---- producer: runs ahead across work units, as h6 across tiles ----
@@ -140,16 +167,20 @@ hgemm_split_k_small_problems(int M, int N, int K, float alpha, const elem_t* __r
         if (wg_tid == 0) {
             int it = 0;  // k-tiles issued so far by this CTA, over all its units
             for (int u = cta; u < units; u += ctas) {
-                const int slice = u / tiles;
-                int tm, tn;
-                tile_coords(u % tiles, tiles_m, tiles_n, GROUP_M, tm, tn);
+                int slice, tile, tm, tn;
+                unit_tile(u, slice, tile, tm, tn);
                 const int k_end = (int)((long long)(slice + 1) * KT / S);
                 for (int kt = (int)((long long)slice * KT / S); kt < k_end; ++kt, ++it) {
                     const int s = it % STAGES;
+                    const uint32_t bar = smem_u32(&full[s]);
                     mbar_wait(smem_u32(&empty[s]), ((it / STAGES) & 1) ^ 1);
-                    mbar_arrive_expect_tx(smem_u32(&full[s]), A_BYTES + B_BYTES);
-                    tma_load_2d(smem_a + s * A_BYTES, &tmap_a, smem_u32(&full[s]), kt * BK, tm * BM);
-                    tma_load_2d(smem_b + s * B_BYTES, &tmap_b, smem_u32(&full[s]), kt * BK, tn * BN);
+                    mbar_arrive_expect_tx(bar, A_BYTES + B_BYTES);
+                    if (CN > 1)  // the pair shares tile row tm: this CTA's BM / 2 rows of it, to both
+                        tma_load_2d_multicast(smem_a + s * A_BYTES + rank * (A_BYTES / 2), &tmap_a, bar, kt * BK,
+                                              tm * BM + rank * (BM / 2), 0x3);
+                    else
+                        tma_load_2d(smem_a + s * A_BYTES, &tmap_a, bar, kt * BK, tm * BM);
+                    tma_load_2d(smem_b + s * B_BYTES, &tmap_b, bar, kt * BK, tn * BN);
                 }
             }
         }
@@ -159,12 +190,15 @@ hgemm_split_k_small_problems(int M, int N, int K, float alpha, const elem_t* __r
         setmaxnreg_inc<232>();  // one consumer has the register file to itself at 256 threads: no reallocation
 #endif
         const int c = wg - 1;
+        auto release = [&](int s) {  // stage s is free: here, and in a cluster on the peer's empty[s] too
+            mbar_arrive(smem_u32(&empty[s]));
+            if (CN > 1)
+                mbar_arrive_cluster(smem_u32(&empty[s]), rank ^ 1);
+        };
         int it = 0;
         for (int u = cta; u < units; u += ctas) {
-            const int slice = u / tiles;
-            const int tile = u % tiles;
-            int tm, tn;
-            tile_coords(tile, tiles_m, tiles_n, GROUP_M, tm, tn);
+            int slice, tile, tm, tn;
+            unit_tile(u, slice, tile, tm, tn);
             const int k_begin = (int)((long long)slice * KT / S);
             const int k_end = (int)((long long)(slice + 1) * KT / S);
             float d[BN / 2];
@@ -184,13 +218,15 @@ hgemm_split_k_small_problems(int M, int N, int K, float alpha, const elem_t* __r
                 wgmma_wait<1>();
                 fence_regs(d);
                 if (kt > k_begin && wg_tid == 0)
-                    mbar_arrive(smem_u32(&empty[(it - 1) % STAGES]));
+                    release((it - 1) % STAGES);
             }
             wgmma_wait<0>();
             fence_regs(d);
             // the unit's last stage is free: the producer refills it while we store (none if the unit had no k-tile)
             if (k_end > k_begin && wg_tid == 0)
-                mbar_arrive(smem_u32(&empty[(it - 1) % STAGES]));
+                release((it - 1) % STAGES);
+            if (CN > 1 && tn * BN >= N)  // the cluster's second tile column past N
+                continue;
             if (S == 1 || !H8_SPLIT) {
                 store_acc_rows<BN>(d, M, N, alpha, beta, C, tm * BM + 64 * c, tn * BN, wg_tid,
                                    epi_scratch + c * (EPI_WARPGROUP_BYTES / 4));
@@ -206,4 +242,7 @@ hgemm_split_k_small_problems(int M, int N, int K, float alpha, const elem_t* __r
             split_k_pass_turn<CONSUMER_THREADS>(flag, slice, S, leader);
         }
     }
+    // no CTA leaves while its peer may still multicast into it or arrive on its barriers
+    if (CN > 1)
+        cluster_sync();
 }
