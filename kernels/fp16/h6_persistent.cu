@@ -41,12 +41,6 @@
 #define CONSUMERS 2
 #define BM (64 * CONSUMERS)
 
-#if BN == 128
-#define WGMMA wgmma_m64n128
-#else
-#define WGMMA wgmma_m64n256
-#endif
-
 static_assert(BK == 64, "one 128-byte swizzled row of K per tile row: BK = 64 (fp16/bf16)");
 static_assert(BN == 128 || BN == 256, "BN is the wgmma N: 128 or 256");
 
@@ -114,16 +108,8 @@ hgemm_persistent(int M, int N, int K, float alpha, const elem_t* __restrict__ A,
                 d[i] = 0.0f;
             for (int kt = 0; kt < KT; ++kt, ++it) {
                 const int s = it % STAGES;
-                mbar_wait(smem_u32(&full[s]), (it / STAGES) & 1);
-                const uint32_t a_s = smem_a + s * A_BYTES + c * 64 * 128;
-                const uint32_t b_s = smem_b + s * B_BYTES;
-                wgmma_fence();
-#pragma unroll
-                for (int kk = 0; kk < BK / 16; ++kk)
-                    WGMMA(d, sw128_desc(a_s + kk * 32), sw128_desc(b_s + kk * 32));
-                wgmma_commit();
-                wgmma_wait<1>();
-                fence_regs(d);
+                wgmma_ktile<BN, BK>(d, smem_u32(&full[s]), (it / STAGES) & 1, smem_a + s * A_BYTES + c * 64 * 128,
+                                      smem_b + s * B_BYTES);
                 if (kt > 0 && wg_tid == 0)
                     mbar_arrive(smem_u32(&empty[(it - 1) % STAGES]));
             }

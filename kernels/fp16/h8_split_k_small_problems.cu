@@ -81,14 +81,6 @@
 #define BM (64 * CONSUMERS)
 #define CONSUMER_THREADS (128 * CONSUMERS)
 
-#if BN == 64
-#define WGMMA wgmma_m64n64
-#elif BN == 128
-#define WGMMA wgmma_m64n128
-#else
-#define WGMMA wgmma_m64n256
-#endif
-
 static_assert(BK == 64, "one 128-byte swizzled row of K per tile row: BK = 64 (fp16/bf16)");
 static_assert(CONSUMERS == 1 || CONSUMERS == 2, "one or two consumer warpgroups: BM = 64 or 128");
 static_assert(BN == 64 || BN == 128 || BN == 256, "BN is the wgmma N: 64, 128 or 256");
@@ -207,16 +199,8 @@ hgemm_split_k_small_problems(int M, int N, int K, float alpha, const elem_t* __r
                 d[i] = 0.0f;
             for (int kt = k_begin; kt < k_end; ++kt, ++it) {
                 const int s = it % STAGES;
-                mbar_wait(smem_u32(&full[s]), (it / STAGES) & 1);
-                const uint32_t a_s = smem_a + s * A_BYTES + c * 64 * 128;
-                const uint32_t b_s = smem_b + s * B_BYTES;
-                wgmma_fence();
-#pragma unroll
-                for (int kk = 0; kk < BK / 16; ++kk)
-                    WGMMA(d, sw128_desc(a_s + kk * 32), sw128_desc(b_s + kk * 32));
-                wgmma_commit();
-                wgmma_wait<1>();
-                fence_regs(d);
+                wgmma_ktile<BN, BK>(d, smem_u32(&full[s]), (it / STAGES) & 1, smem_a + s * A_BYTES + c * 64 * 128,
+                                      smem_b + s * B_BYTES);
                 if (kt > k_begin && wg_tid == 0)
                     release((it - 1) % STAGES);
             }

@@ -301,6 +301,41 @@ __device__ __forceinline__ void wgmma_m64n256(float (&d)[128], uint64_t desc_a, 
 }
 
 
+// wgmma with N = BN_W columns (16 to 256), the one of the helpers above that the consumer's tile width names.
+template <int BN_W>
+__device__ __forceinline__ void wgmma_m64(float (&d)[BN_W / 2], uint64_t desc_a, uint64_t desc_b)
+{
+    static_assert(BN_W == 16 || BN_W == 32 || BN_W == 64 || BN_W == 128 || BN_W == 256, "a wgmma N of 16-256");
+    if constexpr (BN_W == 16)
+        wgmma_m64n16(d, desc_a, desc_b);
+    else if constexpr (BN_W == 32)
+        wgmma_m64n32(d, desc_a, desc_b);
+    else if constexpr (BN_W == 64)
+        wgmma_m64n64(d, desc_a, desc_b);
+    else if constexpr (BN_W == 128)
+        wgmma_m64n128(d, desc_a, desc_b);
+    else
+        wgmma_m64n256(d, desc_a, desc_b);
+}
+
+// One k-tile of a consumer warpgroup (h6-h8, h10, h12; h5, the rung that introduces it, writes it out): wait until the stage's bytes have landed (its `full`
+// mbarrier reaches the phase of `parity`), issue the k-tile's BK_T / 16 wgmmas on the warpgroup's 64 rows of A
+// (a_s) and the stage's BN_W rows of B (b_s), commit them, and wait until only this group may still run: the
+// previous k-tile's wgmmas are done, so its stage can be released.
+template <int BN_W, int BK_T>
+__device__ __forceinline__ void wgmma_ktile(float (&d)[BN_W / 2], uint32_t full_bar, uint32_t parity, uint32_t a_s,
+                                            uint32_t b_s)
+{
+    mbar_wait(full_bar, parity);
+    wgmma_fence();
+#pragma unroll
+    for (int kk = 0; kk < BK_T / 16; ++kk)
+        wgmma_m64<BN_W>(d, sw128_desc(a_s + kk * 32), sw128_desc(b_s + kk * 32));
+    wgmma_commit();
+    wgmma_wait<1>();
+    fence_regs(d);
+}
+
 // ---- register reallocation (h5-h7): the producer warpgroup gives registers back, consumers take them ----
 template <int REGS>
 __device__ __forceinline__ void setmaxnreg_dec()
