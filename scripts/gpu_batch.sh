@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One device call, many GPU checks: run from the repo root on the GPU machine.
 #   bash scripts/gpu_batch.sh STAGE [STAGE ...]
-# Stages: env hopper hopperfin fp32top fp32topprof ladder odd beta fp16 tune ncu nsys pytest compilers report rawprof paths interleave splitk sweep startup every_py explain every_cuda splitk16 hopper7 hopper8 specialize hopperodd hopper9 sweep16 hopper10 hopper11 hopper12 small12 small12b final12 pair8. Logs and results go to $OUT/batch/ and are tarred into
+# Stages: env hopper hopperfin fp32top fp32topprof ladder odd beta fp16 tune ncu nsys pytest compilers report rawprof paths interleave splitk sweep startup every_py explain every_cuda splitk16 hopper7 hopper8 specialize hopperodd hopper9 sweep16 hopper10 hopper11 hopper12 small12 small12b final12 pair8 nsys12. Logs and results go to $OUT/batch/ and are tarred into
 # $OUT/batch.tar.gz (the device tool brings back at most 8 files); a short summary is printed last.
 set -u
 if [ $# -eq 0 ]; then  # no stage: print the usage above and stop
@@ -340,6 +340,14 @@ for stage in "$@"; do
       for s in 1000 1024; do
         step "pair8_profile_$s" "${GP[@]}" profile h8 --param CLUSTER_N=2 --cublas --size "$s" --save "$B/pair8_profile_$s.json" --save-csv "$B/pair8_ncu_$s.csv"
       done ;;
+    nsys12)  # issue 26: the small squares under nsys (kernel durations on the GPU's own clock) beside gemmprof's events: where h8's extra microsecond against cuBLAS goes
+      if [ -f .gpu/nsys-env.sh ]; then
+        for s in 1024 1000; do
+          step "nsys12_$s" bash -c "source .gpu/nsys-env.sh; ${GP[*]} compare-nsys h8 h12 --dtype fp16 --size $s --save-report $B/nsys12_$s && ${GP[*]} compare-nsys $B/nsys12_$s.sqlite --format json -o $B/nsys12_$s.json"
+        done
+      else
+        echo "nsys12: .gpu/nsys-env.sh missing (bash ../shared/device/stage.sh, carry .gpu)"
+      fi ;;
     *)
       echo "unknown stage $stage" ;;
   esac
