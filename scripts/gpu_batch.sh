@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One device call, many GPU checks: run from the repo root on the GPU machine.
 #   bash scripts/gpu_batch.sh STAGE [STAGE ...]
-# Stages: env hopper hopperfin fp32top fp32topprof ladder odd beta fp16 tune ncu nsys pytest compilers report rawprof paths interleave splitk sweep startup every_py explain every_cuda splitk16 hopper7 hopper8 specialize hopperodd hopper9 sweep16 hopper10 hopper11 hopper12 small12 small12b final12 pair8 nsys12. Logs and results go to $OUT/batch/ and are tarred into
+# Stages: env hopper hopperfin fp32top fp32topprof ladder odd beta fp16 tune ncu nsys pytest compilers report rawprof paths interleave splitk sweep startup every_py explain every_cuda splitk16 hopper7 hopper8 specialize hopperodd hopper9 sweep16 hopper10 hopper11 hopper12 small12 small12b final12 pair8 nsys12 tma8. Logs and results go to $OUT/batch/ and are tarred into
 # $OUT/batch.tar.gz (the device tool brings back at most 8 files); a short summary is printed last.
 set -u
 if [ $# -eq 0 ]; then  # no stage: print the usage above and stop
@@ -348,6 +348,13 @@ for stage in "$@"; do
       else
         echo "nsys12: .gpu/nsys-env.sh missing (bash ../shared/device/stage.sh, carry .gpu)"
       fi ;;
+    tma8)  # issue 26: h8 writing C by h12's TMA stores in its unsplit launches, verified (all of h8's GPU tests), beside cuBLAS at the small and skinny shapes; ncu at 1024^3
+      step tma8_tests python3 -m pytest -q -m gpu tests/test_hopper_split_k.py
+      for s in 1024x1024x1024 1000x1000x1000 128x4096x4096 16x4096x4096 1000x900x520 4096x4096x1024; do
+        IFS=x read -r m n k <<< "$s"
+        step "tma8_$s" "${GP[@]}" run h8 --dtype fp16 -m "$m" -n "$n" -k "$k" --budget 0.5 -o "$B/tma8_$s.json"
+      done
+      step tma8_profile_1024 "${GP[@]}" profile h8 --cublas --size 1024 --save "$B/tma8_profile_1024.json" --save-csv "$B/tma8_ncu_1024.csv" ;;
     *)
       echo "unknown stage $stage" ;;
   esac

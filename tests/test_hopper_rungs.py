@@ -21,9 +21,9 @@ HOPPER = ["wgmma_tma", "warp_specialized", "persistent", "cluster_multicast", "h
 def test_specs_serve_fp16_and_bf16_and_need_sm90a():
     specs = specmod.select(["h4-h12"])
     assert [s.name for s in specs] == HOPPER
-    for s in specs:  # maps of A and B (h12: and of C)
+    for s in specs:  # maps of A and B (h8, h12: and of C for TMA stores)
         assert s.dtypes == ("fp16", "bf16") and s.targets == ("sm_90a",)
-        assert [a.operand for a in s.tma_args] == ["A", "B"] + (["C"] if s.id == "h12" else [])
+        assert [a.operand for a in s.tma_args] == ["A", "B"] + (["C"] if s.id in ("h8", "h12") else [])
     bf16 = choose(["h4-h12"], dtype="bf16")
     assert [k.variant_name for k in bf16] == [f"{n}_bf16" for n in HOPPER]
     assert all(k.run_dtype == "bf16" and "-DELEM_BF16=1" in k.define_flags for k in bf16)

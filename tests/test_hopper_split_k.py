@@ -41,10 +41,10 @@ def test_h8_split_rule_at_the_sweep_shapes(shape, tiles, split):
     grid, block, smem = k.launch_config(shape, sms=H100_SMS)
     consumers = 1 if shape.M <= 256 else 2  # SKINNY_CONSUMERS up to SKINNY_M rows, CONSUMERS above; 64 columns
     assert (k.decomposition(shape, H100_SMS)["TC"], k.decomposition(shape, H100_SMS)["TN"]) == (consumers, 64)
-    # 8 stages of A and B, 1 KiB to align them, then the staged epilogue's slices: 4 warps x 16 rows x 40 floats
-    # per consumer warpgroup
+    # 8 stages of A and B, 1 KiB to align them, then two 8 KiB staging buffers of TMA stores per consumer warpgroup
+    # (also the staged epilogue's slices: 4 warps x 16 rows x 40 floats)
     assert block == (128 * (consumers + 1), 1, 1)
-    assert smem == 8 * (64 * consumers + 64) * 64 * 2 + 1024 + consumers * 4 * 16 * 40 * 4
+    assert smem == 8 * (64 * consumers + 64) * 64 * 2 + 1024 + consumers * 2 * 64 * 32 * 4
     assert grid == ((tiles, 1, split) if split > 1 else (min(H100_SMS, tiles), 1, 1))
     # the note names what the grid reads: the tiles, the slices, the cluster (none by default) and its tiles
     assert k.decomposition_note(shape, H100_SMS) == f"TILES={tiles}, SPLIT_K={split}, CN=1, CTILES={tiles}"
@@ -93,7 +93,11 @@ def test_h8_with_h6s_parameters_launches_as_h6_where_it_does_not_split():
     h6 = bind(specmod.select(["h6"])[0])
     k = _h8(H6_PARAMS)
     for shape in (GemmShape(4096, 4096, 4096), GemmShape(8192, 8192, 8192), GemmShape(4095, 4097, 1024)):
-        assert k.launch_config(shape, sms=H100_SMS) == h6.launch_config(shape, sms=H100_SMS)
+        grid, block, smem = k.launch_config(shape, sms=H100_SMS)
+        h6_grid, h6_block, h6_smem = h6.launch_config(shape, sms=H100_SMS)
+        # h6's grid and block; the epilogue's shared memory is h8's TMA staging (2 x 8 KiB per warpgroup), which
+        # also holds h6's 20 KiB of slices
+        assert (grid, block) == (h6_grid, h6_block) and smem - 2 * 16384 == h6_smem - 20480
     # where h6 leaves SMs idle, h8 splits: 32 tiles of 128 x 256 at 1024^3 in 4 slices
     assert k.launch_config(GemmShape(1024, 1024, 1024), sms=H100_SMS)[0] == (32, 1, 4)
 
@@ -134,15 +138,17 @@ def test_h8_tensor_maps_box_its_tile_even_past_a_small_m():
     seen = []
     for params, shape in ((None, GemmShape(16, 4096, 4096)), (H6_PARAMS, GemmShape(16, 4096, 4096)),
                           (None, GemmShape(1024, 4096, 4096))):
-        tma_launch.tensor_maps(_h8(params, dtype="bf16"), shape, {"A": Operand(1 << 20), "B": Operand(2 << 20)},
+        tma_launch.tensor_maps(_h8(params, dtype="bf16"), shape, {"A": Operand(1 << 20), "B": Operand(2 << 20),
+                                                                  "C": Operand(3 << 20)},
                                encode=lambda address, tmap: seen.append((tmap.rows, tmap.cols, tmap.box_rows,
                                                                          tmap.box_cols, tmap.dtype)),
                                sms=H100_SMS)
     # the boxes are the tile at the shape: 64 x SKINNY_BN (64) at M = 16, whatever CONSUMERS and BN; 128 x BN
-    # (64) at M = 1024
-    assert seen == [(16, 4096, 64, 64, "bf16"), (4096, 4096, 64, 64, "bf16"),
-                    (16, 4096, 64, 64, "bf16"), (4096, 4096, 64, 64, "bf16"),
-                    (1024, 4096, 128, 64, "bf16"), (4096, 4096, 64, 64, "bf16")]
+    # (64) at M = 1024; then C's, fp32, one 64-row by 32-column staged store
+    c = [(16, 4096, 64, 32, "fp32"), (16, 4096, 64, 32, "fp32"), (1024, 4096, 64, 32, "fp32")]
+    assert seen == [(16, 4096, 64, 64, "bf16"), (4096, 4096, 64, 64, "bf16"), c[0],
+                    (16, 4096, 64, 64, "bf16"), (4096, 4096, 64, 64, "bf16"), c[1],
+                    (1024, 4096, 128, 64, "bf16"), (4096, 4096, 64, 64, "bf16"), c[2]]
 
 
 def test_h8_builds_for_fp16_and_bf16_with_h6s_tile_too(nvcc):
@@ -218,7 +224,7 @@ def test_threads_per_block_is_the_binarys():
 @pytest.mark.parametrize("width", [0, 64, 128, 256])
 def test_h8_tensor_maps_take_the_l2_request_width_of_its_parameter(width):
     maps = tma_launch.tiled_maps(_h8({"L2_PROMOTION": width}), GemmShape(1000, 1000, 1000), 132)
-    assert [(op, t.l2_promotion) for op, t in maps] == [("A", width), ("B", width)]
+    assert [(op, t.l2_promotion) for op, t in maps] == [("A", width), ("B", width), ("C", 256)]
 
 
 def test_build_reports_the_rungs_whose_tile_comes_from_the_shape(runner, nvcc, tmp_path):
@@ -253,9 +259,11 @@ def test_clusters_of_two_share_a_only_where_k_is_not_split(shape, clustered, gri
     assert g[0] == grid and g[0] % (2 if clustered else 1) == 0
     assert k.cluster_dims(shape, H100_SMS) == ((2, 1, 1) if clustered else None)
     assert dict(k.for_shape(shape, H100_SMS).shape_defines)["H8_CLUSTER_N"] == (2 if clustered else 1)
-    tma_launch.tensor_maps(k, shape, {"A": Operand(1 << 20), "B": Operand(2 << 20)}, encode=fake_encode, sms=H100_SMS)
+    tma_launch.tensor_maps(k, shape, {"A": Operand(1 << 20), "B": Operand(2 << 20), "C": Operand(3 << 20)},
+                           encode=fake_encode, sms=H100_SMS)
     tbm = 64 if shape.M <= 256 else 128
-    assert seen == [(tbm // 2 if clustered else tbm, 64), (64, 64)]  # each CTA of a pair loads half of A's box
+    # each CTA of a pair loads half of A's box; C's map for the TMA stores (N % 4 == 0 at all these shapes)
+    assert seen == [(tbm // 2 if clustered else tbm, 64), (64, 64), (64, 32)]
     # the traffic model's tile is the pair's: A read once for two tiles side by side (the model takes it from the
     # parameter, as it has no SM count to tell split launches from the others)
     assert k.tiles(shape).BN == 128 and _h8().tiles(shape).BN == 64

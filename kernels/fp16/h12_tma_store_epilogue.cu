@@ -60,50 +60,9 @@ static_assert(GROUP_M % CLUSTER_M == 0, "GROUP_M counts tile rows: whole cluster
 static_assert(EPI_BUFS == 2 || EPI_BUFS == 4, "two or four staging buffers per consumer warpgroup");
 
 namespace h12 {
-constexpr int EPI_COLS = 32;                 // columns of C per staged store: one 128-byte swizzled row of fp32
-constexpr uint32_t EPI_BUF_BYTES = 64 * EPI_COLS * 4;  // a warpgroup's 64 rows of them: 8 KiB
-constexpr uint32_t EPI_BYTES = EPI_BUFS * EPI_BUF_BYTES;  // EPI_BUFS buffers per consumer warpgroup
+constexpr uint32_t EPI_BYTES = EPI_BUFS * TMA_EPI_BUF_BYTES;  // EPI_BUFS staging buffers per consumer warpgroup
 static_assert(EPI_BYTES >= EPI_WARPGROUP_BYTES, "the buffers double as store_acc_rows' slices");
 }  // namespace h12
-
-// A consumer warpgroup's 64 x BN accumulator tile (rows row0.., columns col0..) to C by TMA stores through its
-// EPI_BUFS staging buffers at `bufs` (1024-byte aligned). `stores` counts the warpgroup's staged stores so far (its
-// buffers take turns across tiles); only thread 0 of the warpgroup issues and waits on them (bulk groups are per
-// thread).
-__device__ __forceinline__ void store_acc_tma(const float (&d)[BN / 2], float alpha, const CUtensorMap* tmap_c,
-                                              int row0, int col0, int wg_tid, uint32_t bufs, int bar_id, int& stores)
-{
-    const int warp = wg_tid >> 5;
-    const int lane = wg_tid & 31;
-    const int r = warp * 16 + (lane >> 2);          // this thread's first row in the warpgroup's 64
-    const uint32_t half = (lane & 1) * 8;           // its float2 within the 16-byte chunk
-#pragma unroll
-    for (int q = 0; q < BN / h12::EPI_COLS; ++q, ++stores) {
-        const uint32_t buf = bufs + (stores % EPI_BUFS) * h12::EPI_BUF_BYTES;
-        if (wg_tid == 0)
-            bulk_wait_read<EPI_BUFS - 1>();  // the store that last read `buf` (EPI_BUFS stores ago) is past it
-        warpgroup_sync(bar_id);
-#pragma unroll
-        for (int jj = 0; jj < h12::EPI_COLS / 8; ++jj) {
-            const int j = q * (h12::EPI_COLS / 8) + jj;   // the accumulators' n8 block
-            const uint32_t chunk = 2 * jj + ((lane & 3) >> 1);  // 16-byte chunk of the 128-byte row
-#pragma unroll
-            for (int h = 0; h < 2; ++h) {
-                const int row = r + 8 * h;
-                const uint32_t addr = buf + row * 128 + ((chunk ^ (row & 7)) << 4) + half;
-                asm volatile("st.shared.v2.f32 [%0], {%1, %2};\n" ::"r"(addr), "f"(alpha * d[4 * j + 2 * h]),
-                             "f"(alpha * d[4 * j + 2 * h + 1])
-                             : "memory");
-            }
-        }
-        fence_proxy_async_smem();
-        warpgroup_sync(bar_id);
-        if (wg_tid == 0) {
-            tma_store_2d(tmap_c, buf, col0 + q * h12::EPI_COLS, row0);
-            bulk_commit();
-        }
-    }
-}
 
 // This CTA's tile in cluster tile `ctile` (hopper.cuh, cluster_tile_coords; GROUP_M counts tile rows).
 __device__ __forceinline__ void cta_tile(int ctile, int ctiles_m, int ctiles_n, uint32_t rank, int& tm, int& tn)
@@ -212,7 +171,7 @@ hgemm_tma_store(int M, int N, int K, float alpha, const elem_t* __restrict__ A, 
             if (tm * BM >= M)  // a cluster's second tile row past M (it loaded zeros for its peer's sake)
                 continue;
             if (by_tma)
-                store_acc_tma(d, alpha, &tmap_c, tm * BM + 64 * c, tn * BN, wg_tid, bufs, 2 + c, stores);
+                store_acc_tma<BN, EPI_BUFS>(d, alpha, &tmap_c, tm * BM + 64 * c, tn * BN, wg_tid, bufs, 2 + c, stores);
             else
                 store_acc_rows<BN>(d, M, N, alpha, beta, C, tm * BM + 64 * c, tn * BN, wg_tid,
                                    reinterpret_cast<float*>(smem_raw + (bufs - smem_u32(smem_raw))));

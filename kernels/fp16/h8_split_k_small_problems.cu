@@ -26,8 +26,10 @@
 //    slowest dimension), which the GPU dispatches first and which itself waits only on lower ones. A split launch
 //    is never persistent (one unit per CTA), so no CTA waits on a unit queued behind a waiting CTA, and the
 //    spec's rule keeps it to one wave anyway.
-//  * h6's epilogue, in both the unsplit store and every slice's: rows of C off the 32-byte grid (N % 8 != 0) are
-//    staged through each consumer warp's slice of shared memory after the stages (hopper.cuh, store_acc_rows).
+//  * Unsplit launches write C as h12 does (hopper.cuh, store_acc_tma): through two 8 KiB staging buffers per
+//    consumer warpgroup and TMA stores, where C's rows are on 16 bytes (N % 4 == 0) and beta == 0 (C unread); the
+//    others, and every slice of a split launch, take h6's epilogue: rows of C off the 32-byte grid (N % 8 != 0)
+//    staged through the same shared memory (hopper.cuh, store_acc_rows).
 //  * Clusters of two along N (CLUSTER_N = 2 in the spec, unsplit launches only): the pair computes tiles (tm, 2q)
 //    and (tm, 2q + 1), which read the same box of A per k-tile; each CTA loads half of it (BM / 2 rows) by TMA
 //    multicast into both and its own B box, so A leaves L2 once per pair (16 instead of 24 KiB per k-tile per CTA
@@ -89,6 +91,8 @@ static_assert(CN == 1 || (CN == 2 && !H8_SPLIT), "clusters of two share A only i
 namespace h8 {
 
 constexpr unsigned SPLIT_FLAGS = 4096;  // the spec's SPLIT_FLAGS
+constexpr uint32_t EPI_BYTES = 2 * TMA_EPI_BUF_BYTES;  // per consumer warpgroup: the spec's 16384 * TC
+static_assert(EPI_BYTES >= EPI_WARPGROUP_BYTES, "the staging buffers double as store_acc_rows' slices");
 __device__ unsigned tile_flags[SPLIT_FLAGS];  // zero at module load; every split launch leaves them zero
 
 }  // namespace h8
@@ -96,7 +100,8 @@ __device__ unsigned tile_flags[SPLIT_FLAGS];  // zero at module load; every spli
 extern "C" __global__ void __launch_bounds__(128 * (CONSUMERS + 1), 1)
 hgemm_split_k_small_problems(int M, int N, int K, float alpha, const elem_t* __restrict__ A,
                              const elem_t* __restrict__ B, float beta, float* __restrict__ C,
-                             const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CUtensorMap tmap_b)
+                             const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CUtensorMap tmap_b,
+                             const __grid_constant__ CUtensorMap tmap_c)
 {
     constexpr uint32_t A_BYTES = BM * BK * 2;
     constexpr uint32_t B_BYTES = BN * BK * 2;
@@ -106,9 +111,9 @@ hgemm_split_k_small_problems(int M, int N, int K, float alpha, const elem_t* __r
     __shared__ __align__(8) uint64_t empty[STAGES];
     const uint32_t smem_a = (smem_u32(smem_raw) + 1023) & ~1023u;
     const uint32_t smem_b = smem_a + STAGES * A_BYTES;
-    // after the stages: each consumer warpgroup's slice for the epilogue of rows off the 32-byte grid (hopper.cuh)
-    float* const epi_scratch =
-        reinterpret_cast<float*>(smem_raw + (smem_b + STAGES * B_BYTES - smem_u32(smem_raw)));
+    // after the stages: each consumer warpgroup's h8::EPI_BYTES for its epilogue: two staging buffers of TMA stores
+    // (unsplit launches), or the slices of rows off the 32-byte grid (hopper.cuh); a multiple of 1024 bytes in
+    const uint32_t smem_epi = smem_b + STAGES * B_BYTES;
 
     const int tiles_m = (M + BM - 1) / BM;
     const int tiles_n = (N + BN - 1) / BN;
@@ -133,6 +138,8 @@ hgemm_split_k_small_problems(int M, int N, int K, float alpha, const elem_t* __r
     if (threadIdx.x == 0) {
         tma_prefetch_map(&tmap_a);  // both descriptors on their way while the barriers are set up
         tma_prefetch_map(&tmap_b);
+        if (gridDim.z == 1 && beta == 0.0f && (N & 3) == 0)
+            tma_prefetch_map(&tmap_c);
         for (int s = 0; s < STAGES; ++s) {
             mbar_init(smem_u32(&full[s]), 1);                  // this CTA's producer; bytes from both in a cluster
             mbar_init(smem_u32(&empty[s]), CONSUMERS * CN);  // the consumers of every CTA of the cluster
@@ -182,6 +189,11 @@ hgemm_split_k_small_problems(int M, int N, int K, float alpha, const elem_t* __r
         setmaxnreg_inc<232>();  // one consumer has the register file to itself at 256 threads: no reallocation
 #endif
         const int c = wg - 1;
+        const uint32_t bufs = smem_epi + c * h8::EPI_BYTES;
+        float* const scratch = reinterpret_cast<float*>(smem_raw + (bufs - smem_u32(smem_raw)));
+        // unsplit launches write C by TMA stores where its rows are on 16 bytes and C is not read (h12's epilogue)
+        const bool by_tma = S == 1 && beta == 0.0f && (N & 3) == 0 && (reinterpret_cast<uintptr_t>(C) & 15) == 0;
+        int stores = 0;
         auto release = [&](int s) {  // stage s is free: here, and in a cluster on the peer's empty[s] too
             mbar_arrive(smem_u32(&empty[s]));
             if (CN > 1)
@@ -211,9 +223,12 @@ hgemm_split_k_small_problems(int M, int N, int K, float alpha, const elem_t* __r
                 release((it - 1) % STAGES);
             if (CN > 1 && tn * BN >= N)  // the cluster's second tile column past N
                 continue;
+            if (by_tma) {
+                store_acc_tma<BN, 2>(d, alpha, &tmap_c, tm * BM + 64 * c, tn * BN, wg_tid, bufs, 2 + c, stores);
+                continue;
+            }
             if (S == 1 || !H8_SPLIT) {
-                store_acc_rows<BN>(d, M, N, alpha, beta, C, tm * BM + 64 * c, tn * BN, wg_tid,
-                                   epi_scratch + c * (EPI_WARPGROUP_BYTES / 4));
+                store_acc_rows<BN>(d, M, N, alpha, beta, C, tm * BM + 64 * c, tn * BN, wg_tid, scratch);
                 continue;
             }
             // The serial reduction (hopper.cuh): wait for the slices before this one, add this slice's part (slice 0
@@ -222,9 +237,11 @@ hgemm_split_k_small_problems(int M, int N, int K, float alpha, const elem_t* __r
             const bool leader = threadIdx.x == 128;  // thread 0 of the first consumer warpgroup
             split_k_wait_turn<CONSUMER_THREADS>(flag, slice, leader);
             store_acc_rows<BN>(d, M, N, alpha, slice == 0 ? beta : 1.0f, C, tm * BM + 64 * c, tn * BN, wg_tid,
-                               epi_scratch + c * (EPI_WARPGROUP_BYTES / 4));
+                               scratch);
             split_k_pass_turn<CONSUMER_THREADS>(flag, slice, S, leader);
         }
+        if (by_tma && wg_tid == 0)
+            bulk_wait<0>();  // the last stores have written C (and read their buffers) before the CTA exits
     }
     // no CTA leaves while its peer may still multicast into it or arrive on its barriers
     if (CN > 1)

@@ -1,13 +1,14 @@
 // Helpers shared by the Hopper rungs h4 to h12 (h4_wgmma_tma.cu, h5_warp_specialized.cu, h6_persistent.cu,
 // h7_cluster_multicast.cu, h8_split_k_small_problems.cu, h9_pingpong_consumers.cu, h10_stream_k_tail.cu,
-// h11_skinny_swap_ab.cu, h12_tma_store_epilogue.cu): the element type (fp16, or bf16 with -DELEM_BF16=1),
-// mbarriers, TMA box loads and stores (with the bulk groups and the proxy fence a store needs),
-// thread-block clusters (TMA multicast, arrivals on a peer CTA's mbarrier, cluster barriers, a CTA's tile in its
-// cluster), wgmma on shared-memory tiles written with the 128-byte swizzle, register reallocation between
-// warpgroups, the accumulator epilogues, the grouped tile order, and flags between the CTAs of one launch. Each rung includes this file by a quoted path and holds only
-// its own kernel, so the rung file shows its idea. gemmprof's nvcc build passes -I for the rung's folder, and its
-// cubin cache key and the tune cache's source hash read this header too (gemmprof.catalog.sources): editing it
-// rebuilds every rung that includes it.
+// h11_skinny_swap_ab.cu, h12_tma_store_epilogue.cu): the element type (fp16, or bf16 with -DELEM_BF16=1), mbarriers,
+// TMA box loads and stores (with the bulk groups and the proxy fence a store needs), thread-block clusters (TMA
+// multicast, arrivals on a peer CTA's mbarrier, cluster barriers, a CTA's tile in its cluster), wgmma on shared-
+// memory tiles written with the 128-byte swizzle, register reallocation between warpgroups, the accumulator epilogues
+// (from registers, staged for rows off sectors, or staged for TMA stores), the grouped tile order, and flags between
+// the CTAs of one launch. Each rung includes this file by a quoted path and holds only its own kernel, so the rung
+// file shows its idea. gemmprof's nvcc build passes -I for the rung's folder, and its cubin cache key and the tune
+// cache's source hash read this header too (gemmprof.catalog.sources): editing it rebuilds every rung that includes
+// it.
 
 #pragma once
 
@@ -454,6 +455,55 @@ __device__ __forceinline__ void store_acc_rows(const float (&d)[BN_W / 2], int M
             }
         }
         __syncwarp();  // the slice is read before the next chunk overwrites it
+    }
+}
+
+// ---- epilogue through shared memory and TMA stores (h12, h8) ----
+// A consumer warpgroup's 64 x BN_W accumulator tile (rows row0.., columns col0..) to C by TMA stores: 32 columns at a
+// time (one 128-byte row of fp32 per tile row) into one of BUFS staging buffers of 8 KiB at `bufs` (1024-byte
+// aligned), written with the 128-byte swizzle the tensor map of C reads them with (16-byte chunk c of row r at
+// c ^ (r % 8)), then handed to the copy engine, which clips rows and columns past M and N. Only thread 0 of the
+// warpgroup issues and waits on the stores (bulk groups are per thread): before a buffer is written again, the store
+// that last read it (BUFS stores ago) must be past it. `stores` counts the warpgroup's stores so far (the buffers
+// take turns across tiles); the last ones are left in flight (the kernel waits for them before it exits:
+// bulk_wait<0>). `bar_id`: the warpgroup's named barrier.
+constexpr int TMA_EPI_COLS = 32;
+constexpr uint32_t TMA_EPI_BUF_BYTES = 64 * TMA_EPI_COLS * 4;
+
+template <int BN_W, int BUFS>
+__device__ __forceinline__ void store_acc_tma(const float (&d)[BN_W / 2], float alpha, const CUtensorMap* tmap_c,
+                                              int row0, int col0, int wg_tid, uint32_t bufs, int bar_id, int& stores)
+{
+    static_assert(BN_W % TMA_EPI_COLS == 0, "whole 32-column stores");
+    const int warp = wg_tid >> 5;
+    const int lane = wg_tid & 31;
+    const int r = warp * 16 + (lane >> 2);  // this thread's first row in the warpgroup's 64
+    const uint32_t half = (lane & 1) * 8;   // its float2 within the 16-byte chunk
+#pragma unroll
+    for (int q = 0; q < BN_W / TMA_EPI_COLS; ++q, ++stores) {
+        const uint32_t buf = bufs + (stores % BUFS) * TMA_EPI_BUF_BYTES;
+        if (wg_tid == 0)
+            bulk_wait_read<BUFS - 1>();
+        warpgroup_sync(bar_id);
+#pragma unroll
+        for (int jj = 0; jj < TMA_EPI_COLS / 8; ++jj) {
+            const int j = q * (TMA_EPI_COLS / 8) + jj;          // the accumulators' n8 block
+            const uint32_t chunk = 2 * jj + ((lane & 3) >> 1);  // 16-byte chunk of the 128-byte row
+#pragma unroll
+            for (int h = 0; h < 2; ++h) {
+                const int row = r + 8 * h;
+                const uint32_t addr = buf + row * 128 + ((chunk ^ (row & 7)) << 4) + half;
+                asm volatile("st.shared.v2.f32 [%0], {%1, %2};\n" ::"r"(addr), "f"(alpha * d[4 * j + 2 * h]),
+                             "f"(alpha * d[4 * j + 2 * h + 1])
+                             : "memory");
+            }
+        }
+        fence_proxy_async_smem();
+        warpgroup_sync(bar_id);
+        if (wg_tid == 0) {
+            tma_store_2d(tmap_c, buf, col0 + q * TMA_EPI_COLS, row0);
+            bulk_commit();
+        }
     }
 }
 
