@@ -243,7 +243,7 @@ def prepare_launch(function_ptr: int, grid, block, args, shared_mem: int = 0, st
     and a call that packed eleven ctypes arguments each time left the GPU idle inside the timed interval after the
     L2 flush (clustered rungs at 1024^3 read 39 us by events against 26 us in ncu)."""
     if not function_ptr:
-        raise InputError("launch_ex needs a CUfunction pointer, got a null one")
+        raise InputError("a launch needs a CUfunction pointer, got a null one")
     cfg, attrs = launch_config(grid, block, shared_mem, stream, cluster)
     params, holders = pack_params(args)
     drv = drv or driver()

@@ -111,8 +111,9 @@ hgemm_split_k_small_problems(int M, int N, int K, float alpha, const elem_t* __r
     __shared__ __align__(8) uint64_t empty[STAGES];
     const uint32_t smem_a = (smem_u32(smem_raw) + 1023) & ~1023u;
     const uint32_t smem_b = smem_a + STAGES * A_BYTES;
-    // after the stages: each consumer warpgroup's h8::EPI_BYTES for its epilogue: two staging buffers of TMA stores
-    // (unsplit launches), or the slices of rows off the 32-byte grid (hopper.cuh); a multiple of 1024 bytes in
+    // after the stages (at a multiple of 1024 bytes, as the staging buffers' swizzle needs): each consumer
+    // warpgroup's h8::EPI_BYTES for its epilogue, two staging buffers of TMA stores (unsplit launches) or the slices
+    // of rows off the 32-byte grid (hopper.cuh)
     const uint32_t smem_epi = smem_b + STAGES * B_BYTES;
 
     const int tiles_m = (M + BM - 1) / BM;
