@@ -461,8 +461,10 @@ __device__ __forceinline__ void store_acc_rows(const float (&d)[BN_W / 2], int M
 // ---- epilogue through shared memory and TMA stores (h12, h8) ----
 // A consumer warpgroup's 64 x BN_W accumulator tile (rows row0.., columns col0..) to C by TMA stores: 32 columns at a
 // time (one 128-byte row of fp32 per tile row) into one of BUFS staging buffers of 8 KiB at `bufs` (1024-byte
-// aligned), written with the 128-byte swizzle the tensor map of C reads them with (16-byte chunk c of row r at
-// c ^ (r % 8)), then handed to the copy engine, which clips rows and columns past M and N. Only thread 0 of the
+// aligned), written with the 128-byte swizzle the tensor map of C reads them with (16-byte chunk c of row r at c ^ (r
+// % 8)), then handed to the copy engine, which clips rows and columns past M and N. In a half-warp's 64-bit writes,
+// rows r and r ^ 1 would land on the same four chunks (a 2-way bank conflict on every write), so threads of odd rows
+// write their n8 blocks in the order 2, 3, 0, 1: each write instruction covers all eight chunks. Only thread 0 of the
 // warpgroup issues and waits on the stores (bulk groups are per thread): before a buffer is written again, the store
 // that last read it (BUFS stores ago) must be past it. `stores` counts the warpgroup's stores so far (the buffers
 // take turns across tiles); the last ones are left in flight (the kernel waits for them before it exits:
@@ -479,6 +481,7 @@ __device__ __forceinline__ void store_acc_tma(const float (&d)[BN_W / 2], float 
     const int lane = wg_tid & 31;
     const int r = warp * 16 + (lane >> 2);  // this thread's first row in the warpgroup's 64
     const uint32_t half = (lane & 1) * 8;   // its float2 within the 16-byte chunk
+    const bool odd = (lane >> 2) & 1;       // an odd row: n8 blocks in the order 2, 3, 0, 1
 #pragma unroll
     for (int q = 0; q < BN_W / TMA_EPI_COLS; ++q, ++stores) {
         const uint32_t buf = bufs + (stores % BUFS) * TMA_EPI_BUF_BYTES;
@@ -486,15 +489,18 @@ __device__ __forceinline__ void store_acc_tma(const float (&d)[BN_W / 2], float 
             bulk_wait_read<BUFS - 1>();
         warpgroup_sync(bar_id);
 #pragma unroll
-        for (int jj = 0; jj < TMA_EPI_COLS / 8; ++jj) {
-            const int j = q * (TMA_EPI_COLS / 8) + jj;          // the accumulators' n8 block
+        for (int t = 0; t < TMA_EPI_COLS / 8; ++t) {
+            const int jj = odd ? t ^ 2 : t;                     // this thread's n8 block of the 32 columns
+            const int j = q * (TMA_EPI_COLS / 8) + t;           // the accumulators' block t (and t ^ 2)
+            const int j2 = q * (TMA_EPI_COLS / 8) + (t ^ 2);
             const uint32_t chunk = 2 * jj + ((lane & 3) >> 1);  // 16-byte chunk of the 128-byte row
 #pragma unroll
             for (int h = 0; h < 2; ++h) {
                 const int row = r + 8 * h;
                 const uint32_t addr = buf + row * 128 + ((chunk ^ (row & 7)) << 4) + half;
-                asm volatile("st.shared.v2.f32 [%0], {%1, %2};\n" ::"r"(addr), "f"(alpha * d[4 * j + 2 * h]),
-                             "f"(alpha * d[4 * j + 2 * h + 1])
+                const float v0 = odd ? d[4 * j2 + 2 * h] : d[4 * j + 2 * h];
+                const float v1 = odd ? d[4 * j2 + 2 * h + 1] : d[4 * j + 2 * h + 1];
+                asm volatile("st.shared.v2.f32 [%0], {%1, %2};\n" ::"r"(addr), "f"(alpha * v0), "f"(alpha * v1)
                              : "memory");
             }
         }
