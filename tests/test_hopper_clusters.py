@@ -40,7 +40,7 @@ def test_the_grid_is_whole_clusters_at_most_one_per_two_sms(shape, sms):
     grid, block, smem = k.launch_config(GemmShape(*shape), sms=sms)
     M, N, _ = shape
     pairs = _cdiv(_cdiv(M, 128), 2) * _cdiv(N, 256)  # pairs of tile rows of 128, times tile columns of 256
-    assert tma_launch.cluster_shape(k) == (2, 1, 1)
+    assert k.cluster_dims() == (2, 1, 1)
     assert grid == (2 * min(sms // 2, pairs), 1, 1) and grid[0] % 2 == 0 and grid[0] <= sms
     assert block == (384, 1, 1) and smem == 4 * (128 + 256) * 64 * 2 + 1024 + EPILOGUE_SMEM
 
@@ -56,9 +56,9 @@ def test_cluster_1_is_h6s_launch_and_a_cluster_along_n_shares_a():
     one = h7(CLUSTER_M=1)
     for shape in SHAPES:
         assert one.launch_config(GemmShape(*shape), sms=132) == h6.launch_config(GemmShape(*shape), sms=132)
-    assert tma_launch.cluster_shape(one) is None  # a plain launch, no cuLaunchKernelEx
+    assert one.cluster_dims() is None  # a plain launch, no cuLaunchKernelEx
     along_n = h7(CLUSTER_M=1, CLUSTER_N=2)
-    assert tma_launch.cluster_shape(along_n) == (2, 1, 1)
+    assert along_n.cluster_dims() == (2, 1, 1)
     # 1000 x 1030: 8 tile rows, 5 tile columns -> 3 column pairs (the last with an empty half)
     assert along_n.launch_config(GemmShape(1000, 1030, 520), sms=132)[0] == (2 * 8 * 3, 1, 1)
 

@@ -111,8 +111,8 @@ def test_pack_params_refuses_ambiguous_types(bad):
 
 def test_cluster_launch_sets_the_cluster_attribute():
     lib = FakeLib()
-    hh.launch_ex(0x1234, (132, 1, 1), (384, 1, 1), [np.int32(42)], shared_mem=197632, cluster=(2, 1, 1),
-                 drv=hh.Driver(lib))
+    hh.prepare_launch(0x1234, (132, 1, 1), (384, 1, 1), [np.int32(42)], shared_mem=197632, cluster=(2, 1, 1),
+                      drv=hh.Driver(lib))()
     call = lib.calls[0]
     assert call["grid"] == (132, 1, 1) and call["func"] == 0x1234 and call["first"] == 42
     assert call["num_attrs"] == 1 and call["attr"].id == hh.CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION
@@ -134,7 +134,7 @@ def test_a_prepared_launch_packs_once_and_calls_the_driver_alone(monkeypatch):
 
 def test_plain_launch_has_no_attributes():
     lib = FakeLib()
-    hh.launch_ex(0x1234, 10, 128, [np.int32(1)], drv=hh.Driver(lib))
+    hh.prepare_launch(0x1234, 10, 128, [np.int32(1)], drv=hh.Driver(lib))()
     assert lib.calls[0]["num_attrs"] == 0 and lib.calls[0]["grid"] == (10, 1, 1)
 
 
@@ -148,13 +148,13 @@ def test_launch_checks_geometry_before_the_driver(kwargs, match):
     lib = FakeLib()
     args = dict(block=(128, 1, 1)) | kwargs
     with pytest.raises(InputError, match=match):
-        hh.launch_ex(0x1234, args.pop("grid"), args.pop("block"), [np.int32(1)], drv=hh.Driver(lib), **args)
+        hh.prepare_launch(0x1234, args.pop("grid"), args.pop("block"), [np.int32(1)], drv=hh.Driver(lib), **args)
     assert lib.calls == []
 
 
 def test_launch_error_names_the_call():
     with pytest.raises(hh.DriverError, match="cuLaunchKernelEx.*cluster \\(2, 1, 1\\).*CUDA_ERROR_INVALID_VALUE"):
-        hh.launch_ex(0x1234, 4, 128, [np.int32(1)], cluster=(2, 1, 1), drv=hh.Driver(FakeLib(code=1)))
+        hh.prepare_launch(0x1234, 4, 128, [np.int32(1)], cluster=(2, 1, 1), drv=hh.Driver(FakeLib(code=1)))()
 
 
 def test_missing_driver_library_is_a_clear_error(monkeypatch):

@@ -34,7 +34,7 @@ def test_the_grid_is_whole_clusters_over_cluster_tiles(shape, cm, cn):
     M, N, _ = shape
     ctiles = _cdiv(_cdiv(M, 128), cm) * _cdiv(_cdiv(N, 128), cn)
     cluster = cm * cn
-    assert tma_launch.cluster_shape(k) == (None if cluster == 1 else (cluster, 1, 1))
+    assert k.cluster_dims() == (None if cluster == 1 else (cluster, 1, 1))
     assert grid == (cluster * min(132 // cluster, ctiles), 1, 1) and grid[0] <= 132
     # 6 stages of a 128 x 128 tile's A and B, 1 KiB to align them, the staged epilogue's slices
     assert block == (384, 1, 1) and smem == 6 * (128 + 128) * 64 * 2 + 1024 + EPILOGUE_SMEM <= 232448

@@ -76,7 +76,7 @@ def test_tensor_maps_describe_the_operands_as_the_kernel_reads_them():
     assert (a_ptr, a.dtype, a.rows, a.cols, a.box_rows, a.box_cols, a.swizzle) == (1 << 20, "bf16", 4095, 1024, 128, 64,
                                                                                    128)
     assert (b_ptr, b.rows, b.cols, b.box_rows, b.box_cols) == (2 << 20, 4097, 1024, 256, 64)  # B: N rows of K
-    assert tma_launch.cluster_shape(k) is None
+    assert k.cluster_dims() is None
 
 
 def test_bf16_rounding_is_to_nearest_even():

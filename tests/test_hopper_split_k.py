@@ -130,11 +130,6 @@ def test_h8_flag_count_and_defines_match_its_kernel():
 
 def test_h8_tensor_maps_box_its_tile_even_past_a_small_m():
     """A's box is the tile's rows at the shape (64 per consumer warpgroup): at M = 16 the TMA zero-fills rows 16-63."""
-
-    class Operand:
-        def __init__(self, ptr):
-            self.data = type("D", (), {"ptr": ptr})()
-
     seen = []
     for params, shape in ((None, GemmShape(16, 4096, 4096)), (H6_PARAMS, GemmShape(16, 4096, 4096)),
                           (None, GemmShape(1024, 4096, 4096))):

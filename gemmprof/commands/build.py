@@ -22,7 +22,6 @@ def _sass_columns(kernel, r) -> dict:
     import math
 
     from gemmprof.measure.sass import flops_per_trip
-    from gemmprof.measure.tma_launch import cluster_shape
 
     sass = r.build.sass if r.build and r.build.sass else None
     if sass is None:
@@ -35,7 +34,7 @@ def _sass_columns(kernel, r) -> dict:
         if "BK" in kernel.env and "BM" in t and "BN" in t:
             tiles = kernel.tiles()  # the tile the binary was built for (h8's, h11's come from the shape)
             bm, bn = tiles.BM, tiles.BN
-            ctas = math.prod(cluster_shape(kernel) or (1,))  # a cluster's CTAs share the traffic model's tile (as built)
+            ctas = math.prod(kernel.cluster_dims() or (1,))  # a cluster's CTAs share the traffic model's tile (as built)
             out["ktile_flops"] = 2 * bm * bn * kernel.env["BK"] // ctas
             out["loop_vs_ktile"] = out["loop_flops"] / out["ktile_flops"]
     return out

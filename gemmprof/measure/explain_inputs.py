@@ -6,7 +6,6 @@ from __future__ import annotations
 import math
 from dataclasses import replace
 
-from gemmprof.measure.tma_launch import cluster_shape
 from gemmprof.model import traffic as mdl
 from gemmprof.model.access_explain import analyse_kernel
 from gemmprof.model.explain import KernelFacts
@@ -74,7 +73,7 @@ def facts_for(kernel, shape: mdl.GemmShape, gpu, variant=None, findings=None, sa
     if tiles_model.smem and tiles_model.BM > 1:
         # in clusters the model's tile is the cluster's (h7: two CTAs of 128 x 256 sharing B make one 256 x 256
         # tile of traffic): each CTA computes and writes its share of it
-        ctas = math.prod(cluster_shape(kernel, shape, gpu.sm_count) or (1,))
+        ctas = math.prod(kernel.cluster_dims(shape, gpu.sm_count) or (1,))
         tiles = -(-shape.M // tiles_model.BM) * -(-shape.N // tiles_model.BN) * ctas
         tile_c = tiles_model.BM * tiles_model.BN * dt.output_bytes // ctas
         l2 = mdl.tiled_traffic(shape, dt, tiles_model).gmem_bytes

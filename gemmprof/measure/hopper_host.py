@@ -3,7 +3,7 @@
 Two driver calls that CuPy does not wrap:
   * cuTensorMapEncodeTiled builds the 128-byte CUtensorMap a kernel takes as `const __grid_constant__ CUtensorMap`;
     `encode_tiled` returns it as a 128-byte numpy.void scalar, which CuPy's RawKernel passes by value.
-  * cuLaunchKernelEx launches with a cluster shape (`prepare_launch`, `launch_ex`); CuPy's RawKernel call cannot.
+  * cuLaunchKernelEx launches with a cluster shape (`prepare_launch`); CuPy's RawKernel call cannot.
 ctypes on libcuda.so.1 needs no package beyond numpy (cuda-bindings is not a gemmprof dependency, and CuPy's own
 driver module does not expose these two calls). All checks that need no GPU run before the driver is touched.
 """
@@ -241,7 +241,7 @@ def prepare_launch(function_ptr: int, grid, block, args, shared_mem: int = 0, st
     cuLaunchKernelEx, with a cluster shape when `cluster` is given, checked and packed once: the returned callable
     makes the driver call alone. Timed launches use it: the timer records its start event before the launch call,
     and a call that packed eleven ctypes arguments each time left the GPU idle inside the timed interval after the
-    L2 flush (clustered rungs at 1024^3 read 39 us by events against 26 us in ncu)."""
+    L2 flush (clustered rungs at 1024^3 read 39 us by events against 26 us in ncu). Call it once for one launch."""
     if not function_ptr:
         raise InputError("a launch needs a CUfunction pointer, got a null one")
     cfg, attrs = launch_config(grid, block, shared_mem, stream, cluster)
@@ -257,8 +257,3 @@ def prepare_launch(function_ptr: int, grid, block, args, shared_mem: int = 0, st
 
     return launch
 
-
-def launch_ex(function_ptr: int, grid, block, args, shared_mem: int = 0, stream: int = 0, cluster=None,
-              drv: Driver | None = None) -> None:
-    """One launch through cuLaunchKernelEx (prepare_launch, called once)."""
-    prepare_launch(function_ptr, grid, block, args, shared_mem, stream, cluster, drv)()

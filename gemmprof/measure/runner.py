@@ -224,7 +224,7 @@ class Runner:
         sms = self.device["sm_count"]
         bind = tma_launch.launcher(kernel, func, grid, block, smem, shape, sms)
         try:
-            tma_launch.tiled_maps(kernel, shape, sms)  # checked here: a bad map is this row's error, not a crash
+            tiled = tma_launch.tiled_maps(kernel, shape, sms)  # checked here: a bad map is this row's error
         except GemmprofError as exc:
             row.status, row.message = "error", f"tensor maps: {exc}"
             return row, None
@@ -240,11 +240,11 @@ class Runner:
                        "B": problem.operand("B", layout["B"], lds["ldb"]), "C": out, "workspace": workspace}
             # a map of C is over this output array: the maps are encoded per output (host only, before the timed
             # launches)
-            maps = tma_launch.tensor_maps(kernel, shape, {w: buffers[w] for w in "ABC"}, sms=sms)
+            maps = tma_launch.encode_maps(tiled, {w: buffers[w] for w in "ABC"})
             return bind(kernel_values(abi, shape, layout, problem.alpha, problem.beta, buffers, lds) + maps)
 
         row, verified = self._verify(row, problem, launch_into, check, kernel.spec.reads_c, c_store)
-        split = kernel.decomposition_note(shape, self.device["sm_count"])  # e.g. split-K's slices, in the note
+        split = kernel.decomposition_note(shape, sms)  # e.g. split-K's slices, in the note
         if split:
             row.message = f"{split}; {row.message}" if row.message else split
         return row, verified

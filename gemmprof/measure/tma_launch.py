@@ -45,22 +45,21 @@ def tiled_maps(kernel: BoundKernel, shape: GemmShape, sms: int | None = None) ->
     return out
 
 
-def tensor_maps(kernel: BoundKernel, shape: GemmShape, operands: dict, encode=None, sms: int | None = None) -> tuple:
-    """One 128-byte CUtensorMap per `tma_args` entry, over the operand as the kernel reads or writes it (A: M x K
-    row-major, B column-major: N rows of K, C: M x N row-major); 128 zero bytes where the entry's `when` is false.
-    `encode(address, TiledMap)` is hopper_host.encode_tiled (tests pass a fake). A map of C is over that C array:
-    build the maps again for each output."""
+def encode_maps(tiled: list, operands: dict, encode=None) -> tuple:
+    """One 128-byte CUtensorMap per entry of `tiled` (tiled_maps), over the operand as the kernel reads or writes it
+    (A: M x K row-major, B column-major: N rows of K, C: M x N row-major); 128 zero bytes where the entry's `when`
+    is false. `encode(address, TiledMap)` is hopper_host.encode_tiled (tests pass a fake). A map of C is over that
+    C array: encode the maps again for each output."""
     from gemmprof.measure import hopper_host
 
     encode = encode or hopper_host.encode_tiled
     return tuple(hopper_host.unused_map() if tmap is None else encode(operands[operand].data.ptr, tmap)
-                 for operand, tmap in tiled_maps(kernel, shape, sms))
+                 for operand, tmap in tiled)
 
 
-def cluster_shape(kernel: BoundKernel, shape: GemmShape | None = None, sms: int | None = None
-                  ) -> tuple[int, int, int] | None:
-    """The launch's cluster at `shape` (BoundKernel.cluster_dims), None for a plain launch."""
-    return kernel.cluster_dims(shape, sms)
+def tensor_maps(kernel: BoundKernel, shape: GemmShape, operands: dict, encode=None, sms: int | None = None) -> tuple:
+    """The kernel's tensor maps at `shape` over `operands`: encode_maps of tiled_maps."""
+    return encode_maps(tiled_maps(kernel, shape, sms), operands, encode)
 
 
 def launcher(kernel: BoundKernel, func, grid, block, smem: int, shape: GemmShape | None = None,
@@ -68,7 +67,7 @@ def launcher(kernel: BoundKernel, func, grid, block, smem: int, shape: GemmShape
     """bind(args) -> launch(), the arguments of every launch packed once by bind (outside the timed launches): a
     kernel with tensor maps or clusters (the Hopper rungs) through cuLaunchKernelEx (hopper_host.prepare_launch:
     one driver call per launch), the others through CuPy's kernel call. The cluster is the one at `shape`."""
-    cluster = cluster_shape(kernel, shape, sms)
+    cluster = kernel.cluster_dims(shape, sms)
     if cluster is None and not kernel.spec.tma_args:
         return lambda args: lambda: func(grid, block, args, shared_mem=smem)
     from gemmprof.measure import hopper_host

@@ -198,6 +198,7 @@ class CupyMeasure(Measure):
             layout = kernel.spec.layout
             # a spec with tma_args or a cluster launches as run launches it (tensor maps appended, cuLaunchKernelEx)
             bind = tma_launch.launcher(kernel, func, grid, block, smem, shape, sms)
+            tiled = tma_launch.tiled_maps(kernel, shape, sms)
             workspace = workspace_buffer(kernel, shape)
 
             lds = abi.leading(shape, layout, kernel.env)
@@ -205,7 +206,7 @@ class CupyMeasure(Measure):
             def args_into(c):  # the spec's own argument list (args:), as run packs it
                 buffers = {"A": problem.operand("A", layout["A"], lds["lda"]),
                            "B": problem.operand("B", layout["B"], lds["ldb"]), "C": c, "workspace": workspace}
-                maps = tma_launch.tensor_maps(kernel, shape, {w: buffers[w] for w in "ABC"}, sms=sms)
+                maps = tma_launch.encode_maps(tiled, {w: buffers[w] for w in "ABC"})
                 return kernel_values(abi, shape, layout, problem.alpha, problem.beta, buffers, lds) + maps
 
             first, out = problem.fresh_output(layout["C"], lds["ldc"]), problem.sentinel_output(layout["C"], lds["ldc"])
