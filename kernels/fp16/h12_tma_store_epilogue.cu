@@ -97,11 +97,13 @@ hgemm_tma_store(int M, int N, int K, float alpha, const elem_t* __restrict__ A, 
     const int KT = (K + BK - 1) / BK;
     const int wg = threadIdx.x / 128;
     const int wg_tid = threadIdx.x % 128;
+    // TMA stores take rows on 16 bytes and never read C; otherwise h6's epilogue (the same for every CTA)
+    const bool by_tma = beta == 0.0f && (N & 3) == 0 && (reinterpret_cast<uintptr_t>(C) & 15) == 0;
 
     if (threadIdx.x == 0) {
         tma_prefetch_map(&tmap_a);  // the descriptors on their way while the barriers are set up
         tma_prefetch_map(&tmap_b);
-        if (beta == 0.0f && (N & 3) == 0)
+        if (by_tma)
             tma_prefetch_map(&tmap_c);
         for (int s = 0; s < STAGES; ++s) {
             mbar_init(smem_u32(&full[s]), 1);                        // this CTA's producer; bytes from both
@@ -141,8 +143,6 @@ hgemm_tma_store(int M, int N, int K, float alpha, const elem_t* __restrict__ A, 
         setmaxnreg_inc<232>();
         const int c = wg - 1;
         const uint32_t bufs = smem_epi + c * h12::EPI_BYTES;
-        // TMA stores take rows on 16 bytes and never read C; otherwise h6's epilogue (the same for every CTA)
-        const bool by_tma = beta == 0.0f && (N & 3) == 0 && (reinterpret_cast<uintptr_t>(C) & 15) == 0;
         auto release = [&](int s) {  // stage s is free for both producers: here and on the peer's empty[s]
             mbar_arrive(smem_u32(&empty[s]));
             if (CLUSTER_M > 1)

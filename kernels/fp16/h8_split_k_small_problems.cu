@@ -135,11 +135,13 @@ hgemm_split_k_small_problems(int M, int N, int K, float alpha, const elem_t* __r
         __trap();  // a split launch must be one unit per CTA, one flag per tile, from a build that splits
     const int wg = threadIdx.x / 128;
     const int wg_tid = threadIdx.x % 128;
+    // unsplit launches write C by TMA stores where its rows are on 16 bytes and C is not read (h12's epilogue)
+    const bool by_tma = S == 1 && beta == 0.0f && (N & 3) == 0 && (reinterpret_cast<uintptr_t>(C) & 15) == 0;
 
     if (threadIdx.x == 0) {
-        tma_prefetch_map(&tmap_a);  // both descriptors on their way while the barriers are set up
+        tma_prefetch_map(&tmap_a);  // the descriptors on their way while the barriers are set up
         tma_prefetch_map(&tmap_b);
-        if (gridDim.z == 1 && beta == 0.0f && (N & 3) == 0)
+        if (by_tma)
             tma_prefetch_map(&tmap_c);
         for (int s = 0; s < STAGES; ++s) {
             mbar_init(smem_u32(&full[s]), 1);                  // this CTA's producer; bytes from both in a cluster
@@ -192,8 +194,6 @@ hgemm_split_k_small_problems(int M, int N, int K, float alpha, const elem_t* __r
         const int c = wg - 1;
         const uint32_t bufs = smem_epi + c * h8::EPI_BYTES;
         float* const scratch = reinterpret_cast<float*>(smem_raw + (bufs - smem_u32(smem_raw)));
-        // unsplit launches write C by TMA stores where its rows are on 16 bytes and C is not read (h12's epilogue)
-        const bool by_tma = S == 1 && beta == 0.0f && (N & 3) == 0 && (reinterpret_cast<uintptr_t>(C) & 15) == 0;
         int stores = 0;
         auto release = [&](int s) {  // stage s is free: here, and in a cluster on the peer's empty[s] too
             mbar_arrive(smem_u32(&empty[s]));
