@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One device call, many GPU checks: run from the repo root on the GPU machine.
 #   bash scripts/gpu_batch.sh STAGE [STAGE ...]
-# Stages: env hopper hopperfin fp32top fp32topprof ladder odd beta fp16 tune ncu nsys pytest compilers report rawprof paths interleave splitk sweep startup every_py explain every_cuda splitk16 hopper7 hopper8 specialize hopperodd hopper9 sweep16 hopper10 hopper11 hopper12 small12 small12b final12 pair8 nsys12 tma8. Logs and results go to $OUT/batch/ and are tarred into
+# Stages: env hopper hopperfin fp32top fp32topprof ladder odd beta fp16 tune ncu nsys pytest compilers report rawprof paths interleave splitk sweep startup every_py explain every_cuda splitk16 hopper7 hopper8 specialize hopperodd hopper9 sweep16 hopper10 hopper11 hopper12 small12 small12b final12 pair8 nsys12 tma8 cluster13 public12. Logs and results go to $OUT/batch/ and are tarred into
 # $OUT/batch.tar.gz (the device tool brings back at most 8 files); a short summary is printed last.
 set -u
 if [ $# -eq 0 ]; then  # no stage: print the usage above and stop
@@ -128,11 +128,11 @@ for stage in "$@"; do
       shapes="1024 4096 8192 16x4096x4096 128x4096x4096 1024x11008x4096 4096x4096x14336 16384x4096x4096 4096x4096x16384 4096x4096x1024 4095x4097x1024 1000x1000x1000"
       mkdir -p "$B/sweep_fp32" "$B/sweep_fp16"
       step sweep_fp32 python3 scripts/shape_sweep.py 13-16 --dtype fp32 --shapes "$shapes" --budget "${SWEEP_BUDGET:-0.1}" --out-dir "$B/sweep_fp32"
-      step sweep_fp16 python3 scripts/shape_sweep.py h4-h12 --dtype fp16 --shapes "$shapes" --budget "${SWEEP_BUDGET:-0.1}" --out-dir "$B/sweep_fp16" ;;
-    sweep16)  # the sweep's fp16 half alone (the Hopper rungs h4-h9 against cuBLAS with fp16 inputs and fp32 C)
+      step sweep_fp16 python3 scripts/shape_sweep.py h4-h13 --dtype fp16 --shapes "$shapes" --budget "${SWEEP_BUDGET:-0.1}" --out-dir "$B/sweep_fp16" ;;
+    sweep16)  # the sweep's fp16 half alone (the Hopper rungs h4-h13 against cuBLAS with fp16 inputs and fp32 C)
       shapes="1024 4096 8192 16x4096x4096 128x4096x4096 1024x11008x4096 4096x4096x14336 16384x4096x4096 4096x4096x16384 4096x4096x1024 4095x4097x1024 1000x1000x1000"
       mkdir -p "$B/sweep_fp16"
-      step sweep_fp16 python3 scripts/shape_sweep.py h4-h12 --dtype fp16 --shapes "$shapes" --budget "${SWEEP_BUDGET:-0.1}" --out-dir "$B/sweep_fp16" ;;
+      step sweep_fp16 python3 scripts/shape_sweep.py h4-h13 --dtype fp16 --shapes "$shapes" --budget "${SWEEP_BUDGET:-0.1}" --out-dir "$B/sweep_fp16" ;;
     startup)  # issue 30: --help wall time and import profile; the main job cold (empty caches) then warm, one call
       step startup python3 scripts/startup_times.py --size "$SIZE" --logs "$B/startup" -o "$B/startup.json"
       cat "$B/startup.json" ;;
@@ -355,6 +355,24 @@ for stage in "$@"; do
         step "tma8_$s" "${GP[@]}" run h8 --dtype fp16 -m "$m" -n "$n" -k "$k" --budget 0.5 -o "$B/tma8_$s.json"
       done
       step tma8_profile_1024 "${GP[@]}" profile h8 --cublas --size 1024 --save "$B/tma8_profile_1024.json" --save-csv "$B/tma8_ncu_1024.csv" ;;
+    cluster13)  # issue 26: h13 (split-K across a cluster, reduced in distributed shared memory) verified, beside h8 and cuBLAS (interleaved) at the small and skinny shapes, its tiles and limits apart; ncu at 1000^3 and 1024^3
+      step cluster13_tests python3 -m pytest -q -m gpu tests/test_hopper_cluster_split_k.py
+      for s in 1000x1000x1000 1024x1024x1024 128x4096x4096 16x4096x4096 1000x900x520 2048x2048x2048 4096x4096x1024; do
+        IFS=x read -r m n k <<< "$s"
+        step "c13_$s" "${GP[@]}" run h8 h13 --dtype fp16 -m "$m" -n "$n" -k "$k" --budget 0.5 --interleave -o "$B/c13_$s.json"
+      done
+      for s in 1000 1024; do
+        for v in "BN=256 STAGES=4" "BN=64" "KS_MAX=1" "L2_PROMOTION=256" "STAGES=4"; do
+          args=(); for p in $v; do args+=(--param "$p"); done
+          step "c13_var_${v// /_}_$s" "${GP[@]}" run h13 "${args[@]}" --dtype fp16 --size "$s" --budget 0.5 -o "$B/c13_var_${v// /_}_$s.json"
+        done
+        step "c13_profile_$s" "${GP[@]}" profile h8 h13 --cublas --size "$s" --save "$B/c13_profile_$s.json" --save-csv "$B/c13_ncu_$s.csv"
+      done ;;
+    public12)  # issue 26: the best public hand-written Hopper kernel (fast.cu's kernel 12, examples/public_fastcu12) verified and timed beside h12 and cuBLAS (bf16 and fp32 C), interleaved, at 4096 and 8192
+      step public12_tests python3 -m pytest -q -m gpu tests/test_examples.py -k public
+      for s in 4096 8192; do
+        step "public12_$s" "${GP[@]}" run h12 --dtype bf16 --spec examples/public_fastcu12/fastcu12.yaml --size "$s" --interleave -o "$B/public12_$s.json"
+      done ;;
     *)
       echo "unknown stage $stage" ;;
   esac

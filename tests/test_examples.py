@@ -9,8 +9,10 @@ from clitools import invoke
 
 from gemmprof.catalog import spec as specmod
 from gemmprof.catalog.binding import bind
+from gemmprof.errors import SpecError
 from gemmprof.measure import nvcc as nvccmod
 from gemmprof.measure.compile_pool import nvcc_build_all
+from gemmprof.results.shape import GemmShape
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 SPECS = {
@@ -19,6 +21,7 @@ SPECS = {
     "splitk_launcher": "splitk_launcher/splitk.yaml",
     "sgemm_tiled_include": "multifile_include/sgemm_tiled.yaml",
 }
+PUBLIC = "public_fastcu12/fastcu12.yaml"  # a public Hopper kernel, unchanged, behind a launcher of ours
 
 
 def bound(name):
@@ -30,7 +33,8 @@ def test_every_example_spec_loads_binds_and_has_a_readme_command():
     for name, rel in SPECS.items():
         assert bound(name).spec.name == name
         assert f"--spec examples/{rel}" in readme, rel
-    assert sorted(str(p.relative_to(EXAMPLES)) for p in EXAMPLES.glob("*/*.yaml")) == sorted(SPECS.values())
+    assert sorted(str(p.relative_to(EXAMPLES)) for p in EXAMPLES.glob("*/*.yaml")) == sorted([*SPECS.values(), PUBLIC])
+    assert f"--spec examples/{PUBLIC}" in readme
 
 
 def test_the_examples_say_what_they_take():
@@ -167,3 +171,52 @@ def test_the_split_k_launchers_profile_shows_both_kernels(runner, tmp_path):
     kernels = {launch["kernel_name"].split("(")[0].split()[-1] for launch in launches
                if launch["variant"] == "splitk_launcher"}
     assert kernels == {"splitk_partial", "splitk_reduce"}, launches
+
+
+# -- the public kernel: fast.cu's kernel 12, verbatim --------------------------------------------------------------
+def _public():
+    return bind(specmod.load_spec(EXAMPLES / PUBLIC))
+
+
+def test_the_public_kernel_is_upstreams_file_unchanged():
+    import hashlib
+
+    data = (EXAMPLES / "public_fastcu12" / "matmul_12.cuh").read_bytes()
+    blob = hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()  # what `git hash-object` prints
+    assert blob == "c7766a7b989d153b5cf8d269444fd97b1286ce16"  # fast.cu 38eb642, examples/matmul/matmul_12.cuh
+    assert "MIT License" in (EXAMPLES / "public_fastcu12" / "LICENSE").read_text()
+
+
+def test_the_public_kernels_spec_states_its_types_and_its_shape_limits():
+    k = _public()
+    assert (k.spec.dtype, k.spec.abi.c_dtype) == ("bf16", "bf16")
+    assert k.spec.layout == {"A": "row", "B": "col", "C": "col"}
+    assert [a.name for a in k.spec.abi.args] == ["M", "N", "K", "A", "B", "C", "stream"]
+    for ok in [(4096, 4096, 4096), (8192, 8192, 8192), (768, 640, 192), (1024, 1024, 1024)]:
+        k.check_shape(GemmShape(*ok))
+    for bad, what in [((1000, 1000, 1000), "K must be a multiple of 64"), ((4096, 4096, 4000), "K must"),
+                      ((384, 4096, 4096), "M / 128 must be even"), ((256, 256, 256), "at least 2 cluster tiles"),
+                      ((32768, 32768, 64), "at most 8192")]:
+        with pytest.raises(SpecError, match=what):
+            k.check_shape(GemmShape(*bad))
+
+
+def test_the_public_kernels_launcher_builds_without_libcuda(nvcc):
+    from gemmprof.measure.launcher import build_library, missing_entry
+
+    built = build_library(_public(), "sm_90")
+    assert built.ok, built.log[-2000:]
+    assert missing_entry(built.library, "fastcu12") is None
+
+
+@pytest.mark.gpu
+def test_the_public_kernel_verifies_on_the_gpu(runner, tmp_path):
+    from hopper_runs import needs_hopper
+
+    needs_hopper()
+    for shape in (["--size", "1024"], ["-m", "768", "-n", "640", "-k", "192"]):  # 640: C's last tile clipped
+        r, doc = _run(runner, tmp_path, "--spec", str(EXAMPLES / PUBLIC), *shape)
+        assert doc is not None, r.output
+        rows = {v["name"]: v for v in doc["variants"]}
+        assert rows["fastcu12"]["status"] == "ok" and rows["fastcu12"]["rel_error"] < 1e-2, rows["fastcu12"]
+        assert rows["cublas_bf16_cbf16"]["status"] == "ok"

@@ -1,4 +1,4 @@
-"""The Hopper rungs (h4-h12) as gemmprof runs them: specs, bf16, tensor-map arguments, arch gating (CPU), and a
+"""The Hopper rungs (h4-h13) as gemmprof runs them: specs, bf16, tensor-map arguments, arch gating (CPU), and a
 verified run on an H100 (marker gpu)."""
 
 import numpy as np
@@ -15,21 +15,21 @@ from gemmprof.measure.problem import from_bf16_bits, to_bf16_bits
 from gemmprof.model.traffic import GemmShape
 
 HOPPER = ["wgmma_tma", "warp_specialized", "persistent", "cluster_multicast", "hopper_split_k", "pingpong",
-          "stream_k_tail", "skinny_swap_ab", "tma_store_epilogue"]
+          "stream_k_tail", "skinny_swap_ab", "tma_store_epilogue", "cluster_split_k"]
 
 
 def test_specs_serve_fp16_and_bf16_and_need_sm90a():
-    specs = specmod.select(["h4-h12"])
+    specs = specmod.select(["h4-h13"])
     assert [s.name for s in specs] == HOPPER
-    for s in specs:  # maps of A and B (h8, h12: and of C for TMA stores)
+    for s in specs:  # maps of A and B (h8, h12, h13: and of C for TMA stores)
         assert s.dtypes == ("fp16", "bf16") and s.targets == ("sm_90a",)
-        assert [a.operand for a in s.tma_args] == ["A", "B"] + (["C"] if s.id in ("h8", "h12") else [])
-    bf16 = choose(["h4-h12"], dtype="bf16")
+        assert [a.operand for a in s.tma_args] == ["A", "B"] + (["C"] if s.id in ("h8", "h12", "h13") else [])
+    bf16 = choose(["h4-h13"], dtype="bf16")
     assert [k.variant_name for k in bf16] == [f"{n}_bf16" for n in HOPPER]
     assert all(k.run_dtype == "bf16" and "-DELEM_BF16=1" in k.define_flags for k in bf16)
-    assert all("-DELEM_BF16=1" not in k.define_flags for k in choose(["h4-h12"]))
+    assert all("-DELEM_BF16=1" not in k.define_flags for k in choose(["h4-h13"]))
     assert [k.spec.id for k in choose(all_=True, dtype="bf16")] == ["h4", "h5", "h6", "h7", "h8", "h9", "h10", "h11",
-                                                                     "h12"]  # only build for bf16
+                                                                     "h12", "h13"]  # only build for bf16
     assert dtype_of("persistent_bf16") == "bf16" and dtype_of("persistent") == "fp16"
     # the baselines that write half C are of their inputs' dtype (compare-nsys reads a report's ranges by name)
     assert dtype_of("cublas_hgemm_cfp16") == "fp16" and dtype_of("cublas_bf16_cbf16") == "bf16"
@@ -93,7 +93,7 @@ def test_hopper_rungs_verify_on_the_gpu(runner, tmp_path, dtype):
     needs_hopper()
     for shape in (["--size", "1024"], ["-m", "1000", "-n", "1030", "-k", "520"], ["-m", "4095", "-n", "4097", "-k", "1024"]):
         out = tmp_path / f"{dtype}.json"
-        r = invoke(runner, ["run", "h4-h12", "--dtype", dtype, *shape, "--budget", "0.05", "--max-reps", "10",
+        r = invoke(runner, ["run", "h4-h13", "--dtype", dtype, *shape, "--budget", "0.05", "--max-reps", "10",
                             "-o", str(out)])
         assert r.exit_code == 0, r.output
         import json
@@ -142,7 +142,7 @@ def test_list_shows_every_dtype_a_rung_builds_for(runner):
     rows = json.loads(r.output)["rows"]
     assert [(row["id"], row["dtype"], row["dtypes"]) for row in rows] == [(h, "fp16", "fp16, bf16")
                                                                           for h in ("h4", "h5", "h6", "h7", "h8", "h9", "h10", "h11",
-                                                                                        "h12")]
+                                                                                        "h12", "h13")]
 
 
 def _cpu_runner(shape, compute_capability="9.0"):

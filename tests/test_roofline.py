@@ -346,7 +346,8 @@ def test_model_only_bf16_places_the_hopper_rungs_as_their_bf16_builds(runner, dr
         ("h4", "wgmma_tma_bf16", "bf16"), ("h5", "warp_specialized_bf16", "bf16"), ("h6", "persistent_bf16", "bf16"),
         ("h7", "cluster_multicast_bf16", "bf16"), ("h8", "hopper_split_k_bf16", "bf16"),
         ("h9", "pingpong_bf16", "bf16"), ("h10", "stream_k_tail_bf16", "bf16"),
-        ("h11", "skinny_swap_ab_bf16", "bf16"), ("h12", "tma_store_epilogue_bf16", "bf16")]
+        ("h11", "skinny_swap_ab_bf16", "bf16"), ("h12", "tma_store_epilogue_bf16", "bf16"),
+        ("h13", "cluster_split_k_bf16", "bf16")]
     assert set(by_gid(fig, "roof:")) >= {"roof:compute:bf16_tensor_fp32_acc:datasheet"}
     assert "roof:compute:fp16_tensor_fp32_acc:datasheet" not in by_gid(fig, "roof:")
 

@@ -33,7 +33,7 @@ def choose(variants=(), *, all_: bool = False, dtype: str | None = None, spec_fi
     out = []
     for s in chosen:
         tuned, source = _tuned(s, tuned_for) if tuned_for else ({}, "")
-        # --dtype bf16 builds a rung whose source serves several dtypes (h4-h12) for bf16; others run as they are
+        # --dtype bf16 builds a rung whose source serves several dtypes (h4-h13) for bf16; others run as they are
         k = bind(s, {**tuned, **{k: v for k, v in overrides.items() if k in s.params}},
                          dtype=dtype if dtype in s.dtypes else None)
         out.append(replace(k, params_source=source) if source else k)

@@ -33,7 +33,7 @@ from gemmprof.model.traffic import DTYPES
 @shape_options
 @click.option("--dtype", type=click.Choice(list(DTYPES)), default=None,
               help="dtype for TFLOP/s and % of peak (default: a gemmprof variant's own, else fp32); "
-                   "bf16 with VARIANTS builds h4-h12 for bf16.")
+                   "bf16 with VARIANTS builds h4-h13 for bf16.")
 @click.option("--baseline", default=None, metavar="NAME",
               help="Row to compute speedups against: a variant, NVTX range or kernel name (default: cuBLAS).")
 @click.option("--group-by", type=click.Choice(["auto", "range", "kernel"]), default="auto", show_default=True,

@@ -21,7 +21,7 @@ from gemmprof.errors import InputError
               help="Explain your own kernel from its YAML spec (repeatable).")
 @shape_options
 @click.option("--dtype", type=click.Choice(["fp32", "fp16", "bf16"]), default=None,
-              help="Only rungs of this dtype (bf16 builds h4-h12 for bf16).")
+              help="Only rungs of this dtype (bf16 builds h4-h13 for bf16).")
 @click.option("--param", "params", multiple=True, metavar="NAME=VALUE", help="Override a rung parameter (repeatable).")
 @click.option("--profile", "profile_files", multiple=True, type=click.Path(dir_okay=False), metavar="FILE.json",
               help="ncu's findings saved by `gemmprof profile --save` (repeatable): stalls, pipes, sectors, conflicts.")

@@ -10,7 +10,7 @@ from gemmprof.render.table import Column, Table, emit
 
 @click.command("list")
 @click.option("--dtype", type=click.Choice(["fp32", "fp16", "bf16"]), default=None,
-              help="Only rungs of this dtype (bf16: the rungs whose source also builds for bf16, h4-h12).")
+              help="Only rungs of this dtype (bf16: the rungs whose source also builds for bf16, h4-h13).")
 @click.option("--spec", "spec_files", multiple=True, type=click.Path(dir_okay=False), help="Also show these specs.")
 @click.option("--explain", "explain_rungs", multiple=True, metavar="RUNG",
               help="Explain these rungs' memory accesses (coalescing, bank conflicts, the documents' claims) "

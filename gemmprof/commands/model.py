@@ -20,7 +20,7 @@ from gemmprof.render.table import Column, Table, emit_many
 @click.command("model")
 @shape_options
 @click.option("--dtype", type=click.Choice(["fp32", "fp16", "bf16", "tf32"]), default="fp32", show_default=True,
-              help="Element type: sizes and the peak used (bf16: with --ladder, the rungs built for bf16, h4-h12).")
+              help="Element type: sizes and the peak used (bf16: with --ladder, the rungs built for bf16, h4-h13).")
 @click.option("--alpha", type=FINITE, default=1.0, show_default=True)
 @click.option("--beta", type=FINITE, default=0.0, show_default=True, help="C is read only when beta != 0.")
 @gpu_options
@@ -160,7 +160,7 @@ def _traffic_rows(shape, dt, beta, peak, bw, rungs, ladder, tiles, dtype, sms=No
         chosen = specmod.select(rungs, all_=ladder, dtype=None if rungs else (dtype if dtype in ("fp16", "bf16")
                                                                               else "fp32"))
         for s in chosen:
-            kernel = bind(s, dtype=dtype if dtype in s.dtypes else None)  # h4-h12 also build for bf16
+            kernel = bind(s, dtype=dtype if dtype in s.dtypes else None)  # h4-h13 also build for bf16
             entries.append((s.id, kernel.variant_name, kernel.tiles(shape, sms), kernel))
     rows, access_rows = [], []
     flops = mdl.gemm_flops(shape)

@@ -41,7 +41,7 @@ def view_options(f):
 @click.argument("variants", nargs=-1)
 @click.option("--all", "all_", is_flag=True, help="Every rung of the ladder (with --dtype, every rung of that dtype).")
 @click.option("--dtype", type=click.Choice(["fp32", "fp16", "bf16"]), default=None,
-              help="Only rungs of this dtype (bf16: the rungs whose source also builds for bf16, h4-h12); "
+              help="Only rungs of this dtype (bf16: the rungs whose source also builds for bf16, h4-h13); "
                    "also the input dtype of --callable functions (default fp32).")
 @click.option("--spec", "spec_files", multiple=True, type=click.Path(dir_okay=False),
               help="Run your own kernel or host launcher from its YAML spec (repeatable). See docs/kernel-spec.md "

@@ -49,6 +49,8 @@ TECHNIQUES: dict[str, tuple[str, tuple[str, ...]]] = {
                   "copy engine, left in flight under the next tile's main loop", ("h12",)),
     "split_k": ("split-K: K divided among several blocks per tile when the tiles are fewer than the SMs, reduced "
                 "in a fixed order", ("16", "h8")),
+    "dsmem_reduction": ("split-K inside a thread-block cluster: the partial tiles summed in the CTAs' distributed "
+                        "shared memory (st.async), never through C or a workspace in global memory", ("h13",)),
 }
 
 FP32 = ("1", "2", "3", "4", "5", "6", "7", "8", "9", "10", "11", "12", "13", "14", "15")
@@ -65,10 +67,10 @@ RUNG_TECHNIQUES: dict[str, tuple[str, ...]] = {
     "h4": ("wgmma",), "h5": ("warp_specialization", "larger_tiles"), "h6": ("persistent", "epilogue"),
     "h7": ("multicast",),
     "16": ("split_k",), "h8": ("split_k",), "h9": ("pingpong",), "h10": ("stream_k",), "h11": ("swap_ab", "split_k"),
-    "h12": ("tma_store",),
+    "h12": ("tma_store",), "h13": ("split_k", "dsmem_reduction"),
 }
 # rungs beside a ladder's line: what they apply is their base rung's, plus their own (RUNG_TECHNIQUES)
-BRANCHES = {"16": "15", "h8": "h6", "h9": "h6", "h10": "h6", "h11": "h5", "h12": "h7"}
+BRANCHES = {"16": "15", "h8": "h6", "h9": "h6", "h10": "h6", "h11": "h5", "h12": "h7", "h13": "h6"}
 # the fp32 rungs a tensor-core rung builds on (h1 starts from a tiled, coalesced, vectorized kernel)
 _FP16_BASE = ("coalescing", "smem_tiling", "register_tiling", "vectorized", "tensor_cores")
 

@@ -216,7 +216,7 @@ def min_intensity(shape: GemmShape, dtype: str, beta: float = 0.0) -> float:
 
 def model_intensity(spec, shape: GemmShape, beta: float = 0.0, dtype: str | None = None) -> float:
     """A ladder spec's traffic-model intensity at `shape` (SpecError when its constraints reject the shape), for
-    `dtype` when the spec's source also builds for it (h4-h12 for bf16)."""
+    `dtype` when the spec's source also builds for it (h4-h13 for bf16)."""
     from gemmprof.catalog.binding import bind
     from gemmprof.errors import SpecError
 
@@ -230,7 +230,7 @@ def model_intensity(spec, shape: GemmShape, beta: float = 0.0, dtype: str | None
 def rungs_from_model(specs, shape: GemmShape, gpu_spec: GpuSpec, *, beta: float = 0.0, source: str = "datasheet",
                      dtype: str | None = None) -> tuple[list[Rung], list[str]]:
     """Each rung at the attainable roof of its model intensity (an estimate); rejected shapes are named. A rung
-    whose source also builds for `dtype` (h4-h12 for bf16) is placed as that build, named as its run names it."""
+    whose source also builds for `dtype` (h4-h13 for bf16) is placed as that build, named as its run names it."""
     from gemmprof.errors import SpecError
 
     rungs, excluded = [], []

@@ -1,14 +1,14 @@
-// Helpers shared by the Hopper rungs h4 to h12 (h4_wgmma_tma.cu, h5_warp_specialized.cu, h6_persistent.cu,
+// Helpers shared by the Hopper rungs h4 to h13 (h4_wgmma_tma.cu, h5_warp_specialized.cu, h6_persistent.cu,
 // h7_cluster_multicast.cu, h8_split_k_small_problems.cu, h9_pingpong_consumers.cu, h10_stream_k_tail.cu,
-// h11_skinny_swap_ab.cu, h12_tma_store_epilogue.cu): the element type (fp16, or bf16 with -DELEM_BF16=1), mbarriers,
-// TMA box loads and stores (with the bulk groups and the proxy fence a store needs), thread-block clusters (TMA
-// multicast, arrivals on a peer CTA's mbarrier, cluster barriers, a CTA's tile in its cluster), wgmma on shared-
-// memory tiles written with the 128-byte swizzle, register reallocation between warpgroups, the accumulator epilogues
-// (from registers, staged for rows off sectors, or staged for TMA stores), the grouped tile order, and flags between
-// the CTAs of one launch. Each rung includes this file by a quoted path and holds only its own kernel, so the rung
-// file shows its idea. gemmprof's nvcc build passes -I for the rung's folder, and its cubin cache key and the tune
-// cache's source hash read this header too (gemmprof.catalog.sources): editing it rebuilds every rung that includes
-// it.
+// h11_skinny_swap_ab.cu, h12_tma_store_epilogue.cu, h13_cluster_split_k.cu): the element type (fp16, or bf16 with
+// -DELEM_BF16=1), mbarriers, TMA box loads and stores (with the bulk groups and the proxy fence a store needs),
+// thread-block clusters (TMA multicast, arrivals on a peer CTA's mbarrier, stores into a peer's shared memory, cluster
+// barriers, a CTA's tile in its cluster), wgmma on shared- memory tiles written with the 128-byte swizzle, register
+// reallocation between warpgroups, the accumulator epilogues (from registers, staged for rows off sectors, or staged
+// for TMA stores), the grouped tile order, and flags between the CTAs of one launch. Each rung includes this file by a
+// quoted path and holds only its own kernel, so the rung file shows its idea. gemmprof's nvcc build passes -I for the
+// rung's folder, and its cubin cache key and the tune cache's source hash read this header too
+// (gemmprof.catalog.sources): editing it rebuilds every rung that includes it.
 
 #pragma once
 
@@ -140,6 +140,16 @@ __device__ __forceinline__ void cluster_sync()
     asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;\n" ::: "memory");
 }
 
+// cluster_sync for execution order alone: the arrive is .relaxed, so it waits for none of the thread's earlier
+// memory operations (no GPU-wide fence in the SASS). Enough where those are already complete, e.g. wgmma's reads of
+// shared memory after wgmma.wait_group 0 (h13: every CTA is past its main loop before peers overwrite its stages),
+// or ordered by a fence of their own (fence.mbarrier_init.release.cluster).
+__device__ __forceinline__ void cluster_sync_relaxed()
+{
+    __syncwarp();
+    asm volatile("barrier.cluster.arrive.relaxed.aligned;\nbarrier.cluster.wait.aligned;\n" ::: "memory");
+}
+
 // Arrive once on the mbarrier at the same shared-memory offset as `bar` in CTA `cta` of the cluster (mapa turns
 // the local address into that CTA's). The arrive keeps the default .release.cta semantics, as CUTLASS's
 // ClusterBarrier::arrive does: `.release.cluster` compiles to MEMBAR.ALL.CTA + MEMBAR.ALL.GPU before the arrive
@@ -162,6 +172,22 @@ __device__ __forceinline__ void mbar_arrive_cluster(uint32_t bar, uint32_t cta)
             "mbarrier.arrive.shared::cluster.b64 _, [remote];\n}\n" ::"r"(bar),
             "r"(cta)
             : "memory");
+}
+
+// Four floats into the shared memory of CTA `cta` of the cluster, at the offset `addr` has in this CTA (distributed
+// shared memory, h13), counted as 16 bytes done on the mbarrier at offset `bar` there (st.async's complete_tx): the
+// receiver waits on its own mbarrier, and no fence or cluster barrier orders the stores.
+__device__ __forceinline__ void st_async_v4(uint32_t addr, uint32_t bar, uint32_t cta, float a, float b, float c,
+                                            float d)
+{
+    asm volatile(
+        "{\n.reg .b32 remote, rbar;\n"
+        "mapa.shared::cluster.u32 remote, %0, %2;\n"
+        "mapa.shared::cluster.u32 rbar, %1, %2;\n"
+        "st.async.shared::cluster.mbarrier::complete_tx::bytes.v4.f32 [remote], {%3, %4, %5, %6}, [rbar];\n}\n" ::"r"(
+            addr),
+        "r"(bar), "r"(cta), "f"(a), "f"(b), "f"(c), "f"(d)
+        : "memory");
 }
 
 // One 2D box of the tensor map into the same shared-memory offset `dst` of every CTA in `cta_mask` (bit i:

@@ -101,7 +101,7 @@ def _read_nsys_rep(path: Path, label: str) -> NsysReport:
 def profile_command(nsys: str, prefix: Path, variants, shape: GemmShape, no_cublas: bool,
                     dtype: str | None = None) -> list[str]:
     """nsys profile around a child `gemmprof run`: CUDA and NVTX only, no CPU sampling, exported to SQLite.
-    dtype "bf16" has the child build the rungs whose source also serves bf16 (h4-h12) for it."""
+    dtype "bf16" has the child build the rungs whose source also serves bf16 (h4-h13) for it."""
     child = ChildRun(tuple(variants), shape, no_cublas=no_cublas, dtype=dtype if dtype == "bf16" else None).argv()
     return [nsys, "profile", "-t", "cuda,nvtx", "-s", "none", "--cpuctxsw=none", "--export=sqlite",
             "--force-overwrite=true", "-o", str(prefix), *child]
