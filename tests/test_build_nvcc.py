@@ -45,6 +45,6 @@ def test_hopper_rungs_build_for_bf16_too(nvcc):
     assert [k.variant_name for k in kernels] == ["wgmma_tma_bf16", "warp_specialized_bf16", "persistent_bf16",
                                                   "cluster_multicast_bf16", "hopper_split_k_bf16", "pingpong_bf16",
                                                   "stream_k_tail_bf16", "skinny_swap_ab_bf16",
-                                                  "tma_store_epilogue_bf16"]
+                                                  "tma_store_epilogue_bf16", "cluster_split_k_bf16"]
     results = nvcc_build_all(kernels, ["sm_90"], jobs=2)
     assert all(r.ok and r.arch == "sm_90a" and "-DELEM_BF16=1" in r.build.flags for r in results), results

@@ -33,7 +33,7 @@ def test_model_accepts_bf16_as_roofline_does(cli):
     names = [r["name"] for r in tables[1]["rows"]]
     assert names == ["wgmma_tma_bf16", "warp_specialized_bf16", "persistent_bf16", "cluster_multicast_bf16",
                      "hopper_split_k_bf16", "pingpong_bf16", "stream_k_tail_bf16",
-                     "skinny_swap_ab_bf16", "tma_store_epilogue_bf16"]
+                     "skinny_swap_ab_bf16", "tma_store_epilogue_bf16", "cluster_split_k_bf16"]
     fp16 = json.loads(invoke(cli, ["model", "--dtype", "fp16", "--size", "4096", "--rung", "h4",
                                    "--format", "json"]).output)["tables"][1]["rows"][0]
     bf16 = tables[1]["rows"][0]
