@@ -39,19 +39,15 @@ void cudaCheck(cudaError_t error, const char *file, int line) {
 
 // cuTensorMapEncodeTiled is a driver API function. fast.cu links it with -lcuda; that needs libcuda.so (the driver's,
 // or the toolkit's stubs/libcuda.so) at link time, which the build machine here lacks (`ld: cannot find -lcuda`).
-// So by default the header's calls are routed, by a macro, to the same driver function looked up at run time
-// through the CUDA runtime (cudaGetDriverEntryPointByVersion); the header's text stays unchanged. Define
-// FASTCU12_LINK_LIBCUDA=1 (and add `libs: [cuda]` to the spec) to call the linked symbol directly instead.
-// Either way a failed encode is recorded, since the header's assert(result == CUDA_SUCCESS) is compiled out.
+// So the header's calls are routed, by a macro, to the same driver function looked up at run time
+// through the CUDA runtime (cudaGetDriverEntryPointByVersion); the header's text stays unchanged. A failed encode
+// is recorded, since the header's assert(result == CUDA_SUCCESS) is compiled out.
 static CUresult g_encode_status = CUDA_SUCCESS;  // the first failure since the last reset
 static CUresult fastcu12_encode_tiled(CUtensorMap *map, CUtensorMapDataType type, cuuint32_t rank, void *addr,
                                       const cuuint64_t *dim, const cuuint64_t *strides, const cuuint32_t *box,
                                       const cuuint32_t *estrides, CUtensorMapInterleave interleave,
                                       CUtensorMapSwizzle swizzle, CUtensorMapL2promotion l2,
                                       CUtensorMapFloatOOBfill oob) {
-#if defined(FASTCU12_LINK_LIBCUDA) && FASTCU12_LINK_LIBCUDA
-  CUresult r = cuTensorMapEncodeTiled(map, type, rank, addr, dim, strides, box, estrides, interleave, swizzle, l2, oob);
-#else
   typedef CUresult (*Encode)(CUtensorMap *, CUtensorMapDataType, cuuint32_t, void *, const cuuint64_t *,
                              const cuuint64_t *, const cuuint32_t *, const cuuint32_t *, CUtensorMapInterleave,
                              CUtensorMapSwizzle, CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
@@ -67,7 +63,6 @@ static CUresult fastcu12_encode_tiled(CUtensorMap *map, CUtensorMapDataType type
     encode = reinterpret_cast<Encode>(fn);
   }
   CUresult r = encode(map, type, rank, addr, dim, strides, box, estrides, interleave, swizzle, l2, oob);
-#endif
   if (r != CUDA_SUCCESS && g_encode_status == CUDA_SUCCESS) g_encode_status = r;
   return r;
 }

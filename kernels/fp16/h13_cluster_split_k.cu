@@ -72,6 +72,12 @@ constexpr uint32_t B_BYTES = BN * BK * 2;
 // a rank receives KS - 1 slots, each CONSUMERS x 128 threads x OWN floats
 constexpr uint32_t SLOT_BYTES = CONSUMERS * 128 * OWN * 4;
 static_assert((KS - 1) * SLOT_BYTES <= STAGES * (A_BYTES + B_BYTES), "the partials fit where the stages were");
+// where float4 v of consumer thread (c, t) sits in a receiver's slot `slot`: slot-major, then warpgroup, then float4,
+// the warpgroup's 128 threads 16 bytes apart
+__device__ __forceinline__ uint32_t part_offset(uint32_t slot, int c, int v, int t)
+{
+    return ((slot * CONSUMERS + c) * (OWN / 4) + v) * 2048 + t * 16;
+}
 constexpr uint32_t EPI_BYTES = 2 * TMA_EPI_BUF_BYTES;  // per consumer warpgroup: the spec's 16384 * CONSUMERS
 static_assert(EPI_BYTES >= EPI_WARPGROUP_BYTES, "the staging buffers double as store_acc_rows' slices");
 
@@ -161,26 +167,13 @@ hgemm_cluster_split_k(int M, int N, int K, float alpha, const elem_t* __restrict
     }
     wgmma_wait<0>();
     fence_regs(d);
-    const uint32_t bufs = smem_epi + c * EPI_BYTES;
-    float* const scratch = reinterpret_cast<float*>(smem_raw + (bufs - smem_u32(smem_raw)));
-    int stores = 0;
-
-    if (KS == 1) {
-        if (by_tma)
-            store_acc_tma<BN, 2>(d, alpha, &tmap_c, tm * BM + 64 * c, tn * BN, wg_tid, bufs, 2 + c, stores);
-        else
-            store_acc_rows<BN>(d, M, N, alpha, beta, C, tm * BM + 64 * c, tn * BN, wg_tid, scratch);
-        if (by_tma && wg_tid == 0)
-            bulk_wait<0>();
-        return;
-    }
-
-    // ---- the reduction in the cluster ----
+    // ---- the reduction in the cluster (KS > 1) ----
     // every CTA of the cluster is past its main loop (its wgmmas have read their stages: relaxed is enough), so its
     // stages may take the partials; the barrier also makes every CTA's `parts_in` (initialized before the
     // fence.mbarrier_init) visible to its peers
-    cluster_sync_relaxed();
-    float own[OWN];
+    if (KS > 1)
+        cluster_sync_relaxed();
+    float own[OWN];  // this rank's columns of the tile (all of them when KS == 1)
 #pragma unroll
     for (int q = 0; q < KS; ++q) {  // unrolled: d is indexed by constants only (it stays in registers)
         if (q == (int)rank) {
@@ -190,32 +183,36 @@ hgemm_cluster_split_k(int M, int N, int K, float alpha, const elem_t* __restrict
         } else {
             // in rank q, the senders' slots are in the order q + 1, q + 2, ... (mod KS)
             const uint32_t slot = (rank + KS - q - 1) % KS;
-            const uint32_t base = smem_parts + (slot * CONSUMERS + c) * (OWN / 4) * 2048 + wg_tid * 16;
 #pragma unroll
             for (int v = 0; v < OWN / 4; ++v)
-                st_async_v4(base + v * 2048, smem_u32(&parts_in), q, d[q * OWN + 4 * v], d[q * OWN + 4 * v + 1],
-                            d[q * OWN + 4 * v + 2], d[q * OWN + 4 * v + 3]);
+                st_async_v4(smem_parts + part_offset(slot, c, v, wg_tid), smem_u32(&parts_in), q, d[q * OWN + 4 * v],
+                            d[q * OWN + 4 * v + 1], d[q * OWN + 4 * v + 2], d[q * OWN + 4 * v + 3]);
         }
     }
-    mbar_wait(smem_u32(&parts_in), 0);  // every partial has arrived: no peer writes here any more
+    if (KS > 1)
+        mbar_wait(smem_u32(&parts_in), 0);  // every partial has arrived: no peer writes here any more
+    const uint8_t* const parts = smem_raw + (smem_parts - smem_u32(smem_raw));
 #pragma unroll
     for (int slot = 0; slot < KS - 1; ++slot) {
-        const float4* part = reinterpret_cast<const float4*>(
-            smem_raw + (smem_parts - smem_u32(smem_raw)) + (slot * CONSUMERS + c) * (OWN / 4) * 2048 + wg_tid * 16);
 #pragma unroll
         for (int v = 0; v < OWN / 4; ++v) {
-            const float4 p = part[v * 128];
+            const float4 p = *reinterpret_cast<const float4*>(parts + part_offset(slot, c, v, wg_tid));
             own[4 * v] += p.x;
             own[4 * v + 1] += p.y;
             own[4 * v + 2] += p.z;
             own[4 * v + 3] += p.w;
         }
     }
+
+    // ---- this rank's BM x BN / KS of C ----
+    const uint32_t bufs = smem_epi + c * EPI_BYTES;
+    int stores = 0;
     const int col0 = tn * BN + (int)rank * (BN / KS);
     if (by_tma)
         store_acc_tma<BN / KS, 2>(own, alpha, &tmap_c, tm * BM + 64 * c, col0, wg_tid, bufs, 2 + c, stores);
     else
-        store_acc_rows<BN / KS>(own, M, N, alpha, beta, C, tm * BM + 64 * c, col0, wg_tid, scratch);
+        store_acc_rows<BN / KS>(own, M, N, alpha, beta, C, tm * BM + 64 * c, col0, wg_tid,
+                                reinterpret_cast<float*>(smem_raw + (bufs - smem_u32(smem_raw))));
     if (by_tma && wg_tid == 0)
         bulk_wait<0>();  // the stores have read their buffers before the CTA exits
 }

@@ -3,7 +3,7 @@
 // h11_skinny_swap_ab.cu, h12_tma_store_epilogue.cu, h13_cluster_split_k.cu): the element type (fp16, or bf16 with
 // -DELEM_BF16=1), mbarriers, TMA box loads and stores (with the bulk groups and the proxy fence a store needs),
 // thread-block clusters (TMA multicast, arrivals on a peer CTA's mbarrier, stores into a peer's shared memory, cluster
-// barriers, a CTA's tile in its cluster), wgmma on shared- memory tiles written with the 128-byte swizzle, register
+// barriers, a CTA's tile in its cluster), wgmma on shared-memory tiles written with the 128-byte swizzle, register
 // reallocation between warpgroups, the accumulator epilogues (from registers, staged for rows off sectors, or staged
 // for TMA stores), the grouped tile order, and flags between the CTAs of one launch. Each rung includes this file by a
 // quoted path and holds only its own kernel, so the rung file shows its idea. gemmprof's nvcc build passes -I for the
