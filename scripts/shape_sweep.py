@@ -2,15 +2,17 @@
 
     python3 scripts/shape_sweep.py 13-16 --dtype fp32 --out-dir sweep_fp32 [--shapes "1000 4096 4095x4097x1023"]
     python3 scripts/shape_sweep.py h4-h6 --dtype fp16 --out-dir sweep_fp16 --shapes-file shapes.txt --budget 0.2
+    python3 scripts/shape_sweep.py h4-h13 --dtype fp16 --out-dir sweep_fp16 --interleave --max-reps 2000 --budget 0.5
     python3 scripts/shape_sweep.py --summarize-only --dtype fp32 --out-dir sweep_fp32      # no GPU: the files again
 
 Each shape runs in a process of its own (`gemmprof run RUNGS -m M -n N -k K --dtype D -o OUT/run_MxNxK.json`, with
-cuBLAS of that dtype in the same run), so a fault at one shape costs only that shape. The summary (OUT/summary.json,
-a gemmprof.sweep file; OUT/summary.csv and .txt) has, per rung and shape, % of cuBLAS, per rung the geometric mean
-and the minimum over the shapes it ran, and the same for the best rung of each shape. Without --shapes or
---shapes-file the built-in list runs (gemmprof.results.sweep.DEFAULT_SHAPES: squares 1024-8192, LLM layers with M
-from 16 to 16384 and N, K of 4096, 11008 and 14336, K = 16384, sizes off the tiles). --resume keeps the shapes whose
-results file exists. Exit status 1 when a shape has no results file (it is left out of the summary).
+cuBLAS of that dtype in the same run), so a fault at one shape costs only that shape; --interleave times a shape's
+variants and cuBLAS in turns, so that a clock drifting under the power cap reaches every ratio alike. The summary
+(OUT/summary.json, a gemmprof.sweep file; OUT/summary.csv and .txt) has, per rung and shape, % of cuBLAS, per rung
+the geometric mean and the minimum over the shapes it ran, and the same for the best rung of each shape. Without
+--shapes or --shapes-file the built-in list runs (gemmprof.results.sweep.DEFAULT_SHAPES: squares 1024-8192, LLM
+layers with M from 16 to 16384 and N, K of 4096, 11008 and 14336, K = 16384, sizes off the tiles). --resume keeps the
+shapes whose results file exists. Exit status 1 when a shape has no results file (it is left out of the summary).
 """
 
 from __future__ import annotations
@@ -34,12 +36,15 @@ def results_file(out_dir: Path, shape: GemmShape) -> Path:
     return out_dir / f"run_{shape.label}.json"
 
 
-def run_command(rungs: list[str], shape: GemmShape, dtype: str, budget: float, out: Path) -> list[str]:
+def run_command(rungs: list[str], shape: GemmShape, dtype: str, budget: float, out: Path, interleave: bool = False,
+                max_reps: int | None = None) -> list[str]:
     """The child `gemmprof run` of one shape, an argument list (no shell)."""
-    return ChildRun(tuple(rungs), shape, dtype=dtype, budget_s=budget, output=str(out)).argv()
+    return ChildRun(tuple(rungs), shape, dtype=dtype, budget_s=budget, output=str(out), interleave=interleave,
+                    max_reps=max_reps).argv()
 
 
-def run_shapes(rungs, shapes, dtype, budget, out_dir: Path, resume: bool, execute=subprocess.run) -> list[str]:
+def run_shapes(rungs, shapes, dtype, budget, out_dir: Path, resume: bool, execute=subprocess.run,
+               interleave: bool = False, max_reps: int | None = None) -> list[str]:
     """Run every shape (logs beside the results); the shapes that left no results file."""
     failed = []
     for i, shape in enumerate(shapes, 1):
@@ -47,7 +52,7 @@ def run_shapes(rungs, shapes, dtype, budget, out_dir: Path, resume: bool, execut
         if resume and out.is_file():
             print(f"[{i}/{len(shapes)}] {shape.label}: kept {out.name}", flush=True)
             continue
-        cmd = run_command(rungs, shape, dtype, budget, out)
+        cmd = run_command(rungs, shape, dtype, budget, out, interleave, max_reps)
         t0 = time.perf_counter()
         with open(out_dir / f"run_{shape.label}.log", "w", encoding="utf-8") as log:
             rc = execute(cmd, stdout=log, stderr=subprocess.STDOUT, check=False).returncode
@@ -78,6 +83,11 @@ def main(argv=None) -> int:
     ap.add_argument("--shapes", help="shapes: N or MxNxK, separated by spaces or commas (default: the built-in list)")
     ap.add_argument("--shapes-file", help="a file of shapes, as --shapes, `#` comments")
     ap.add_argument("--budget", type=float, default=0.3, help="seconds of timed launches per variant and shape")
+    ap.add_argument("--interleave", action="store_true",
+                    help="time each shape's variants and cuBLAS in turns (gemmprof run --interleave): a clock that "
+                         "drifts under the power cap reaches every ratio alike")
+    ap.add_argument("--max-reps", type=int, help="launches per variant at most (gemmprof run's default: 200; "
+                                                  "small shapes reach it long before --budget)")
     ap.add_argument("--out-dir", required=True, help="an existing folder for the per-shape results and the summary")
     ap.add_argument("--resume", action="store_true", help="keep the shapes whose results file exists")
     ap.add_argument("--summarize-only", action="store_true", help="run nothing: summarise the results files there")
@@ -98,10 +108,13 @@ def main(argv=None) -> int:
             raise InputError(f"--out-dir {out_dir}: not an existing folder")
         if not (0 < args.budget <= 3600):
             raise InputError(f"--budget {args.budget}: expected seconds above 0, at most 3600")
+        if args.max_reps is not None and args.max_reps < 1:
+            raise InputError(f"--max-reps {args.max_reps}: expected at least 1")
         if not args.summarize_only:
             if not args.rungs:
                 raise InputError("name the rungs to run (e.g. 13-16, h4-h6), or pass --summarize-only")
-            run_shapes(args.rungs, shapes, args.dtype, args.budget, out_dir, args.resume)
+            run_shapes(args.rungs, shapes, args.dtype, args.budget, out_dir, args.resume, interleave=args.interleave,
+                       max_reps=args.max_reps)
         summarize_dir(shapes, args.dtype, out_dir)
     except GemmprofError as exc:
         print(f"error: {exc}", file=sys.stderr)

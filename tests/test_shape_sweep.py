@@ -146,12 +146,38 @@ def test_script_runs_one_child_per_shape_and_summarizes(tmp_path, capsys):
     assert capsys.readouterr().err.startswith("no results file at 4095x4097x1023")
 
 
+def test_script_passes_interleave_and_max_reps_to_each_child(tmp_path):
+    mod = _script()
+    commands = []
+
+    def execute(cmd, **kwargs):
+        commands.append(cmd)
+        return type("Done", (), {"returncode": 1})()
+
+    mod.run_shapes(["h4-h13"], (A,), "fp16", 0.5, tmp_path, resume=False, execute=execute, interleave=True,
+                   max_reps=2000)
+    mod.run_shapes(["h4-h13"], (A,), "fp16", 0.5, tmp_path, resume=False, execute=execute)
+    timed_in_turns, plain = commands
+    assert "--interleave" in timed_in_turns and timed_in_turns[timed_in_turns.index("--max-reps") + 1] == "2000"
+    assert "--interleave" not in plain and "--max-reps" not in plain
+    # the child's command line is one `gemmprof run` accepts: the same flags, parsed by its own options
+    import click
+
+    from gemmprof.cli import cli
+
+    run = cli.get_command(click.Context(cli), "run")
+    ctx = run.make_context("run", timed_in_turns[timed_in_turns.index("run") + 1:])
+    assert ctx.params["interleave"] is True and ctx.params["max_reps"] == 2000
+
+
 def test_script_bad_input_is_one_line_and_an_exit_code(tmp_path, capsys):
     mod = _script()
     assert mod.main(["13", "--dtype", "fp32", "--out-dir", str(tmp_path / "none")]) == 2
     assert mod.main(["13", "--dtype", "fp32", "--out-dir", str(tmp_path), "--shapes", "12x"]) == 2
     assert mod.main(["--dtype", "fp32", "--out-dir", str(tmp_path), "--summarize-only"]) == 2  # no results there
+    assert mod.main(["13", "--dtype", "fp32", "--out-dir", str(tmp_path), "--max-reps", "0"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert err == [f"error: --out-dir {tmp_path / 'none'}: not an existing folder",
                    "error: --shapes: line 1: '12x' is not a shape (N for N x N x N, or MxNxK)",
-                   f"error: --out-dir {tmp_path}: no results file of these shapes (run_MxNxK.json)"]
+                   f"error: --out-dir {tmp_path}: no results file of these shapes (run_MxNxK.json)",
+                   "error: --max-reps 0: expected at least 1"]

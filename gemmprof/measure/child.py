@@ -30,6 +30,7 @@ class ChildRun:
     no_cublas: bool = False
     launch_once: bool = False
     no_flush: bool = False
+    interleave: bool = False  # time the variants in turns (gemmprof run --interleave)
     output: str | None = None
     child_results: str | None = None
 
@@ -49,6 +50,7 @@ class ChildRun:
         cmd += ["--no-cublas"] if self.no_cublas else []
         cmd += ["--launch-once"] if self.launch_once else []
         cmd += ["--no-flush"] if self.no_flush else []
+        cmd += ["--interleave"] if self.interleave else []
         return cmd
 
 
