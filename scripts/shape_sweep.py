@@ -2,12 +2,14 @@
 
     python3 scripts/shape_sweep.py 13-16 --dtype fp32 --out-dir sweep_fp32 [--shapes "1000 4096 4095x4097x1023"]
     python3 scripts/shape_sweep.py h4-h6 --dtype fp16 --out-dir sweep_fp16 --shapes-file shapes.txt --budget 0.2
-    python3 scripts/shape_sweep.py h4-h13 --dtype fp16 --out-dir sweep_fp16 --interleave --max-reps 2000 --budget 0.5
+    python3 scripts/shape_sweep.py h4-h13 --dtype fp16 --out-dir sweep_fp16 --confirm --max-reps 2000 --budget 0.5
     python3 scripts/shape_sweep.py --summarize-only --dtype fp32 --out-dir sweep_fp32      # no GPU: the files again
 
 Each shape runs in a process of its own (`gemmprof run RUNGS -m M -n N -k K --dtype D -o OUT/run_MxNxK.json`, with
-cuBLAS of that dtype in the same run), so a fault at one shape costs only that shape; --interleave times a shape's
-variants and cuBLAS in turns, so that a clock drifting under the power cap reaches every ratio alike. The summary
+cuBLAS of that dtype in the same run), so a fault at one shape costs only that shape. --confirm then times the
+shape's best rung again beside cuBLAS alone, the two in turns (OUT/confirm_MxNxK.json), and the best column takes
+that figure: the highest of many noisy figures favours the luckiest, and interleaving all the variants would hand
+each the clocks its predecessor left under the power cap. The summary
 (OUT/summary.json, a gemmprof.sweep file; OUT/summary.csv and .txt) has, per rung and shape, % of cuBLAS, per rung
 the geometric mean and the minimum over the shapes it ran, and the same for the best rung of each shape. Without
 --shapes or --shapes-file the built-in list runs (gemmprof.results.sweep.DEFAULT_SHAPES: squares 1024-8192, LLM
@@ -36,6 +38,10 @@ def results_file(out_dir: Path, shape: GemmShape) -> Path:
     return out_dir / f"run_{shape.label}.json"
 
 
+def confirmation_file(out_dir: Path, shape: GemmShape) -> Path:
+    return out_dir / f"confirm_{shape.label}.json"
+
+
 def run_command(rungs: list[str], shape: GemmShape, dtype: str, budget: float, out: Path, interleave: bool = False,
                 max_reps: int | None = None) -> list[str]:
     """The child `gemmprof run` of one shape, an argument list (no shell)."""
@@ -43,22 +49,42 @@ def run_command(rungs: list[str], shape: GemmShape, dtype: str, budget: float, o
                     max_reps=max_reps).argv()
 
 
+def _child(cmd: list[str], log_path: Path, execute) -> int:
+    with open(log_path, "w", encoding="utf-8") as log:
+        return execute(cmd, stdout=log, stderr=subprocess.STDOUT, check=False).returncode
+
+
+def best_rung(out: Path, dtype: str) -> str | None:
+    """The variant of the highest % of cuBLAS in one shape's results file (None where none has one)."""
+    run = load_run(out)
+    return summarize([(out.name, run)], dtype).best_at(run.shape)[0]
+
+
 def run_shapes(rungs, shapes, dtype, budget, out_dir: Path, resume: bool, execute=subprocess.run,
-               interleave: bool = False, max_reps: int | None = None) -> list[str]:
-    """Run every shape (logs beside the results); the shapes that left no results file."""
+               confirm: bool = False, max_reps: int | None = None) -> list[str]:
+    """Run every shape (logs beside the results) and, with `confirm`, its best rung again beside cuBLAS, the two
+    timed in turns; the shapes that left no results file."""
     failed = []
     for i, shape in enumerate(shapes, 1):
-        out = results_file(out_dir, shape)
-        if resume and out.is_file():
+        out, again = results_file(out_dir, shape), confirmation_file(out_dir, shape)
+        if resume and out.is_file() and (again.is_file() or not confirm):
             print(f"[{i}/{len(shapes)}] {shape.label}: kept {out.name}", flush=True)
             continue
-        cmd = run_command(rungs, shape, dtype, budget, out, interleave, max_reps)
         t0 = time.perf_counter()
-        with open(out_dir / f"run_{shape.label}.log", "w", encoding="utf-8") as log:
-            rc = execute(cmd, stdout=log, stderr=subprocess.STDOUT, check=False).returncode
-        print(f"[{i}/{len(shapes)}] {shape.label}: rc={rc} {time.perf_counter() - t0:.1f} s", flush=True)
+        if not (resume and out.is_file()):
+            rc = _child(run_command(rungs, shape, dtype, budget, out, max_reps=max_reps),
+                        out_dir / f"run_{shape.label}.log", execute)
+            print(f"[{i}/{len(shapes)}] {shape.label}: rc={rc} {time.perf_counter() - t0:.1f} s", flush=True)
         if not out.is_file():
             failed.append(shape.label)
+            continue
+        best = best_rung(out, dtype) if confirm else None
+        if best:
+            t0 = time.perf_counter()
+            rc = _child(run_command([best], shape, dtype, budget, again, interleave=True, max_reps=max_reps),
+                        out_dir / f"confirm_{shape.label}.log", execute)
+            print(f"[{i}/{len(shapes)}] {shape.label}: {best} again beside cuBLAS, in turns: rc={rc} "
+                  f"{time.perf_counter() - t0:.1f} s", flush=True)
     return failed
 
 
@@ -67,7 +93,9 @@ def summarize_dir(shapes, dtype: str, out_dir: Path):
     runs = [(f.name, load_run(f)) for f in files if f.is_file()]
     if not runs:
         raise InputError(f"--out-dir {out_dir}: no results file of these shapes (run_MxNxK.json)")
-    sweep = summarize(runs, dtype)
+    ran = {run.shape for _, run in runs}
+    again = [confirmation_file(out_dir, s) for s in shapes if s in ran]
+    sweep = summarize(runs, dtype, [(f.name, load_run(f)) for f in again if f.is_file()])
     sweep.save(out_dir / "summary.json")
     table = sweep_table(sweep)
     for ext in ("csv", "txt"):
@@ -83,9 +111,9 @@ def main(argv=None) -> int:
     ap.add_argument("--shapes", help="shapes: N or MxNxK, separated by spaces or commas (default: the built-in list)")
     ap.add_argument("--shapes-file", help="a file of shapes, as --shapes, `#` comments")
     ap.add_argument("--budget", type=float, default=0.3, help="seconds of timed launches per variant and shape")
-    ap.add_argument("--interleave", action="store_true",
-                    help="time each shape's variants and cuBLAS in turns (gemmprof run --interleave): a clock that "
-                         "drifts under the power cap reaches every ratio alike")
+    ap.add_argument("--confirm", action="store_true",
+                    help="after each shape's run, time its best rung again beside cuBLAS alone, the two in turns "
+                         "(gemmprof run BEST --interleave, OUT/confirm_MxNxK.json): the best column's figure")
     ap.add_argument("--max-reps", type=int, help="launches per variant at most (gemmprof run's default: 200; "
                                                   "small shapes reach it long before --budget)")
     ap.add_argument("--out-dir", required=True, help="an existing folder for the per-shape results and the summary")
@@ -113,7 +141,7 @@ def main(argv=None) -> int:
         if not args.summarize_only:
             if not args.rungs:
                 raise InputError("name the rungs to run (e.g. 13-16, h4-h6), or pass --summarize-only")
-            run_shapes(args.rungs, shapes, args.dtype, args.budget, out_dir, args.resume, interleave=args.interleave,
+            run_shapes(args.rungs, shapes, args.dtype, args.budget, out_dir, args.resume, confirm=args.confirm,
                        max_reps=args.max_reps)
         summarize_dir(shapes, args.dtype, out_dir)
     except GemmprofError as exc:

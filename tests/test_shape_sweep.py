@@ -146,28 +146,61 @@ def test_script_runs_one_child_per_shape_and_summarizes(tmp_path, capsys):
     assert capsys.readouterr().err.startswith("no results file at 4095x4097x1023")
 
 
-def test_script_passes_interleave_and_max_reps_to_each_child(tmp_path):
+def test_confirmations_replace_the_best_of_their_shape_and_load_back(tmp_path):
+    # A's first run: r16 best at 125%; timed again beside cuBLAS alone it makes 104%. B has no confirmation.
+    again = ("confirm_a.json", _run(A, {"r16": 1 / 1.04}))
+    sweep = summarize(_runs(), "fp32", [again])
+    assert sweep.best_at(A) == ("r16", pytest.approx(104)) and sweep.best_at(B) == ("r13", pytest.approx(200))
+    assert sweep.pct("r16", A) == pytest.approx(125)  # the first run's columns stay as they were
+    assert sweep.best.min_pct == pytest.approx(100) and sweep.files[-1] == "confirm_a.json"
+    sweep.save(tmp_path / "s.json")
+    assert load_sweep(tmp_path / "s.json") == sweep
+    table = sweep_table(sweep)
+    assert next(r for r in table.rows if r["shape"] == A.label)["best_pct"] == pytest.approx(104)
+    assert any(n.startswith("best: at 1 of 3 shapes from a second run") for n in table.notes)
+    # a confirmation of a shape without a run, a second one, or one with two variants: named errors
+    for bad, match in (([("x.json", _run(GemmShape(8, 8, 8), {"r16": 1.0}))], "x.json: confirms 8x8x8"),
+                       ([again, again], "a second confirmation of 1000x1000x1000"),
+                       ([("two.json", _run(A, {"r13": 1.0, "r16": 1.0}))], "one fp32 variant beside cuBLAS, this one 2")):
+        with pytest.raises(InputError, match=match):
+            summarize(_runs(), "fp32", bad)
+
+
+def test_script_confirms_each_shapes_best_beside_cublas_in_turns(tmp_path, capsys):
     mod = _script()
+    runs = dict((r.shape, r) for _, r in _runs())
     commands = []
 
-    def execute(cmd, **kwargs):
+    def execute(cmd, **kwargs):  # the first run of a shape writes _runs()'s results; the confirmation r16 at 104%
         commands.append(cmd)
-        return type("Done", (), {"returncode": 1})()
+        out = cmd[cmd.index("-o") + 1]
+        shape = GemmShape(*(int(cmd[cmd.index(flag, 4) + 1]) for flag in ("-m", "-n", "-k")))
+        (runs[shape] if "--interleave" not in cmd else _run(shape, {cmd[4]: 1 / 1.04})).save(out)
+        return type("Done", (), {"returncode": 0})()
 
-    mod.run_shapes(["h4-h13"], (A,), "fp16", 0.5, tmp_path, resume=False, execute=execute, interleave=True,
-                   max_reps=2000)
-    mod.run_shapes(["h4-h13"], (A,), "fp16", 0.5, tmp_path, resume=False, execute=execute)
-    timed_in_turns, plain = commands
-    assert "--interleave" in timed_in_turns and timed_in_turns[timed_in_turns.index("--max-reps") + 1] == "2000"
-    assert "--interleave" not in plain and "--max-reps" not in plain
-    # the child's command line is one `gemmprof run` accepts: the same flags, parsed by its own options
+    assert mod.run_shapes(["13-16"], (A, B), "fp32", 0.5, tmp_path, resume=False, execute=execute, confirm=True,
+                          max_reps=2000) == []
+    first_a, again_a, first_b, again_b = commands
+    assert "--interleave" not in first_a and first_a[4] == "13-16"
+    assert again_a[2:5] == ["gemmprof", "run", "r16"] and again_b[4] == "r13"  # each shape's best, alone
+    assert "--interleave" in again_a and "--no-cublas" not in again_a
+    assert all(c[c.index("--max-reps") + 1] == "2000" for c in commands)
+    assert again_a[again_a.index("-o") + 1] == str(tmp_path / "confirm_1000x1000x1000.json")
+    # the child's command line is one `gemmprof run` parses, with these options
     import click
 
     from gemmprof.cli import cli
 
     run = cli.get_command(click.Context(cli), "run")
-    ctx = run.make_context("run", timed_in_turns[timed_in_turns.index("run") + 1:])
+    ctx = run.make_context("run", again_a[again_a.index("run") + 1:])
     assert ctx.params["interleave"] is True and ctx.params["max_reps"] == 2000
+    sweep = mod.summarize_dir((A, B), "fp32", tmp_path)
+    assert sweep.best_at(A) == ("r16", pytest.approx(104)) and len(sweep.confirmed) == 2
+    # --resume keeps a shape only when its confirmation is there too: here only the confirmation runs again
+    (tmp_path / "confirm_1000x1000x1000.json").unlink()
+    assert mod.run_shapes(["13-16"], (A, B), "fp32", 0.5, tmp_path, resume=True, execute=execute, confirm=True) == []
+    assert len(commands) == 5 and "--interleave" in commands[-1]
+    assert "r16 again beside cuBLAS, in turns" in capsys.readouterr().out
 
 
 def test_script_bad_input_is_one_line_and_an_exit_code(tmp_path, capsys):

@@ -25,6 +25,9 @@ def sweep_table(sweep: SweepSummary) -> Table:
     notes = [f"% of cuBLAS ({sweep.dtype}) in the same run, one `gemmprof run` per shape, on {sweep.device or '?'}; "
              f"means and minima over the shapes each variant ran ({n} shapes in all).",
              "minimum at: " + "; ".join(f"{r.variant} {r.min_shape}" for r in (*sweep.rungs, sweep.best) if r.min_shape)]
+    if sweep.confirmed:
+        notes.append(f"best: at {len(sweep.confirmed)} of {n} shapes from a second run of the first run's best rung "
+                     "beside cuBLAS alone, the two timed in turns (the columns before it are the first run's)")
     for r in (*sweep.rungs, sweep.best):
         if r.missing:
             why = {c.shape.label: c.status for c in sweep.cells if c.variant == r.variant}

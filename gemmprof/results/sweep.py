@@ -4,6 +4,11 @@ The summary keeps, per shape and variant, the status, TFLOP/s and % of cuBLAS of
 everything else is derived from those cells: per rung the geometric mean and the minimum of % of cuBLAS over the
 shapes it ran, and the same for the best rung of each shape (issue 26: "the geometric mean of % of cuBLAS per rung").
 A shape where a rung did not run (rejected, FAIL, error, skipped) is left out of that rung's mean and named as missing.
+
+A sweep may also hold confirmations: per shape, the best rung of the first run timed again, in turns with cuBLAS
+(`gemmprof run BEST --interleave`), the two alone. The best of that shape is then the confirmed cell: picking the
+highest of many noisy figures favours the luckiest, and a run that interleaves many variants hands each one the
+clocks its predecessor left (under the power cap a variant timed after a light one starts faster).
 """
 
 from __future__ import annotations
@@ -115,8 +120,9 @@ class SweepSummary:
     dtype: str
     shapes: tuple[GemmShape, ...]
     cells: tuple[SweepCell, ...]
-    files: tuple[str, ...] = ()  # the per-shape results files, in the order of `shapes`
+    files: tuple[str, ...] = ()  # the per-shape results files, in the order of `shapes`, then the confirmations'
     device: str = ""
+    confirmed: tuple[SweepCell, ...] = ()  # per shape at most one: its best rung beside cuBLAS alone, in turns
 
     @property
     def variants(self) -> tuple[str, ...]:
@@ -132,8 +138,15 @@ class SweepSummary:
     def rungs(self) -> tuple[RungSummary, ...]:
         return tuple(self.rung(v) for v in self.variants)
 
+    def confirmation(self, shape: GemmShape) -> SweepCell | None:
+        return next((c for c in self.confirmed if c.shape == shape), None)
+
     def best_at(self, shape: GemmShape) -> tuple[str | None, float | None]:
-        """The variant of the highest % of cuBLAS at `shape` (the first listed on a tie), and that %."""
+        """The variant of the highest % of cuBLAS at `shape` (the first listed on a tie), and that %; where the shape
+        has a confirmation, its variant and its % (None where the confirming run did not time it)."""
+        confirmed = self.confirmation(shape)
+        if confirmed is not None:
+            return confirmed.variant, confirmed.pct_cublas
         ran = [(self.pct(v, shape), v) for v in self.variants if self.pct(v, shape) is not None]
         if not ran:
             return None, None
@@ -148,7 +161,7 @@ class SweepSummary:
         """The cells, and the figures derived from them for readers of the file (recomputed on loading)."""
         return {"kind": SWEEP_KIND, "dtype": self.dtype, "device": self.device,
                 "shapes": [s.label for s in self.shapes], "files": list(self.files),
-                "cells": [c.to_dict() for c in self.cells],
+                "cells": [c.to_dict() for c in self.cells], "confirmed": [c.to_dict() for c in self.confirmed],
                 "rungs": [r.to_dict() for r in self.rungs], "best": self.best.to_dict(),
                 "best_per_shape": [{"shape": s.label, "variant": v, "pct_cublas": p}
                                    for s in self.shapes for v, p in [self.best_at(s)]]}
@@ -160,12 +173,14 @@ class SweepSummary:
                              f"{doc.get('kind') if isinstance(doc, dict) else None!r})")
         f = Fields(doc, "")
         shapes = parse_shapes(" ".join(f.strs("shapes") or ()), f"{source}: shapes")
-        cells = doc.get("cells")
-        if not isinstance(cells, list):
-            raise InputError(f"{source}: cells: expected a list")
-        return cls(f.name("dtype"), shapes, tuple(SweepCell.from_dict(c, f"{source}: cells[{i}]")
-                                                  for i, c in enumerate(cells)),
-                   tuple(f.strs("files") or ()), f.str("device") or "")
+        found = {}
+        for key in ("cells", "confirmed"):
+            items = doc.get(key, [] if key == "confirmed" else None)  # files before confirmations have none
+            if not isinstance(items, list):
+                raise InputError(f"{source}: {key}: expected a list")
+            found[key] = tuple(SweepCell.from_dict(c, f"{source}: {key}[{i}]") for i, c in enumerate(items))
+        return cls(f.name("dtype"), shapes, found["cells"], tuple(f.strs("files") or ()), f.str("device") or "",
+                   found["confirmed"])
 
     def save(self, path) -> None:
         save_json(path, self.to_dict())
@@ -175,9 +190,24 @@ def load_sweep(path) -> SweepSummary:
     return SweepSummary.from_dict(load_json(path), str(path))
 
 
-def summarize(runs: list[tuple[str, RunResult]], dtype: str) -> SweepSummary:
+def _cells(run: RunResult, dtype: str) -> list[SweepCell]:
+    """Every non-baseline variant of `dtype` in `run`, against that run's cuBLAS of the same dtype."""
+    base = run.baseline_for(dtype)
+    cells = []
+    for v in run.variants:
+        if v.kind == "baseline" or v.dtype != dtype:
+            continue
+        ach = v.achieved_flops
+        pct = 100 * ach / base.achieved_flops if ach and base and base.achieved_flops else None
+        cells.append(SweepCell(run.shape, v.name, v.status, ach / 1e12 if ach else None, pct))
+    return cells
+
+
+def summarize(runs: list[tuple[str, RunResult]], dtype: str,
+              confirmations: list[tuple[str, RunResult]] = ()) -> SweepSummary:
     """One run per shape (file name, run) -> the sweep: every non-baseline variant of `dtype`, against that run's
-    cuBLAS of the same dtype."""
+    cuBLAS of the same dtype. `confirmations`: at most one run per shape of those runs, of one variant of `dtype`
+    (the shape's best) beside cuBLAS."""
     shapes: list[GemmShape] = []
     cells: list[SweepCell] = []
     devices: list[str] = []
@@ -185,13 +215,17 @@ def summarize(runs: list[tuple[str, RunResult]], dtype: str) -> SweepSummary:
         if run.shape in shapes:
             raise InputError(f"{name}: a second run at {run.shape.label} (one run per shape)")
         shapes.append(run.shape)
-        base = run.baseline_for(dtype)
         devices.append(str(run.device.get("name", "?")))
-        for v in run.variants:
-            if v.kind == "baseline" or v.dtype != dtype:
-                continue
-            ach = v.achieved_flops
-            pct = 100 * ach / base.achieved_flops if ach and base and base.achieved_flops else None
-            cells.append(SweepCell(run.shape, v.name, v.status, ach / 1e12 if ach else None, pct))
-    return SweepSummary(dtype, tuple(shapes), tuple(cells), tuple(n for n, _ in runs),
-                        ", ".join(dict.fromkeys(devices)))
+        cells += _cells(run, dtype)
+    confirmed: list[SweepCell] = []
+    for name, run in confirmations:
+        if run.shape not in shapes:
+            raise InputError(f"{name}: confirms {run.shape.label}, a shape the sweep has no run of")
+        if any(c.shape == run.shape for c in confirmed):
+            raise InputError(f"{name}: a second confirmation of {run.shape.label}")
+        found = _cells(run, dtype)
+        if len(found) != 1:
+            raise InputError(f"{name}: a confirmation runs one {dtype} variant beside cuBLAS, this one {len(found)}")
+        confirmed += found
+    return SweepSummary(dtype, tuple(shapes), tuple(cells), tuple(n for n, _ in (*runs, *confirmations)),
+                        ", ".join(dict.fromkeys(devices)), tuple(confirmed))
