@@ -88,14 +88,19 @@ def run_shapes(rungs, shapes, dtype, budget, out_dir: Path, resume: bool, execut
     return failed
 
 
+def _kept(path: Path) -> Path | None:
+    """The results file as written, or gzipped as a record keeps it (`.json.gz`); None where neither is there."""
+    return next((p for p in (path, path.with_name(path.name + ".gz")) if p.is_file()), None)
+
+
 def summarize_dir(shapes, dtype: str, out_dir: Path):
-    files = [results_file(out_dir, s) for s in shapes]
-    runs = [(f.name, load_run(f)) for f in files if f.is_file()]
+    files = [_kept(results_file(out_dir, s)) for s in shapes]
+    runs = [(f.name, load_run(f)) for f in files if f]
     if not runs:
         raise InputError(f"--out-dir {out_dir}: no results file of these shapes (run_MxNxK.json)")
     ran = {run.shape for _, run in runs}
-    again = [confirmation_file(out_dir, s) for s in shapes if s in ran]
-    sweep = summarize(runs, dtype, [(f.name, load_run(f)) for f in again if f.is_file()])
+    again = [_kept(confirmation_file(out_dir, s)) for s in shapes if s in ran]
+    sweep = summarize(runs, dtype, [(f.name, load_run(f)) for f in again if f])
     sweep.save(out_dir / "summary.json")
     table = sweep_table(sweep)
     for ext in ("csv", "txt"):
@@ -147,7 +152,7 @@ def main(argv=None) -> int:
     except GemmprofError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return exc.exit_code
-    missing = [s.label for s in shapes if not results_file(out_dir, s).is_file()]
+    missing = [s.label for s in shapes if not _kept(results_file(out_dir, s))]
     if missing:  # left out of the summary: say so, and fail
         print(f"no results file at {', '.join(missing)} (see run_MxNxK.log there)", file=sys.stderr)
         return 1

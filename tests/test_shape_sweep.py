@@ -201,6 +201,15 @@ def test_script_confirms_each_shapes_best_beside_cublas_in_turns(tmp_path, capsy
     assert mod.run_shapes(["13-16"], (A, B), "fp32", 0.5, tmp_path, resume=True, execute=execute, confirm=True) == []
     assert len(commands) == 5 and "--interleave" in commands[-1]
     assert "r16 again beside cuBLAS, in turns" in capsys.readouterr().out
+    # a record keeps the files gzipped: the summary reads them as they are
+    import gzip
+
+    for f in tmp_path.glob("*.json"):
+        f.with_name(f.name + ".gz").write_bytes(gzip.compress(f.read_bytes()))
+        f.unlink()
+    again = mod.summarize_dir((A, B), "fp32", tmp_path)
+    assert again.cells == sweep.cells and again.confirmed == sweep.confirmed
+    assert again.files[0] == "run_1000x1000x1000.json.gz"
 
 
 def test_script_bad_input_is_one_line_and_an_exit_code(tmp_path, capsys):

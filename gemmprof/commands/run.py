@@ -77,7 +77,9 @@ def view_options(f):
 @click.option("--no-flush", is_flag=True, help="Do not flush L2 between repetitions.")
 @click.option("--interleave", is_flag=True,
               help=f"Verify every variant first, then time them together: each one's launches in "
-                   f"{INTERLEAVE_ROUNDS} batches taken round-robin, so clock drift reaches all alike.")
+                   f"{INTERLEAVE_ROUNDS} batches taken round-robin, so clock drift reaches all alike. Under "
+                   "the power cap a batch starts at the clock the one before it left: interleave close "
+                   "variants (a light one lends the next a faster clock).")
 @click.option("--launch-once", is_flag=True, help="Verify, then launch each variant once in its NVTX range (for ncu).")
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default=None, help="Output format for the terminal.")
 @view_options
