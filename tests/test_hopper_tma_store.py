@@ -117,10 +117,10 @@ def test_what_nvcc_builds_bulk_tensor_stores_beside_h7s_main_loop(nvcc, disassem
 
     counts = _sass(h12(), nvcc)  # 168 registers, no spills (asserted there)
     h7 = _sass(bind(specmod.select(["h7"])[0]), nvcc)
-    # h7's main loop (as many wgmmas as nvcc makes of it there), its multicast loads, and no GPU-wide fence beyond
-    # the two of h7's cluster barriers (none on the releases, none in the epilogue)
+    # h7's main loop (as many wgmmas as nvcc makes of it there), its multicast loads, and no GPU-wide fence (none
+    # at its one, relaxed cluster barrier, none on the releases, none in the epilogue)
     assert counts["HGMMA"] == h7["HGMMA"] > 0 and counts["UTMALDG.2D.MULTICAST"] > 0
-    assert counts["MEMBAR.ALL.GPU"] == h7["MEMBAR.ALL.GPU"] == 2
+    assert counts["MEMBAR.ALL.GPU"] == h7["MEMBAR.ALL.GPU"] == 0
     out = compile_cubin(h12(), "sm_90", nvcc=nvcc, use_cache=False)
     ops = [op for _a, op, _args in sass.instructions(sass.disassemble(out.cubin))]
     # one bulk tensor store per 32 columns of a 256-column tile, unrolled; the staging writes are 64-bit

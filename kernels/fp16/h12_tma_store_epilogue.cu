@@ -112,7 +112,7 @@ hgemm_tma_store(int M, int N, int K, float alpha, const elem_t* __restrict__ A, 
         asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
     }
     if (CLUSTER_M > 1)
-        cluster_sync();
+        cluster_sync_relaxed();  // the inits are released by their fence: no copy or arrive precedes them
     else
         __syncthreads();
 
@@ -137,6 +137,8 @@ hgemm_tma_store(int M, int N, int K, float alpha, const elem_t* __restrict__ A, 
                         tma_load_2d(smem_b + s * B_BYTES, &tmap_b, bar, kt * BK, tn * BN);
                 }
             }
+            if (CLUSTER_M > 1)  // no CTA leaves while its peer may still multicast into it or arrive on its barriers
+                producer_tail<STAGES>(empty, it);
         }
     } else {
         // ---- consumers: warpgroup c owns rows 64c .. 64c + 63 of every tile ----
@@ -179,7 +181,4 @@ hgemm_tma_store(int M, int N, int K, float alpha, const elem_t* __restrict__ A, 
         if (wg_tid == 0)
             bulk_wait<0>();  // the last stores have written C (and read their buffers) before the CTA exits
     }
-    // no CTA leaves while its peer may still multicast into it or arrive on its barriers
-    if (CLUSTER_M > 1)
-        cluster_sync();
 }

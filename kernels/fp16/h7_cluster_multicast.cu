@@ -22,8 +22,11 @@
 //    6c606c5, benchmarks/hopper_dev) released that way and ran 25-30% slower than h6, this fence being the likely
 //    cause; RELEASE_CLUSTER=1 builds that form, to measure it. The plain arrive is enough: what the peer must not
 //    overwrite is what this warpgroup's wgmmas read, and wgmma_wait has completed those reads before it.
-//  * Cluster barriers after the mbarrier set-up (no copy or arrive reaches a CTA before its barriers exist) and
-//    before exit (no CTA leaves while its peer may still multicast into it or arrive on its barriers).
+//  * A cluster barrier after the mbarrier set-up (no copy or arrive reaches a CTA before its barriers exist; .relaxed,
+//    as fence.mbarrier_init has released the inits), and no CTA leaves while its peer may still multicast into it
+//    or arrive on its barriers: its producer's last waits are for the releases of its last STAGES k-tiles
+//    (hopper.cuh, producer_tail), after which none can come. A closing cluster barrier did this before, with a
+//    .release arrive whose GPU-wide fence waited for the tile's stores of C (about 1 us at 1024^3).
 //  * The persistent schedule walks cluster tiles: cluster c takes cluster tiles c, c + clusters, ... in h6's
 //    grouped order, and both of its CTAs walk the same ones (a CTA that stopped early would leave its peer
 //    waiting for its half forever). A CTA whose tile lies past M or N (an odd number of tile rows, say) still
@@ -114,7 +117,7 @@ hgemm_cluster_multicast(int M, int N, int K, float alpha, const elem_t* __restri
         asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
     }
     if (CLUSTER > 1)
-        cluster_sync();
+        cluster_sync_relaxed();  // the inits are released by their fence: no copy or arrive precedes them
     else
         __syncthreads();
 
@@ -143,6 +146,8 @@ hgemm_cluster_multicast(int M, int N, int K, float alpha, const elem_t* __restri
                         tma_load_2d(smem_b + s * B_BYTES, &tmap_b, bar, kt * BK, tn * BN);
                 }
             }
+            if (CLUSTER > 1)  // no CTA leaves while its peer may still multicast into it or arrive on its barriers
+                producer_tail<STAGES>(empty, it);
         }
     } else {
         // ---- consumers: warpgroup c owns rows 64c .. 64c + 63 of every tile ----
@@ -179,7 +184,4 @@ hgemm_cluster_multicast(int M, int N, int K, float alpha, const elem_t* __restri
                                epi_scratch + c * (EPI_WARPGROUP_BYTES / 4));
         }
     }
-    // no CTA leaves while its peer may still multicast into it or arrive on its barriers
-    if (CLUSTER > 1)
-        cluster_sync();
 }

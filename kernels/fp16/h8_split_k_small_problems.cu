@@ -150,7 +150,7 @@ hgemm_split_k_small_problems(int M, int N, int K, float alpha, const elem_t* __r
         asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
     }
     if (CN > 1)
-        cluster_sync();  // no copy or remote arrive reaches a CTA before its barriers exist
+        cluster_sync_relaxed();  // no copy or remote arrive reaches a CTA before its barriers exist (their fence)
     else
         __syncthreads();
     // unit u's tile: (tm, tn) and its slice; in a cluster, this CTA's tile of cluster tile u
@@ -185,6 +185,8 @@ hgemm_split_k_small_problems(int M, int N, int K, float alpha, const elem_t* __r
                     tma_load_2d(smem_b + s * B_BYTES, &tmap_b, bar, kt * BK, tn * BN);
                 }
             }
+            if (CN > 1)  // no CTA leaves while its peer may still multicast into it or arrive on its barriers
+                producer_tail<STAGES>(empty, it);
         }
     } else {
         // ---- consumers: warpgroup c owns rows 64c .. 64c + 63 of every tile ----
@@ -244,7 +246,4 @@ hgemm_split_k_small_problems(int M, int N, int K, float alpha, const elem_t* __r
         if (by_tma && wg_tid == 0)
             bulk_wait<0>();  // the last stores have written C (and read their buffers) before the CTA exits
     }
-    // no CTA leaves while its peer may still multicast into it or arrive on its barriers
-    if (CN > 1)
-        cluster_sync();
 }

@@ -135,7 +135,7 @@ hgemm_pingpong(int M, int N, int K, float alpha, const elem_t* __restrict__ A, c
         asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
     }
     if (CLUSTER > 1)
-        cluster_sync();
+        cluster_sync_relaxed();  // the inits are released by their fence: no copy or arrive precedes them
     else
         __syncthreads();
 
@@ -164,6 +164,8 @@ hgemm_pingpong(int M, int N, int K, float alpha, const elem_t* __restrict__ A, c
                         tma_load_2d(smem_b + s * B_BYTES, &tmap_b, bar, kt * BK, tn * BN);
                 }
             }
+            if (CLUSTER > 1)  // no CTA leaves while a peer may still multicast into it or arrive on its barriers
+                producer_tail<STAGES>(empty, it);
         }
     } else {
         // ---- consumer c: the CTA's local tiles c, c + 2, c + 4, ... ----
@@ -227,7 +229,4 @@ hgemm_pingpong(int M, int N, int K, float alpha, const elem_t* __restrict__ A, c
                                    epi_scratch + c * (EPI_WARPGROUP_BYTES / 4));
         }
     }
-    // no CTA leaves while a peer may still multicast into it or arrive on its barriers
-    if (CLUSTER > 1)
-        cluster_sync();
 }

@@ -131,23 +131,30 @@ __device__ __forceinline__ uint32_t cluster_ctarank()
     return rank;
 }
 
-// Every thread of every CTA of the cluster: barrier.cluster is .aligned (the whole warp executes it together,
-// hence the __syncwarp), and release/acquire make the mbarrier inits (after fence.mbarrier_init) and every
-// earlier copy and arrival visible cluster-wide.
-__device__ __forceinline__ void cluster_sync()
-{
-    __syncwarp();
-    asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;\n" ::: "memory");
-}
-
-// cluster_sync for execution order alone: the arrive is .relaxed, so it waits for none of the thread's earlier
-// memory operations (no GPU-wide fence in the SASS). Enough where those are already complete, e.g. wgmma's reads of
-// shared memory after wgmma.wait_group 0 (h13: every CTA is past its main loop before peers overwrite its stages),
-// or ordered by a fence of their own (fence.mbarrier_init.release.cluster).
+// Every thread of every CTA of the cluster waits for all the others (barrier.cluster is .aligned: the whole warp
+// executes it together, hence the __syncwarp). The arrive is .relaxed: it orders execution, not the thread's earlier
+// memory operations (a .release arrive puts a GPU-wide fence, MEMBAR.ALL.GPU, in front of it, which waits for the
+// thread's global stores). Enough where those are complete or ordered by a fence of their own: after the mbarrier
+// inits, which fence.mbarrier_init.release.cluster releases to the cluster (h7-h9, h12: no copy or remote arrive
+// reaches a CTA before its barriers exist), or after wgmma.wait_group 0, when wgmma's reads of shared memory are
+// done (h13: every CTA is past its main loop before peers overwrite its stages).
 __device__ __forceinline__ void cluster_sync_relaxed()
 {
     __syncwarp();
     asm volatile("barrier.cluster.arrive.relaxed.aligned;\nbarrier.cluster.wait.aligned;\n" ::: "memory");
+}
+
+// The producer's last waits in a cluster that multicasts into its CTAs' stages (h7-h9, h12), in place of a closing
+// cluster barrier: the releases of the last RING k-tiles of the `issued` it loaded. When they have completed, every
+// arrival due on this CTA's `empty` barriers, its own consumers' and its peers', has landed, and every copy into its
+// stages (its own and the peers' multicasts) has been read, so no peer will reach this CTA's shared memory again and
+// the CTA may exit. A closing barrier.cluster did the same with a .release arrive, whose GPU-wide fence waited for
+// the tile's stores of C: about 1 us of a 9 us kernel at 1024^3 on the H100 (benchmarks/2026-11-25_h100_sweep_confirmed).
+template <int RING>  // the ring's stages (not named STAGES: the rungs' -DSTAGES would replace it)
+__device__ __forceinline__ void producer_tail(const uint64_t* empty, int issued)
+{
+    for (int i = 0; i < RING; ++i, ++issued)
+        mbar_wait(smem_u32(&empty[issued % RING]), ((issued / RING) & 1) ^ 1);
 }
 
 // Arrive once on the mbarrier at the same shared-memory offset as `bar` in CTA `cta` of the cluster (mapa turns
