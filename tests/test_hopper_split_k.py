@@ -45,12 +45,16 @@ def test_h8_split_rule_at_the_sweep_shapes(shape, tiles, split):
     # (also the staged epilogue's slices: 4 warps x 16 rows x 40 floats)
     assert block == (128 * (consumers + 1), 1, 1)
     assert smem == 8 * (64 * consumers + 64) * 64 * 2 + 1024 + consumers * 2 * 64 * 32 * 4
-    assert grid == ((tiles, 1, split) if split > 1 else (min(H100_SMS, tiles), 1, 1))
-    # the note names what the grid reads: the tiles, the slices, the cluster (none by default) and its tiles
-    assert k.decomposition_note(shape, H100_SMS) == f"TILES={tiles}, SPLIT_K={split}, CN=1, CTILES={tiles}"
+    # unsplit, in pairs along N where the rows of A and B are off 128-byte lines (1000^3), alone elsewhere
+    pairs = 2 if split == 1 and shape.K % 64 and shape.M > 256 else 1
+    ctiles = tiles // pairs  # these shapes have an even number of tile columns
+    assert grid == ((tiles, 1, split) if split > 1 else (pairs * min(H100_SMS // pairs, ctiles), 1, 1))
+    # the note names what the grid reads: the tiles, the slices, the cluster and its tiles
+    assert k.decomposition_note(shape, H100_SMS) == f"TILES={tiles}, SPLIT_K={split}, CN={pairs}, CTILES={ctiles}"
+    assert k.cluster_dims(shape, H100_SMS) == ((2, 1, 1) if pairs == 2 else None)
     # the build compiles that tile, the split only where it splits, the staged epilogue only for rows off sectors
     assert k.for_shape(shape, H100_SMS).shape_defines == (("H8_BN", 64), ("H8_CONSUMERS", consumers),
-                                                          ("H8_SPLIT", int(split > 1)), ("H8_CLUSTER_N", 1),
+                                                          ("H8_SPLIT", int(split > 1)), ("H8_CLUSTER_N", pairs),
                                                           ("ROWS_ON_SECTORS", int(shape.N % 8 == 0)))
 
 
@@ -70,7 +74,7 @@ def test_a_split_launch_is_one_wave_of_one_unit_per_cta_and_never_persistent():
     and every slice keeps at least SPLIT_MIN_KTILES k-tiles; unsplit, h6's grid of min(SMS, TILES)."""
     for params in (None, H6_PARAMS, {"CONSUMERS": 2, "BN": 64, "SPLIT_MIN_KTILES": 2, "SPLIT_MAX": 8}):
         k = _h8(params)
-        split_seen = 0
+        split_seen = paired_seen = 0
         for m, n, kk in itertools.product([1, 16, 100, 128, 1000, 4095, 8192], [8, 300, 4096, 14336],
                                           [8, 1024, 4096, 16384]):
             shape = GemmShape(m, n, kk)
@@ -84,9 +88,13 @@ def test_a_split_launch_is_one_wave_of_one_unit_per_cta_and_never_persistent():
                 assert grid[0] == tiles and grid[0] * grid[2] <= H100_SMS, (params, shape)
                 assert -(-kk // 64) // grid[2] >= k.params["SPLIT_MIN_KTILES"], (params, shape)
                 assert grid[2] <= k.params["SPLIT_MAX"]
-            else:
-                assert grid == (min(H100_SMS, tiles), 1, 1), (params, shape)
-        assert split_seen > 10
+            else:  # alone, or in pairs along N by the rule (rows off 128-byte lines, two tile columns or more)
+                cols = -(-n // width)
+                pairs = 2 if kk % 64 and not skinny and cols >= 2 else 1
+                ctiles = -(-m // rows) * -(-cols // pairs)
+                assert grid == (pairs * min(H100_SMS // pairs, ctiles), 1, 1), (params, shape)
+                paired_seen += pairs == 2
+        assert split_seen > 10 and paired_seen >= 5  # the generator draws both rules
 
 
 def test_h8_with_h6s_parameters_launches_as_h6_where_it_does_not_split():
@@ -261,8 +269,12 @@ def test_clusters_of_two_share_a_only_where_k_is_not_split(shape, clustered, gri
     assert seen == [(tbm // 2 if clustered else tbm, 64), (64, 64), (64, 32)]
     # the traffic model's tile is the pair's: A read once for two tiles side by side (the model takes it from the
     # parameter, as it has no SM count to tell split launches from the others)
-    assert k.tiles(shape).BN == 128 and _h8().tiles(shape).BN == 64
-    assert _h8().cluster_dims(shape, H100_SMS) is None  # the default launches alone
+    assert k.tiles(shape).BN == 128
+    # by default (CLUSTER_N = 0) in pairs only where the rows are off 128-byte lines and the problem is not skinny
+    by_rule = shape.K % 64 != 0 and shape.M > 256
+    assert _h8().tiles(shape).BN == (128 if by_rule else 64)
+    assert _h8({"CLUSTER_N": 1}).tiles(shape).BN == 64 and _h8({"CLUSTER_N": 1}).cluster_dims(shape, H100_SMS) is None
+    assert _h8().cluster_dims(shape, H100_SMS) == ((2, 1, 1) if by_rule and clustered else None)
 
 
 def test_a_clustered_build_multicasts_a_and_releases_on_its_peer(nvcc, disassembler):
@@ -275,7 +287,7 @@ def test_a_clustered_build_multicasts_a_and_releases_on_its_peer(nvcc, disassemb
         return [op for _a, op, _args in sass.instructions(sass.disassemble(out.cubin))]
 
     shape = GemmShape(1000, 1000, 1000)
-    pair, alone = (ops(_h8(p).for_shape(shape, H100_SMS)) for p in ({"CLUSTER_N": 2}, {}))
+    pair, alone = (ops(_h8(p).for_shape(shape, H100_SMS)) for p in ({"CLUSTER_N": 2}, {"CLUSTER_N": 1}))
     assert any(op.startswith("UTMALDG.2D.MULTICAST") for op in pair)
     assert not any(op.startswith("UTMALDG.2D.MULTICAST") for op in alone)
     assert sum(op.startswith("UCGABAR_ARV") for op in pair) == 1 and not any(op.startswith("UCGABAR") for op in alone)

@@ -30,7 +30,8 @@
 //    consumer warpgroup and TMA stores, where C's rows are on 16 bytes (N % 4 == 0) and beta == 0 (C unread); the
 //    others, and every slice of a split launch, take h6's epilogue: rows of C off the 32-byte grid (N % 8 != 0)
 //    staged through the same shared memory (hopper.cuh, store_acc_rows).
-//  * Clusters of two along N (CLUSTER_N = 2 in the spec, unsplit launches only): the pair computes tiles (tm, 2q)
+//  * Clusters of two along N (unsplit launches only; the spec's rule pairs CTAs where the rows of A and B are off
+//    128-byte lines, CLUSTER_N = 2 everywhere): the pair computes tiles (tm, 2q)
 //    and (tm, 2q + 1), which read the same box of A per k-tile; each CTA loads half of it (BM / 2 rows) by TMA
 //    multicast into both and its own B box, so A leaves L2 once per pair (16 instead of 24 KiB per k-tile per CTA
 //    at 128 x 64), as cuBLAS's kernels at 1000^3-1024^3 run in pairs. A stage is refilled when the consumers of
