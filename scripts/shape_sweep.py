@@ -6,10 +6,11 @@
     python3 scripts/shape_sweep.py --summarize-only --dtype fp32 --out-dir sweep_fp32      # no GPU: the files again
 
 Each shape runs in a process of its own (`gemmprof run RUNGS -m M -n N -k K --dtype D -o OUT/run_MxNxK.json`, with
-cuBLAS of that dtype in the same run), so a fault at one shape costs only that shape. --confirm then times the
-shape's best rung again beside cuBLAS alone, the two in turns (OUT/confirm_MxNxK.json), and the best column takes
-that figure: the highest of many noisy figures favours the luckiest, and interleaving all the variants would hand
-each the clocks its predecessor left under the power cap. The summary
+cuBLAS of that dtype in the same run), so a fault at one shape costs only that shape. --confirm then times each
+contender of the shape (every rung within 5% of its best) again beside cuBLAS alone, the two in turns
+(OUT/confirm_MxNxK_RUNG.json), and the best column takes the highest of those: the first run's small-shape figures
+move by several points, the highest of many noisy figures favours the luckiest, and interleaving all the variants
+would hand each the clocks its predecessor left under the power cap. The summary
 (OUT/summary.json, a gemmprof.sweep file; OUT/summary.csv and .txt) has, per rung and shape, % of cuBLAS, per rung
 the geometric mean and the minimum over the shapes it ran, and the same for the best rung of each shape. Without
 --shapes or --shapes-file the built-in list runs (gemmprof.results.sweep.DEFAULT_SHAPES: squares 1024-8192, LLM
@@ -38,8 +39,17 @@ def results_file(out_dir: Path, shape: GemmShape) -> Path:
     return out_dir / f"run_{shape.label}.json"
 
 
-def confirmation_file(out_dir: Path, shape: GemmShape) -> Path:
-    return out_dir / f"confirm_{shape.label}.json"
+def confirmation_file(out_dir: Path, shape: GemmShape, variant: str) -> Path:
+    return out_dir / f"confirm_{shape.label}_{variant}.json"
+
+
+def confirmation_files(out_dir: Path, shape: GemmShape) -> list[Path]:
+    """The shape's confirmations as written or gzipped (and a record's older single `confirm_MxNxK.json`)."""
+    found = {}
+    for pattern in (f"confirm_{shape.label}.json", f"confirm_{shape.label}_*.json"):
+        for p in (*out_dir.glob(pattern), *out_dir.glob(pattern + ".gz")):
+            found.setdefault(p.name.removesuffix(".gz"), p)
+    return [found[name] for name in sorted(found)]
 
 
 def run_command(rungs: list[str], shape: GemmShape, dtype: str, budget: float, out: Path, interleave: bool = False,
@@ -54,36 +64,44 @@ def _child(cmd: list[str], log_path: Path, execute) -> int:
         return execute(cmd, stdout=log, stderr=subprocess.STDOUT, check=False).returncode
 
 
-def best_rung(out: Path, dtype: str) -> str | None:
-    """The variant of the highest % of cuBLAS in one shape's results file (None where none has one)."""
+CONTENDERS = 0.05  # --confirm times again every rung within 5% of the first run's best (its noise at small shapes)
+
+
+def contenders(out: Path, dtype: str, margin: float = CONTENDERS) -> list[str]:
+    """The variants of one shape's results file within `margin` of its highest % of cuBLAS, best first."""
     run = load_run(out)
-    return summarize([(out.name, run)], dtype).best_at(run.shape)[0]
+    sweep = summarize([(out.name, run)], dtype)
+    ranked = sorted(((sweep.pct(v, run.shape), v) for v in sweep.variants if sweep.pct(v, run.shape) is not None),
+                    key=lambda pv: -pv[0])
+    return [v for p, v in ranked if p >= (1 - margin) * ranked[0][0]] if ranked else []
 
 
 def run_shapes(rungs, shapes, dtype, budget, out_dir: Path, resume: bool, execute=subprocess.run,
                confirm: bool = False, max_reps: int | None = None) -> list[str]:
-    """Run every shape (logs beside the results) and, with `confirm`, its best rung again beside cuBLAS, the two
-    timed in turns; the shapes that left no results file."""
+    """Run every shape (logs beside the results) and, with `confirm`, each of its contenders (rungs within
+    CONTENDERS of its best) again beside cuBLAS alone, the two timed in turns; the shapes that left no results
+    file. With `resume` a shape's run and confirmations already there are kept."""
     failed = []
     for i, shape in enumerate(shapes, 1):
-        out, again = results_file(out_dir, shape), confirmation_file(out_dir, shape)
-        if resume and out.is_file() and (again.is_file() or not confirm):
-            print(f"[{i}/{len(shapes)}] {shape.label}: kept {out.name}", flush=True)
-            continue
-        t0 = time.perf_counter()
+        out = results_file(out_dir, shape)
         if not (resume and out.is_file()):
+            t0 = time.perf_counter()
             rc = _child(run_command(rungs, shape, dtype, budget, out, max_reps=max_reps),
                         out_dir / f"run_{shape.label}.log", execute)
             print(f"[{i}/{len(shapes)}] {shape.label}: rc={rc} {time.perf_counter() - t0:.1f} s", flush=True)
+        else:
+            print(f"[{i}/{len(shapes)}] {shape.label}: kept {out.name}", flush=True)
         if not out.is_file():
             failed.append(shape.label)
             continue
-        best = best_rung(out, dtype) if confirm else None
-        if best:
+        for variant in contenders(out, dtype) if confirm else ():
+            again = confirmation_file(out_dir, shape, variant)
+            if resume and again.is_file():
+                continue
             t0 = time.perf_counter()
-            rc = _child(run_command([best], shape, dtype, budget, again, interleave=True, max_reps=max_reps),
-                        out_dir / f"confirm_{shape.label}.log", execute)
-            print(f"[{i}/{len(shapes)}] {shape.label}: {best} again beside cuBLAS, in turns: rc={rc} "
+            rc = _child(run_command([variant], shape, dtype, budget, again, interleave=True, max_reps=max_reps),
+                        again.with_suffix(".log"), execute)
+            print(f"[{i}/{len(shapes)}] {shape.label}: {variant} again beside cuBLAS, in turns: rc={rc} "
                   f"{time.perf_counter() - t0:.1f} s", flush=True)
     return failed
 
@@ -99,8 +117,8 @@ def summarize_dir(shapes, dtype: str, out_dir: Path):
     if not runs:
         raise InputError(f"--out-dir {out_dir}: no results file of these shapes (run_MxNxK.json)")
     ran = {run.shape for _, run in runs}
-    again = [_kept(confirmation_file(out_dir, s)) for s in shapes if s in ran]
-    sweep = summarize(runs, dtype, [(f.name, load_run(f)) for f in again if f])
+    again = [f for s in shapes if s in ran for f in confirmation_files(out_dir, s)]
+    sweep = summarize(runs, dtype, [(f.name, load_run(f)) for f in again])
     sweep.save(out_dir / "summary.json")
     table = sweep_table(sweep)
     for ext in ("csv", "txt"):
@@ -117,8 +135,9 @@ def main(argv=None) -> int:
     ap.add_argument("--shapes-file", help="a file of shapes, as --shapes, `#` comments")
     ap.add_argument("--budget", type=float, default=0.3, help="seconds of timed launches per variant and shape")
     ap.add_argument("--confirm", action="store_true",
-                    help="after each shape's run, time its best rung again beside cuBLAS alone, the two in turns "
-                         "(gemmprof run BEST --interleave, OUT/confirm_MxNxK.json): the best column's figure")
+                    help="after each shape's run, time each rung within 5%% of its best again beside cuBLAS alone, "
+                         "the two in turns (gemmprof run RUNG --interleave, OUT/confirm_MxNxK_RUNG.json): the best "
+                         "column takes the highest of those")
     ap.add_argument("--max-reps", type=int, help="launches per variant at most (gemmprof run's default: 200; "
                                                   "small shapes reach it long before --budget)")
     ap.add_argument("--out-dir", required=True, help="an existing folder for the per-shape results and the summary")

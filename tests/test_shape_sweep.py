@@ -147,45 +147,50 @@ def test_script_runs_one_child_per_shape_and_summarizes(tmp_path, capsys):
 
 
 def test_confirmations_replace_the_best_of_their_shape_and_load_back(tmp_path):
-    # A's first run: r16 best at 125%; timed again beside cuBLAS alone it makes 104%. B has no confirmation.
-    again = ("confirm_a.json", _run(A, {"r16": 1 / 1.04}))
-    sweep = summarize(_runs(), "fp32", [again])
-    assert sweep.best_at(A) == ("r16", pytest.approx(104)) and sweep.best_at(B) == ("r13", pytest.approx(200))
+    # A's first run: r16 best at 125%, r13 at 50%; r16 timed again beside cuBLAS alone makes 104%. B: r13 at 200%
+    # and r16 at 80% in the first run, both confirmed: 150% and 160%, so r16 is B's best. C has no confirmation.
+    again = ("confirm_a_r16.json", _run(A, {"r16": 1 / 1.04}))
+    b13, b16 = ("confirm_b_r13.json", _run(B, {"r13": 1 / 1.5})), ("confirm_b_r16.json", _run(B, {"r16": 1 / 1.6}))
+    sweep = summarize(_runs(), "fp32", [again, b13, b16])
+    assert sweep.best_at(A) == ("r16", pytest.approx(104)) and sweep.best_at(B) == ("r16", pytest.approx(160))
+    assert sweep.best_at(C) == ("r16", pytest.approx(100))  # unconfirmed: the first run's
     assert sweep.pct("r16", A) == pytest.approx(125)  # the first run's columns stay as they were
-    assert sweep.best.min_pct == pytest.approx(100) and sweep.files[-1] == "confirm_a.json"
+    assert len(sweep.confirmations(B)) == 2 and sweep.files[-1] == "confirm_b_r16.json"
     sweep.save(tmp_path / "s.json")
     assert load_sweep(tmp_path / "s.json") == sweep
     table = sweep_table(sweep)
     assert next(r for r in table.rows if r["shape"] == A.label)["best_pct"] == pytest.approx(104)
-    assert any(n.startswith("best: at 1 of 3 shapes from a second run") for n in table.notes)
-    # a confirmation of a shape without a run, a second one, or one with two variants: named errors
+    assert any(n.startswith("best: at 2 of 3 shapes the highest of the contenders") for n in table.notes)
+    # a confirmation of a shape without a run, a second one of a variant, or one with two variants: named errors
     for bad, match in (([("x.json", _run(GemmShape(8, 8, 8), {"r16": 1.0}))], "x.json: confirms 8x8x8"),
-                       ([again, again], "a second confirmation of 1000x1000x1000"),
+                       ([again, again], "a second confirmation of r16 at 1000x1000x1000"),
                        ([("two.json", _run(A, {"r13": 1.0, "r16": 1.0}))], "one fp32 variant beside cuBLAS, this one 2")):
         with pytest.raises(InputError, match=match):
             summarize(_runs(), "fp32", bad)
 
 
-def test_script_confirms_each_shapes_best_beside_cublas_in_turns(tmp_path, capsys):
+def test_script_confirms_each_contender_beside_cublas_in_turns(tmp_path, capsys):
     mod = _script()
-    runs = dict((r.shape, r) for _, r in _runs())
+    # the first runs: at A r16 125% and r13 50% (one contender); at B r13 200% and r16 195% (two, within 5%)
+    runs = {A: _run(A, {"r13": 2.0, "r16": 0.8}), B: _run(B, {"r13": 0.5, "r16": 1 / 1.95})}
+    again_pct = {"r16": 1.04, "r13": 1.5}
     commands = []
 
-    def execute(cmd, **kwargs):  # the first run of a shape writes _runs()'s results; the confirmation r16 at 104%
+    def execute(cmd, **kwargs):  # a first run writes `runs`; a confirmation its rung at again_pct
         commands.append(cmd)
         out = cmd[cmd.index("-o") + 1]
         shape = GemmShape(*(int(cmd[cmd.index(flag, 4) + 1]) for flag in ("-m", "-n", "-k")))
-        (runs[shape] if "--interleave" not in cmd else _run(shape, {cmd[4]: 1 / 1.04})).save(out)
+        (runs[shape] if "--interleave" not in cmd else _run(shape, {cmd[4]: 1 / again_pct[cmd[4]]})).save(out)
         return type("Done", (), {"returncode": 0})()
 
     assert mod.run_shapes(["13-16"], (A, B), "fp32", 0.5, tmp_path, resume=False, execute=execute, confirm=True,
                           max_reps=2000) == []
-    first_a, again_a, first_b, again_b = commands
+    first_a, again_a, first_b, again_b13, again_b16 = commands
     assert "--interleave" not in first_a and first_a[4] == "13-16"
-    assert again_a[2:5] == ["gemmprof", "run", "r16"] and again_b[4] == "r13"  # each shape's best, alone
+    assert again_a[2:5] == ["gemmprof", "run", "r16"] and [again_b13[4], again_b16[4]] == ["r13", "r16"]
     assert "--interleave" in again_a and "--no-cublas" not in again_a
     assert all(c[c.index("--max-reps") + 1] == "2000" for c in commands)
-    assert again_a[again_a.index("-o") + 1] == str(tmp_path / "confirm_1000x1000x1000.json")
+    assert again_a[again_a.index("-o") + 1] == str(tmp_path / "confirm_1000x1000x1000_r16.json")
     # the child's command line is one `gemmprof run` parses, with these options
     import click
 
@@ -195,11 +200,12 @@ def test_script_confirms_each_shapes_best_beside_cublas_in_turns(tmp_path, capsy
     ctx = run.make_context("run", again_a[again_a.index("run") + 1:])
     assert ctx.params["interleave"] is True and ctx.params["max_reps"] == 2000
     sweep = mod.summarize_dir((A, B), "fp32", tmp_path)
-    assert sweep.best_at(A) == ("r16", pytest.approx(104)) and len(sweep.confirmed) == 2
-    # --resume keeps a shape only when its confirmation is there too: here only the confirmation runs again
-    (tmp_path / "confirm_1000x1000x1000.json").unlink()
+    assert sweep.best_at(A) == ("r16", pytest.approx(104)) and len(sweep.confirmed) == 3
+    assert sweep.best_at(B) == ("r13", pytest.approx(150))  # the higher of its two confirmations
+    # --resume keeps a shape's run and the confirmations there: here only the missing one runs again
+    (tmp_path / "confirm_1000x1000x1000_r16.json").unlink()
     assert mod.run_shapes(["13-16"], (A, B), "fp32", 0.5, tmp_path, resume=True, execute=execute, confirm=True) == []
-    assert len(commands) == 5 and "--interleave" in commands[-1]
+    assert len(commands) == 6 and "--interleave" in commands[-1] and commands[-1][4] == "r16"
     assert "r16 again beside cuBLAS, in turns" in capsys.readouterr().out
     # a record keeps the files gzipped: the summary reads them as they are
     import gzip
@@ -210,6 +216,14 @@ def test_script_confirms_each_shapes_best_beside_cublas_in_turns(tmp_path, capsy
     again = mod.summarize_dir((A, B), "fp32", tmp_path)
     assert again.cells == sweep.cells and again.confirmed == sweep.confirmed
     assert again.files[0] == "run_1000x1000x1000.json.gz"
+
+
+def test_contenders_are_the_rungs_within_five_percent_of_the_best(tmp_path):
+    mod = _script()
+    _run(A, {"r13": 1.0, "r16": 1.04, "r17": 1.06}).save(tmp_path / "a.json")  # 100%, 96.2%, 94.3% of cuBLAS
+    assert mod.contenders(tmp_path / "a.json", "fp32") == ["r13", "r16"]
+    _run(A, {"r13": None}).save(tmp_path / "none.json")
+    assert mod.contenders(tmp_path / "none.json", "fp32") == []
 
 
 def test_script_bad_input_is_one_line_and_an_exit_code(tmp_path, capsys):

@@ -26,8 +26,10 @@ def sweep_table(sweep: SweepSummary) -> Table:
              f"means and minima over the shapes each variant ran ({n} shapes in all).",
              "minimum at: " + "; ".join(f"{r.variant} {r.min_shape}" for r in (*sweep.rungs, sweep.best) if r.min_shape)]
     if sweep.confirmed:
-        notes.append(f"best: at {len(sweep.confirmed)} of {n} shapes from a second run of the first run's best rung "
-                     "beside cuBLAS alone, the two timed in turns (the columns before it are the first run's)")
+        shapes = len({c.shape for c in sweep.confirmed})
+        notes.append(f"best: at {shapes} of {n} shapes the highest of the contenders (the first run's best and the "
+                     "rungs close to it), each timed again beside cuBLAS alone, in turns (the columns before it are "
+                     "the first run's)")
     for r in (*sweep.rungs, sweep.best):
         if r.missing:
             why = {c.shape.label: c.status for c in sweep.cells if c.variant == r.variant}

@@ -5,10 +5,11 @@ everything else is derived from those cells: per rung the geometric mean and the
 shapes it ran, and the same for the best rung of each shape (issue 26: "the geometric mean of % of cuBLAS per rung").
 A shape where a rung did not run (rejected, FAIL, error, skipped) is left out of that rung's mean and named as missing.
 
-A sweep may also hold confirmations: per shape, the best rung of the first run timed again, in turns with cuBLAS
-(`gemmprof run BEST --interleave`), the two alone. The best of that shape is then the confirmed cell: picking the
-highest of many noisy figures favours the luckiest, and a run that interleaves many variants hands each one the
-clocks its predecessor left (under the power cap a variant timed after a light one starts faster).
+A sweep may also hold confirmations: per shape, its contenders (the first run's best and the rungs close to it)
+timed again, each in turns with cuBLAS (`gemmprof run RUNG --interleave`), the two alone. The best of that shape is
+then the highest confirmed cell: picking the highest of many noisy figures favours the luckiest, and a run that
+interleaves many variants hands each one the clocks its predecessor left (under the power cap a variant timed after
+a light one starts faster).
 """
 
 from __future__ import annotations
@@ -122,7 +123,7 @@ class SweepSummary:
     cells: tuple[SweepCell, ...]
     files: tuple[str, ...] = ()  # the per-shape results files, in the order of `shapes`, then the confirmations'
     device: str = ""
-    confirmed: tuple[SweepCell, ...] = ()  # per shape at most one: its best rung beside cuBLAS alone, in turns
+    confirmed: tuple[SweepCell, ...] = ()  # per shape its contenders, each beside cuBLAS alone, in turns
 
     @property
     def variants(self) -> tuple[str, ...]:
@@ -138,15 +139,19 @@ class SweepSummary:
     def rungs(self) -> tuple[RungSummary, ...]:
         return tuple(self.rung(v) for v in self.variants)
 
-    def confirmation(self, shape: GemmShape) -> SweepCell | None:
-        return next((c for c in self.confirmed if c.shape == shape), None)
+    def confirmations(self, shape: GemmShape) -> tuple[SweepCell, ...]:
+        return tuple(c for c in self.confirmed if c.shape == shape)
 
     def best_at(self, shape: GemmShape) -> tuple[str | None, float | None]:
         """The variant of the highest % of cuBLAS at `shape` (the first listed on a tie), and that %; where the shape
-        has a confirmation, its variant and its % (None where the confirming run did not time it)."""
-        confirmed = self.confirmation(shape)
-        if confirmed is not None:
-            return confirmed.variant, confirmed.pct_cublas
+        has confirmations, the highest of them (None where no confirming run timed its rung)."""
+        confirmed = self.confirmations(shape)
+        if confirmed:
+            timed = [c for c in confirmed if c.pct_cublas is not None]
+            if not timed:
+                return confirmed[0].variant, None
+            pct = max(c.pct_cublas for c in timed)
+            return next(c.variant for c in timed if c.pct_cublas == pct), pct
         ran = [(self.pct(v, shape), v) for v in self.variants if self.pct(v, shape) is not None]
         if not ran:
             return None, None
@@ -221,11 +226,11 @@ def summarize(runs: list[tuple[str, RunResult]], dtype: str,
     for name, run in confirmations:
         if run.shape not in shapes:
             raise InputError(f"{name}: confirms {run.shape.label}, a shape the sweep has no run of")
-        if any(c.shape == run.shape for c in confirmed):
-            raise InputError(f"{name}: a second confirmation of {run.shape.label}")
         found = _cells(run, dtype)
         if len(found) != 1:
             raise InputError(f"{name}: a confirmation runs one {dtype} variant beside cuBLAS, this one {len(found)}")
+        if any(c.shape == run.shape and c.variant == found[0].variant for c in confirmed):
+            raise InputError(f"{name}: a second confirmation of {found[0].variant} at {run.shape.label}")
         confirmed += found
     return SweepSummary(dtype, tuple(shapes), tuple(cells), tuple(n for n, _ in (*runs, *confirmations)),
                         ", ".join(dict.fromkeys(devices)), tuple(confirmed))
