@@ -164,7 +164,8 @@ def test_confirmations_replace_the_best_of_their_shape_and_load_back(tmp_path):
     # a confirmation of a shape without a run, a second one of a variant, or one with two variants: named errors
     for bad, match in (([("x.json", _run(GemmShape(8, 8, 8), {"r16": 1.0}))], "x.json: confirms 8x8x8"),
                        ([again, again], "a second confirmation of r16 at 1000x1000x1000"),
-                       ([("two.json", _run(A, {"r13": 1.0, "r16": 1.0}))], "one fp32 variant beside cuBLAS, this one 2")):
+                       ([("two.json", _run(A, {"r13": 1.0, "r16": 1.0}))],
+                        "one fp32 variant beside cuBLAS, this one 2")):
         with pytest.raises(InputError, match=match):
             summarize(_runs(), "fp32", bad)
 

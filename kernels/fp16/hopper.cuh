@@ -149,7 +149,8 @@ __device__ __forceinline__ void cluster_sync_relaxed()
 // arrival due on this CTA's `empty` barriers, its own consumers' and its peers', has landed, and every copy into its
 // stages (its own and the peers' multicasts) has been read, so no peer will reach this CTA's shared memory again and
 // the CTA may exit. A closing barrier.cluster did the same with a .release arrive, whose GPU-wide fence waited for
-// the tile's stores of C: about 1 us of a 9 us kernel at 1024^3 on the H100 (benchmarks/2026-11-25_h100_sweep_confirmed).
+// the tile's stores of C: about 1 us of a 9 us kernel at 1024^3 on the H100
+// (benchmarks/2026-11-25_h100_sweep_confirmed).
 template <int RING>  // the ring's stages (not named STAGES: the rungs' -DSTAGES would replace it)
 __device__ __forceinline__ void producer_tail(const uint64_t* empty, int issued)
 {
