@@ -219,6 +219,16 @@ def test_script_confirms_each_contender_beside_cublas_in_turns(tmp_path, capsys)
     assert again.files[0] == "run_1000x1000x1000.json.gz"
 
 
+def test_a_records_single_confirmation_file_still_reads(tmp_path):
+    # records made before every contender was confirmed hold one confirm_MxNxK.json per shape
+    mod = _script()
+    _run(A, {"r13": 2.0, "r16": 0.8}).save(tmp_path / "run_1000x1000x1000.json")
+    _run(A, {"r16": 1 / 1.04}).save(tmp_path / "confirm_1000x1000x1000.json")
+    _run(A, {"r13": 1.0}).save(tmp_path / "confirm_1000x1000x10000_r13.json")  # another shape's name, not A's
+    assert [f.name for f in mod.confirmation_files(tmp_path, A)] == ["confirm_1000x1000x1000.json"]
+    assert mod.summarize_dir((A,), "fp32", tmp_path).best_at(A) == ("r16", pytest.approx(104))
+
+
 def test_contenders_are_the_rungs_within_five_percent_of_the_best(tmp_path):
     mod = _script()
     _run(A, {"r13": 1.0, "r16": 1.04, "r17": 1.06}).save(tmp_path / "a.json")  # 100%, 96.2%, 94.3% of cuBLAS
