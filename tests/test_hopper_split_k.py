@@ -310,3 +310,13 @@ def test_h8_in_clusters_verifies_on_the_gpu(runner, tmp_path, dtype):
         assert r.exit_code == 0, r.output
         row = json.loads(out.read_text())["variants"][0]
         assert row["status"] == "ok" and row["rel_error"] < 1e-3, (args, row)
+
+
+def test_explain_counts_multicast_among_h8s_techniques():
+    # h8 pairs its CTAs by TMA multicast where rows are off 128-byte lines: explain must not propose multicast as
+    # the next step from h8, and counts it among what h8 applies (beside h6's techniques and split-K)
+    from gemmprof.model.explain_techniques import RUNG_TECHNIQUES, applied_by
+
+    assert RUNG_TECHNIQUES["h8"] == ("split_k", "multicast")
+    assert {"persistent", "split_k", "multicast"} <= set(applied_by("h8"))
+    assert dict(_h8().for_shape(GemmShape(1000, 1000, 1000), H100_SMS).shape_defines)["H8_CLUSTER_N"] == 2

@@ -66,7 +66,7 @@ RUNG_TECHNIQUES: dict[str, tuple[str, ...]] = {
     "h1": ("tensor_cores",), "h2": ("smem_tiling", "latency_hiding", "bank_conflicts"), "h3": ("ldmatrix", "register_pipeline", "bank_conflicts"),
     "h4": ("wgmma",), "h5": ("warp_specialization", "larger_tiles"), "h6": ("persistent", "epilogue"),
     "h7": ("multicast",),
-    "16": ("split_k",), "h8": ("split_k",), "h9": ("pingpong",), "h10": ("stream_k",), "h11": ("swap_ab", "split_k"),
+    "16": ("split_k",), "h8": ("split_k", "multicast"), "h9": ("pingpong",), "h10": ("stream_k",), "h11": ("swap_ab", "split_k"),
     "h12": ("tma_store",), "h13": ("split_k", "dsmem_reduction"),
 }
 # rungs beside a ladder's line: what they apply is their base rung's, plus their own (RUNG_TECHNIQUES)
