@@ -21,7 +21,7 @@ def test_the_hopper_rungs_share_one_header_and_define_no_helper_of_it():
         assert included_headers(spec.file) == [header.resolve()]
         text = spec.file.read_text()
         for helper in ("mbar_wait", "tma_load_2d", "sw128_desc", "store_acc", "tile_coords", "tma_load_2d_multicast",
-                       "mbar_arrive_cluster", "cluster_sync_relaxed", "producer_tail", "cluster_tile_coords", "load_acquire_gpu",
+                       "mbar_arrive_cluster", "cluster_sync_relaxed", "barriers_set_up", "producer_tail", "cluster_tile_coords", "load_acquire_gpu",
                        "store_release_gpu", "consumers_sync", "split_k_wait_turn", "split_k_pass_turn"):
             # a definition (`__device__ ... helper(`), not a call such as h7's cta_tile calling tile_coords
             assert not re.search(rf"__device__[^;{{}}]*\b{helper}\(", text), f"{rung} defines {helper} again"

@@ -111,10 +111,7 @@ hgemm_tma_store(int M, int N, int K, float alpha, const elem_t* __restrict__ A, 
         }
         asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
     }
-    if (CLUSTER_M > 1)
-        cluster_sync_relaxed();  // the inits are released by their fence: no copy or arrive precedes them
-    else
-        __syncthreads();
+    barriers_set_up<(CLUSTER_M > 1)>();
 
     if (wg == 0) {
         // ---- producer: h7's, running ahead across tile boundaries ----

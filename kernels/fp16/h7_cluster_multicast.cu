@@ -116,10 +116,7 @@ hgemm_cluster_multicast(int M, int N, int K, float alpha, const elem_t* __restri
         }
         asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
     }
-    if (CLUSTER > 1)
-        cluster_sync_relaxed();  // the inits are released by their fence: no copy or arrive precedes them
-    else
-        __syncthreads();
+    barriers_set_up<(CLUSTER > 1)>();
 
     if (wg == 0) {
         // ---- producer: runs ahead across tile boundaries; loads its A and B, or its half of the shared one ----

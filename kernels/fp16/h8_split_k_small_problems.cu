@@ -150,10 +150,7 @@ hgemm_split_k_small_problems(int M, int N, int K, float alpha, const elem_t* __r
         }
         asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
     }
-    if (CN > 1)
-        cluster_sync_relaxed();  // no copy or remote arrive reaches a CTA before its barriers exist (their fence)
-    else
-        __syncthreads();
+    barriers_set_up<(CN > 1)>();
     // unit u's tile: (tm, tn) and its slice; in a cluster, this CTA's tile of cluster tile u
     auto unit_tile = [&](int u, int& slice, int& tile, int& tm, int& tn) {
         slice = u / (tiles_m * ctiles_n);

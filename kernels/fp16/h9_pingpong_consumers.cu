@@ -134,10 +134,7 @@ hgemm_pingpong(int M, int N, int K, float alpha, const elem_t* __restrict__ A, c
             mbar_init(smem_u32(&turn[c]), 1);
         asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
     }
-    if (CLUSTER > 1)
-        cluster_sync_relaxed();  // the inits are released by their fence: no copy or arrive precedes them
-    else
-        __syncthreads();
+    barriers_set_up<(CLUSTER > 1)>();
 
     if (wg == 0) {
         // ---- producer: one ring, the CTA's tiles in order, whichever consumer owns them ----

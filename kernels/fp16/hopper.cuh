@@ -135,9 +135,9 @@ __device__ __forceinline__ uint32_t cluster_ctarank()
 // executes it together, hence the __syncwarp). The arrive is .relaxed: it orders execution, not the thread's earlier
 // memory operations (a .release arrive puts a GPU-wide fence, MEMBAR.ALL.GPU, in front of it, which waits for the
 // thread's global stores). Enough where those are complete or ordered by a fence of their own: after the mbarrier
-// inits, which fence.mbarrier_init.release.cluster releases to the cluster (h7-h9, h12: no copy or remote arrive
-// reaches a CTA before its barriers exist), or after wgmma.wait_group 0, when wgmma's reads of shared memory are
-// done (h13: every CTA is past its main loop before peers overwrite its stages).
+// inits, which fence.mbarrier_init.release.cluster releases to the cluster (barriers_set_up), or after
+// wgmma.wait_group 0, when wgmma's reads of shared memory are done (h13: every CTA is past its main loop before peers
+// overwrite its stages).
 __device__ __forceinline__ void cluster_sync_relaxed()
 {
     __syncwarp();
@@ -151,6 +151,19 @@ __device__ __forceinline__ void cluster_sync_relaxed()
 // the CTA may exit. A closing barrier.cluster did the same with a .release arrive, whose GPU-wide fence waited for
 // the tile's stores of C: about 1 us of a 9 us kernel at 1024^3 on the H100
 // (benchmarks/2026-11-25_h100_sweep_confirmed).
+// After thread 0 has set up the mbarriers and fenced them (fence.mbarrier_init.release.cluster): in a cluster that
+// multicasts into its CTAs' stages (h7-h9, h12), every CTA of it waits for the others, so that no copy or remote
+// arrive reaches a CTA before its barriers exist (.relaxed: the fence has released the inits); alone, the block.
+// producer_tail below is the other end of the same protocol.
+template <bool CLUSTERED>
+__device__ __forceinline__ void barriers_set_up()
+{
+    if (CLUSTERED)
+        cluster_sync_relaxed();
+    else
+        __syncthreads();
+}
+
 template <int RING>  // the ring's stages (not named STAGES: the rungs' -DSTAGES would replace it)
 __device__ __forceinline__ void producer_tail(const uint64_t* empty, int issued)
 {
