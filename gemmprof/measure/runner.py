@@ -9,7 +9,6 @@ from dataclasses import dataclass
 from functools import partial
 
 from gemmprof._version import __version__
-from gemmprof.catalog.abi import kernel_values
 from gemmprof.catalog.baselines import Baseline, for_kernels, with_b_layout
 from gemmprof.catalog.binding import BoundKernel
 from gemmprof.catalog.gpu_specs import GpuSpec
@@ -235,13 +234,8 @@ class Runner:
             row.status, row.message = "rejected", str(exc)
             return row, None
 
-        def launch_into(out):  # the arguments packed once, outside the timed launches
-            buffers = {"A": problem.operand("A", layout["A"], lds["lda"]),
-                       "B": problem.operand("B", layout["B"], lds["ldb"]), "C": out, "workspace": workspace}
-            # a map of C is over this output array: the maps are encoded per output (host only, before the timed
-            # launches)
-            maps = tma_launch.encode_maps(tiled, {w: buffers[w] for w in "ABC"})
-            return bind(kernel_values(abi, shape, layout, problem.alpha, problem.beta, buffers, lds) + maps)
+        def launch_into(out):  # the arguments packed once, outside the timed launches (maps encoded per output)
+            return bind(tma_launch.launch_args(kernel, shape, problem, lds, tiled, workspace, out))
 
         row, verified = self._verify(row, problem, launch_into, check, kernel.spec.reads_c, c_store)
         split = kernel.decomposition_note(shape, sms)  # e.g. split-K's slices, in the note

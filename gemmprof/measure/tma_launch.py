@@ -57,6 +57,19 @@ def encode_maps(tiled: list, operands: dict, encode=None) -> tuple:
                  for operand, tmap in tiled)
 
 
+def launch_args(kernel: BoundKernel, shape: GemmShape, problem, lds: dict, tiled: list, workspace, out) -> tuple:
+    """A launch's arguments into the output array `out` (run's and tune's): the spec's `args:` over the problem's
+    operands at their leading dimensions `lds`, then its tensor maps (`tiled`, from tiled_maps), encoded over these
+    arrays (a map of C is over `out`: encode once per output)."""
+    from gemmprof.catalog.abi import kernel_values
+
+    layout = kernel.spec.layout
+    buffers = {"A": problem.operand("A", layout["A"], lds["lda"]), "B": problem.operand("B", layout["B"], lds["ldb"]),
+               "C": out, "workspace": workspace}
+    maps = encode_maps(tiled, {w: buffers[w] for w in "ABC"})
+    return kernel_values(kernel.spec.abi, shape, layout, problem.alpha, problem.beta, buffers, lds) + maps
+
+
 def tensor_maps(kernel: BoundKernel, shape: GemmShape, operands: dict, encode=None, sms: int | None = None) -> tuple:
     """The kernel's tensor maps at `shape` over `operands`: encode_maps of tiled_maps."""
     return encode_maps(tiled_maps(kernel, shape, sms), operands, encode)

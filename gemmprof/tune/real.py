@@ -178,7 +178,6 @@ class CupyMeasure(Measure):
     def _launcher(self, params):
         import cupy
 
-        from gemmprof.catalog.abi import kernel_values
         from gemmprof.catalog.binding import bind
         from gemmprof.measure import tma_launch
         from gemmprof.measure.build import compile_for_launch
@@ -204,10 +203,7 @@ class CupyMeasure(Measure):
             lds = abi.leading(shape, layout, kernel.env)
 
             def args_into(c):  # the spec's own argument list (args:), as run packs it
-                buffers = {"A": problem.operand("A", layout["A"], lds["lda"]),
-                           "B": problem.operand("B", layout["B"], lds["ldb"]), "C": c, "workspace": workspace}
-                maps = tma_launch.encode_maps(tiled, {w: buffers[w] for w in "ABC"})
-                return kernel_values(abi, shape, layout, problem.alpha, problem.beta, buffers, lds) + maps
+                return tma_launch.launch_args(kernel, shape, problem, lds, tiled, workspace, c)
 
             first, out = problem.fresh_output(layout["C"], lds["ldc"]), problem.sentinel_output(layout["C"], lds["ldc"])
             for c in (first, out):
