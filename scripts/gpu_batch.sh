@@ -28,6 +28,13 @@ step() {  # step NAME CMD...: run, log, remember the exit code
   return 0
 }
 
+SWEEP_SHAPES="1024 4096 8192 16x4096x4096 128x4096x4096 1024x11008x4096 4096x4096x14336 16384x4096x4096 4096x4096x16384 4096x4096x1024 4095x4097x1024 1000x1000x1000"
+sweep_fp16() {  # the Hopper rungs over SWEEP_SHAPES; each shape's contenders confirmed beside cuBLAS in turns, up to
+                # SWEEP_MAX_REPS launches each (200 are 2 ms at 1024^3)
+  mkdir -p "$B/sweep_fp16"
+  step sweep_fp16 python3 scripts/shape_sweep.py h4-h13 --dtype fp16 --shapes "$SWEEP_SHAPES" --budget "${SWEEP_BUDGET:-0.3}" --confirm --max-reps "${SWEEP_MAX_REPS:-2000}" --out-dir "$B/sweep_fp16"
+}
+
 for stage in "$@"; do
   case $stage in
     env)
@@ -125,16 +132,11 @@ for stage in "$@"; do
       step splitk_beta "${GP[@]}" run 15 16 --size 1000 --beta 1 --budget 0.5 -o "$B/splitk_1000_beta1.json"
       step splitk_tune "${GP[@]}" tune 16 --size 1000 --strategy random --budget-configs "${TUNE_CONFIGS:-24}" --cache-dir "$B/tune_cache" -o "$B/splitk_tune_1000.json" ;;
     sweep)  # issue 26's shape sweep, modest list: per rung and shape % of cuBLAS, geometric mean and minimum; 4096x4096x1024 is the aligned neighbour of 4095x4097x1024
-      shapes="1024 4096 8192 16x4096x4096 128x4096x4096 1024x11008x4096 4096x4096x14336 16384x4096x4096 4096x4096x16384 4096x4096x1024 4095x4097x1024 1000x1000x1000"
-      mkdir -p "$B/sweep_fp32" "$B/sweep_fp16"
-      step sweep_fp32 python3 scripts/shape_sweep.py 13-16 --dtype fp32 --shapes "$shapes" --budget "${SWEEP_BUDGET:-0.1}" --out-dir "$B/sweep_fp32"
-      # each shape's best rung confirmed beside cuBLAS in turns; up to SWEEP_MAX_REPS launches (200 is 2 ms at 1024^3)
-      step sweep_fp16 python3 scripts/shape_sweep.py h4-h13 --dtype fp16 --shapes "$shapes" --budget "${SWEEP_BUDGET:-0.3}" --confirm --max-reps "${SWEEP_MAX_REPS:-2000}" --out-dir "$B/sweep_fp16" ;;
+      mkdir -p "$B/sweep_fp32"
+      step sweep_fp32 python3 scripts/shape_sweep.py 13-16 --dtype fp32 --shapes "$SWEEP_SHAPES" --budget "${SWEEP_BUDGET:-0.1}" --out-dir "$B/sweep_fp32"
+      sweep_fp16 ;;
     sweep16)  # the sweep's fp16 half alone (the Hopper rungs h4-h13 against cuBLAS with fp16 inputs and fp32 C)
-      shapes="1024 4096 8192 16x4096x4096 128x4096x4096 1024x11008x4096 4096x4096x14336 16384x4096x4096 4096x4096x16384 4096x4096x1024 4095x4097x1024 1000x1000x1000"
-      mkdir -p "$B/sweep_fp16"
-      # each shape's best rung confirmed beside cuBLAS in turns; up to SWEEP_MAX_REPS launches (200 is 2 ms at 1024^3)
-      step sweep_fp16 python3 scripts/shape_sweep.py h4-h13 --dtype fp16 --shapes "$shapes" --budget "${SWEEP_BUDGET:-0.3}" --confirm --max-reps "${SWEEP_MAX_REPS:-2000}" --out-dir "$B/sweep_fp16" ;;
+      sweep_fp16 ;;
     startup)  # issue 30: --help wall time and import profile; the main job cold (empty caches) then warm, one call
       step startup python3 scripts/startup_times.py --size "$SIZE" --logs "$B/startup" -o "$B/startup.json"
       cat "$B/startup.json" ;;
