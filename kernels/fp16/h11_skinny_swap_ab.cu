@@ -44,13 +44,7 @@
 #define BK 64
 #define TN 64  // columns of C per tile: the wgmma's M, rows of B
 
-#if MW == 16
-#define WGMMA wgmma_m64n16
-#elif MW == 32
-#define WGMMA wgmma_m64n32
-#else
-#define WGMMA wgmma_m64n64
-#endif
+#define WGMMA wgmma_m64<MW>
 
 static_assert(MW == 16 || MW == 32 || MW == 64, "MW (rows of C per tile) is the wgmma's N: 16, 32 or 64");
 

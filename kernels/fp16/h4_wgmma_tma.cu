@@ -40,13 +40,7 @@
 #define GROUP_M 8
 #endif
 
-#if BN == 64
-#define WGMMA wgmma_m64n64
-#elif BN == 128
-#define WGMMA wgmma_m64n128
-#else
-#define WGMMA wgmma_m64n256
-#endif
+#define WGMMA wgmma_m64<BN>
 
 static_assert(BK == 64, "one 128-byte swizzled row of K per tile row: BK = 64 (fp16/bf16)");
 static_assert(BM % 64 == 0 && BM <= 256, "BM is a multiple of 64 (m64 wgmmas), at most 256 (TMA box)");

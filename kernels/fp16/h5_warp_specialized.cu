@@ -40,11 +40,7 @@
 #define CONSUMERS 2
 #define BM (64 * CONSUMERS)
 
-#if BN == 128
-#define WGMMA wgmma_m64n128
-#else
-#define WGMMA wgmma_m64n256
-#endif
+#define WGMMA wgmma_m64<BN>
 
 static_assert(BK == 64, "one 128-byte swizzled row of K per tile row: BK = 64 (fp16/bf16)");
 static_assert(BN == 128 || BN == 256, "BN is the wgmma N: 128 or 256");

@@ -68,13 +68,7 @@
 #define MT (BM / 64)
 #define CLUSTER (CLUSTER_M * CLUSTER_N)  // m64 wgmmas per k-step: the consumer's tile is MT x 64 rows
 
-#if BN == 64
-#define WGMMA wgmma_m64n64
-#elif BN == 128
-#define WGMMA wgmma_m64n128
-#else
-#define WGMMA wgmma_m64n256
-#endif
+#define WGMMA wgmma_m64<BN>
 
 static_assert(BK == 64, "one 128-byte swizzled row of K per tile row: BK = 64 (fp16/bf16)");
 static_assert(BM == 64 || BM == 128, "a consumer's tile is one or two m64 wgmma rows: BM = 64 or 128");

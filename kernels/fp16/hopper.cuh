@@ -258,112 +258,153 @@ __device__ __forceinline__ void fence_regs(float (&d)[R])
         asm volatile("" : "+f"(d[i])::"memory");
 }
 
-__device__ __forceinline__ void wgmma_m64n16(float (&d)[8], uint64_t desc_a, uint64_t desc_b)
-{
-    asm volatile(
-        "{\n.reg .pred p;\nsetp.ne.b32 p, %10, 0;\n"
-        "wgmma.mma_async.sync.aligned.m64n16k16.f32." WGMMA_TYPE "." WGMMA_TYPE " {"
-        "%0, %1, %2, %3, %4, %5, %6, %7}, %8, %9, p, 1, 1, 0, 0;\n}\n"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7])
-        : "l"(desc_a), "l"(desc_b), "r"(1));
-}
+// wgmma m64nNk16 for every N that wgmma has (8 to 256 in steps of 8): fp32 accumulators d[0 .. N/2 - 1] (%0 ..),
+// then the descriptors of A and B. The register list for N is the first N / 8 groups of four of one table
+// (WGMMA_D_g: accumulators 0 .. 4g - 1, WGMMA_OPS_g: their operands, WGMMA_AB_g: the descriptors' numbers after
+// them), so that each width is one line of WGMMA_N below. scale-d = 1: D = A * B + D.
+#define WGMMA_D_1 "%0, %1, %2, %3"
+#define WGMMA_D_2 WGMMA_D_1 ", %4, %5, %6, %7"
+#define WGMMA_D_3 WGMMA_D_2 ", %8, %9, %10, %11"
+#define WGMMA_D_4 WGMMA_D_3 ", %12, %13, %14, %15"
+#define WGMMA_D_5 WGMMA_D_4 ", %16, %17, %18, %19"
+#define WGMMA_D_6 WGMMA_D_5 ", %20, %21, %22, %23"
+#define WGMMA_D_7 WGMMA_D_6 ", %24, %25, %26, %27"
+#define WGMMA_D_8 WGMMA_D_7 ", %28, %29, %30, %31"
+#define WGMMA_D_9 WGMMA_D_8 ", %32, %33, %34, %35"
+#define WGMMA_D_10 WGMMA_D_9 ", %36, %37, %38, %39"
+#define WGMMA_D_11 WGMMA_D_10 ", %40, %41, %42, %43"
+#define WGMMA_D_12 WGMMA_D_11 ", %44, %45, %46, %47"
+#define WGMMA_D_13 WGMMA_D_12 ", %48, %49, %50, %51"
+#define WGMMA_D_14 WGMMA_D_13 ", %52, %53, %54, %55"
+#define WGMMA_D_15 WGMMA_D_14 ", %56, %57, %58, %59"
+#define WGMMA_D_16 WGMMA_D_15 ", %60, %61, %62, %63"
+#define WGMMA_D_17 WGMMA_D_16 ", %64, %65, %66, %67"
+#define WGMMA_D_18 WGMMA_D_17 ", %68, %69, %70, %71"
+#define WGMMA_D_19 WGMMA_D_18 ", %72, %73, %74, %75"
+#define WGMMA_D_20 WGMMA_D_19 ", %76, %77, %78, %79"
+#define WGMMA_D_21 WGMMA_D_20 ", %80, %81, %82, %83"
+#define WGMMA_D_22 WGMMA_D_21 ", %84, %85, %86, %87"
+#define WGMMA_D_23 WGMMA_D_22 ", %88, %89, %90, %91"
+#define WGMMA_D_24 WGMMA_D_23 ", %92, %93, %94, %95"
+#define WGMMA_D_25 WGMMA_D_24 ", %96, %97, %98, %99"
+#define WGMMA_D_26 WGMMA_D_25 ", %100, %101, %102, %103"
+#define WGMMA_D_27 WGMMA_D_26 ", %104, %105, %106, %107"
+#define WGMMA_D_28 WGMMA_D_27 ", %108, %109, %110, %111"
+#define WGMMA_D_29 WGMMA_D_28 ", %112, %113, %114, %115"
+#define WGMMA_D_30 WGMMA_D_29 ", %116, %117, %118, %119"
+#define WGMMA_D_31 WGMMA_D_30 ", %120, %121, %122, %123"
+#define WGMMA_D_32 WGMMA_D_31 ", %124, %125, %126, %127"
+#define WGMMA_OPS_1 "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+#define WGMMA_OPS_2 WGMMA_OPS_1, "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7])
+#define WGMMA_OPS_3 WGMMA_OPS_2, "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11])
+#define WGMMA_OPS_4 WGMMA_OPS_3, "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15])
+#define WGMMA_OPS_5 WGMMA_OPS_4, "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19])
+#define WGMMA_OPS_6 WGMMA_OPS_5, "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23])
+#define WGMMA_OPS_7 WGMMA_OPS_6, "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27])
+#define WGMMA_OPS_8 WGMMA_OPS_7, "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+#define WGMMA_OPS_9 WGMMA_OPS_8, "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35])
+#define WGMMA_OPS_10 WGMMA_OPS_9, "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39])
+#define WGMMA_OPS_11 WGMMA_OPS_10, "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43])
+#define WGMMA_OPS_12 WGMMA_OPS_11, "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47])
+#define WGMMA_OPS_13 WGMMA_OPS_12, "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51])
+#define WGMMA_OPS_14 WGMMA_OPS_13, "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55])
+#define WGMMA_OPS_15 WGMMA_OPS_14, "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59])
+#define WGMMA_OPS_16 WGMMA_OPS_15, "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+#define WGMMA_OPS_17 WGMMA_OPS_16, "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67])
+#define WGMMA_OPS_18 WGMMA_OPS_17, "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71])
+#define WGMMA_OPS_19 WGMMA_OPS_18, "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75])
+#define WGMMA_OPS_20 WGMMA_OPS_19, "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79])
+#define WGMMA_OPS_21 WGMMA_OPS_20, "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83])
+#define WGMMA_OPS_22 WGMMA_OPS_21, "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87])
+#define WGMMA_OPS_23 WGMMA_OPS_22, "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91])
+#define WGMMA_OPS_24 WGMMA_OPS_23, "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95])
+#define WGMMA_OPS_25 WGMMA_OPS_24, "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99])
+#define WGMMA_OPS_26 WGMMA_OPS_25, "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103])
+#define WGMMA_OPS_27 WGMMA_OPS_26, "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107])
+#define WGMMA_OPS_28 WGMMA_OPS_27, "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111])
+#define WGMMA_OPS_29 WGMMA_OPS_28, "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115])
+#define WGMMA_OPS_30 WGMMA_OPS_29, "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119])
+#define WGMMA_OPS_31 WGMMA_OPS_30, "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123])
+#define WGMMA_OPS_32 WGMMA_OPS_31, "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
+#define WGMMA_AB_1 "%4, %5"
+#define WGMMA_AB_2 "%8, %9"
+#define WGMMA_AB_3 "%12, %13"
+#define WGMMA_AB_4 "%16, %17"
+#define WGMMA_AB_5 "%20, %21"
+#define WGMMA_AB_6 "%24, %25"
+#define WGMMA_AB_7 "%28, %29"
+#define WGMMA_AB_8 "%32, %33"
+#define WGMMA_AB_9 "%36, %37"
+#define WGMMA_AB_10 "%40, %41"
+#define WGMMA_AB_11 "%44, %45"
+#define WGMMA_AB_12 "%48, %49"
+#define WGMMA_AB_13 "%52, %53"
+#define WGMMA_AB_14 "%56, %57"
+#define WGMMA_AB_15 "%60, %61"
+#define WGMMA_AB_16 "%64, %65"
+#define WGMMA_AB_17 "%68, %69"
+#define WGMMA_AB_18 "%72, %73"
+#define WGMMA_AB_19 "%76, %77"
+#define WGMMA_AB_20 "%80, %81"
+#define WGMMA_AB_21 "%84, %85"
+#define WGMMA_AB_22 "%88, %89"
+#define WGMMA_AB_23 "%92, %93"
+#define WGMMA_AB_24 "%96, %97"
+#define WGMMA_AB_25 "%100, %101"
+#define WGMMA_AB_26 "%104, %105"
+#define WGMMA_AB_27 "%108, %109"
+#define WGMMA_AB_28 "%112, %113"
+#define WGMMA_AB_29 "%116, %117"
+#define WGMMA_AB_30 "%120, %121"
+#define WGMMA_AB_31 "%124, %125"
+#define WGMMA_AB_32 "%128, %129"
+#define WGMMA_N(G, N)                                                                                              \
+    else if constexpr (BN_W == N) asm volatile(                                                                    \
+        "{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\n"                                                                 \
+        "wgmma.mma_async.sync.aligned.m64n" #N "k16.f32." WGMMA_TYPE "." WGMMA_TYPE " {" WGMMA_D_##G "}, "            \
+        WGMMA_AB_##G ", p, 1, 1, 0, 0;\n}\n"                                                                         \
+        : WGMMA_OPS_##G                                                                                            \
+        : "l"(desc_a), "l"(desc_b));
 
-__device__ __forceinline__ void wgmma_m64n32(float (&d)[16], uint64_t desc_a, uint64_t desc_b)
-{
-    asm volatile(
-        "{\n.reg .pred p;\nsetp.ne.b32 p, %18, 0;\n"
-        "wgmma.mma_async.sync.aligned.m64n32k16.f32." WGMMA_TYPE "." WGMMA_TYPE " {"
-        "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}, %16, %17, p, 1, 1, 0, 0;\n}\n"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
-          "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15])
-        : "l"(desc_a), "l"(desc_b), "r"(1));
-}
-
-__device__ __forceinline__ void wgmma_m64n64(float (&d)[32], uint64_t desc_a, uint64_t desc_b)
-{
-    asm volatile(
-        "{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
-        "wgmma.mma_async.sync.aligned.m64n64k16.f32." WGMMA_TYPE "." WGMMA_TYPE " {"
-        "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
-        "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, "
-        "%32, %33, p, 1, 1, 0, 0;\n}\n"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
-          "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
-          "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
-          "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
-        : "l"(desc_a), "l"(desc_b), "r"(1));
-}
-
-__device__ __forceinline__ void wgmma_m64n128(float (&d)[64], uint64_t desc_a, uint64_t desc_b)
-{
-    asm volatile(
-        "{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
-        "wgmma.mma_async.sync.aligned.m64n128k16.f32." WGMMA_TYPE "." WGMMA_TYPE " {"
-        "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
-        "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
-        "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
-        "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, "
-        "%64, %65, p, 1, 1, 0, 0;\n}\n"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
-          "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
-          "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
-          "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
-          "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
-          "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
-          "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
-          "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
-        : "l"(desc_a), "l"(desc_b), "r"(1));
-}
-
-__device__ __forceinline__ void wgmma_m64n256(float (&d)[128], uint64_t desc_a, uint64_t desc_b)
-{
-    asm volatile(
-        "{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"
-        "wgmma.mma_async.sync.aligned.m64n256k16.f32." WGMMA_TYPE "." WGMMA_TYPE " {"
-        "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
-        "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
-        "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
-        "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, "
-        "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, "
-        "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, "
-        "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, "
-        "%112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}, "
-        "%128, %129, p, 1, 1, 0, 0;\n}\n"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
-          "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
-          "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
-          "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
-          "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
-          "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
-          "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
-          "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]),
-          "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]),
-          "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]),
-          "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]),
-          "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]),
-          "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]),
-          "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]),
-          "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]),
-          "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
-        : "l"(desc_a), "l"(desc_b), "r"(1));
-}
-
-
-// wgmma with N = BN_W columns (16 to 256), the one of the helpers above that the consumer's tile width names.
+// wgmma with N = BN_W columns: the rungs' consumer tile widths (h12's fitted widths are any multiple of 8).
 template <int BN_W>
 __device__ __forceinline__ void wgmma_m64(float (&d)[BN_W / 2], uint64_t desc_a, uint64_t desc_b)
 {
-    static_assert(BN_W == 16 || BN_W == 32 || BN_W == 64 || BN_W == 128 || BN_W == 256, "a wgmma N of 16-256");
-    if constexpr (BN_W == 16)
-        wgmma_m64n16(d, desc_a, desc_b);
-    else if constexpr (BN_W == 32)
-        wgmma_m64n32(d, desc_a, desc_b);
-    else if constexpr (BN_W == 64)
-        wgmma_m64n64(d, desc_a, desc_b);
-    else if constexpr (BN_W == 128)
-        wgmma_m64n128(d, desc_a, desc_b);
-    else
-        wgmma_m64n256(d, desc_a, desc_b);
+    static_assert(BN_W % 8 == 0 && BN_W >= 8 && BN_W <= 256, "wgmma's N: a multiple of 8 from 8 to 256");
+    if constexpr (false) {
+    }
+    WGMMA_N(1, 8)
+    WGMMA_N(2, 16)
+    WGMMA_N(3, 24)
+    WGMMA_N(4, 32)
+    WGMMA_N(5, 40)
+    WGMMA_N(6, 48)
+    WGMMA_N(7, 56)
+    WGMMA_N(8, 64)
+    WGMMA_N(9, 72)
+    WGMMA_N(10, 80)
+    WGMMA_N(11, 88)
+    WGMMA_N(12, 96)
+    WGMMA_N(13, 104)
+    WGMMA_N(14, 112)
+    WGMMA_N(15, 120)
+    WGMMA_N(16, 128)
+    WGMMA_N(17, 136)
+    WGMMA_N(18, 144)
+    WGMMA_N(19, 152)
+    WGMMA_N(20, 160)
+    WGMMA_N(21, 168)
+    WGMMA_N(22, 176)
+    WGMMA_N(23, 184)
+    WGMMA_N(24, 192)
+    WGMMA_N(25, 200)
+    WGMMA_N(26, 208)
+    WGMMA_N(27, 216)
+    WGMMA_N(28, 224)
+    WGMMA_N(29, 232)
+    WGMMA_N(30, 240)
+    WGMMA_N(31, 248)
+    WGMMA_N(32, 256)
 }
 
 // One k-tile of a consumer warpgroup (h6-h8, h10, h12; h5, the rung that introduces it, writes it out): wait until the stage's bytes have landed (its `full`
@@ -466,6 +507,7 @@ __device__ __forceinline__ void store_acc_rows(const float (&d)[BN_W / 2], int M
                                                float* __restrict__ C, int row0, int col0, int wg_tid,
                                                float* scratch)
 {
+    static_assert(BN_W % 8 == 0 && BN_W >= 32, "whole n8 blocks, one 32-column chunk at least");
 #if defined(ROWS_ON_SECTORS) && ROWS_ON_SECTORS
     store_acc<BN_W>(d, M, N, alpha, beta, C, row0, col0, wg_tid);
     return;
@@ -480,20 +522,22 @@ __device__ __forceinline__ void store_acc_rows(const float (&d)[BN_W / 2], int M
     float* s_acc = s + (lane >> 2) * EPI_PITCH + 2 * (lane & 3);  // where this lane's accumulators go
     const int r0 = row0 + warp * 16;
 #pragma unroll
-    for (int chunk = 0; chunk < BN_W / 32; ++chunk) {
+    for (int chunk = 0; chunk < (BN_W + 31) / 32; ++chunk) {
+        const int first = min(32 * chunk, BN_W - 32);  // a width off 32: the last chunk is the tile's last 32 columns
 #pragma unroll
         for (int jj = 0; jj < 4; ++jj) {
-            const int j = 4 * chunk + jj;
+            const int j = first / 8 + jj;
             *reinterpret_cast<float2*>(s_acc + 8 * jj) = make_float2(alpha * d[4 * j], alpha * d[4 * j + 1]);
             *reinterpret_cast<float2*>(s_acc + 8 * EPI_PITCH + 8 * jj) =
                 make_float2(alpha * d[4 * j + 2], alpha * d[4 * j + 3]);
         }
         __syncwarp();
-        const int c = col0 + 32 * chunk + lane;
+        const int c = col0 + first + lane;
+        const bool mine = first + lane >= 32 * chunk;  // columns the chunk before wrote are not written again (beta)
 #pragma unroll
         for (int i = 0; i < 16; ++i) {
             const int row = r0 + i;
-            if (row < M && c < N) {
+            if (mine && row < M && c < N) {
                 float v = s[i * EPI_PITCH + lane];
                 float* p = C + (size_t)row * N + c;
                 if (beta != 0.0f)
@@ -515,7 +559,9 @@ __device__ __forceinline__ void store_acc_rows(const float (&d)[BN_W / 2], int M
 // warpgroup issues and waits on the stores (bulk groups are per thread): before a buffer is written again, the store
 // that last read it (BUFS stores ago) must be past it. `stores` counts the warpgroup's stores so far (the buffers
 // take turns across tiles); the last ones are left in flight (the kernel waits for them before it exits:
-// bulk_wait<0>). `bar_id`: the warpgroup's named barrier.
+// bulk_wait<0>). `bar_id`: the warpgroup's named barrier. A width that is not a multiple of 32 (h12's fitted widths)
+// ends with a store of the tile's last 32 columns, which overlaps the one before: those columns are written twice
+// with the same values, by stores of this tile alone.
 constexpr int TMA_EPI_COLS = 32;
 constexpr uint32_t TMA_EPI_BUF_BYTES = 64 * TMA_EPI_COLS * 4;
 
@@ -523,14 +569,15 @@ template <int BN_W, int BUFS>
 __device__ __forceinline__ void store_acc_tma(const float (&d)[BN_W / 2], float alpha, const CUtensorMap* tmap_c,
                                               int row0, int col0, int wg_tid, uint32_t bufs, int bar_id, int& stores)
 {
-    static_assert(BN_W % TMA_EPI_COLS == 0, "whole 32-column stores");
+    static_assert(BN_W % 8 == 0 && BN_W >= TMA_EPI_COLS, "whole n8 blocks, one 32-column store at least");
     const int warp = wg_tid >> 5;
     const int lane = wg_tid & 31;
     const int r = warp * 16 + (lane >> 2);  // this thread's first row in the warpgroup's 64
     const uint32_t half = (lane & 1) * 8;   // its float2 within the 16-byte chunk
     const bool odd = (lane >> 2) & 1;       // an odd row: n8 blocks in the order 2, 3, 0, 1
 #pragma unroll
-    for (int q = 0; q < BN_W / TMA_EPI_COLS; ++q, ++stores) {
+    for (int q = 0; q < (BN_W + TMA_EPI_COLS - 1) / TMA_EPI_COLS; ++q, ++stores) {
+        const int first = min(q * TMA_EPI_COLS, BN_W - TMA_EPI_COLS);  // the store's first column in the tile
         const uint32_t buf = bufs + (stores % BUFS) * TMA_EPI_BUF_BYTES;
         if (wg_tid == 0)
             bulk_wait_read<BUFS - 1>();
@@ -538,8 +585,8 @@ __device__ __forceinline__ void store_acc_tma(const float (&d)[BN_W / 2], float 
 #pragma unroll
         for (int t = 0; t < TMA_EPI_COLS / 8; ++t) {
             const int jj = odd ? t ^ 2 : t;                     // this thread's n8 block of the 32 columns
-            const int j = q * (TMA_EPI_COLS / 8) + t;           // the accumulators' block t (and t ^ 2)
-            const int j2 = q * (TMA_EPI_COLS / 8) + (t ^ 2);
+            const int j = first / 8 + t;                        // the accumulators' block t (and t ^ 2)
+            const int j2 = first / 8 + (t ^ 2);
             const uint32_t chunk = 2 * jj + ((lane & 3) >> 1);  // 16-byte chunk of the 128-byte row
 #pragma unroll
             for (int h = 0; h < 2; ++h) {
@@ -554,7 +601,7 @@ __device__ __forceinline__ void store_acc_tma(const float (&d)[BN_W / 2], float 
         fence_proxy_async_smem();
         warpgroup_sync(bar_id);
         if (wg_tid == 0) {
-            tma_store_2d(tmap_c, buf, col0 + q * TMA_EPI_COLS, row0);
+            tma_store_2d(tmap_c, buf, col0 + first, row0);
             bulk_commit();
         }
     }
