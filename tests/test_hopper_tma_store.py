@@ -28,19 +28,23 @@ def h12(**params):
 
 @pytest.mark.parametrize("shape", SHAPES)
 @pytest.mark.parametrize("cm", [1, 2])
-def test_the_balanced_grid_keeps_the_rounds_with_the_fewest_clusters(shape, cm):
+@pytest.mark.parametrize("bn", [256, 0])
+def test_the_balanced_grid_keeps_the_rounds_with_the_fewest_clusters(shape, cm, bn):
     M, N, _ = shape
-    ctiles = _cdiv(_cdiv(M, 128), cm) * _cdiv(N, 256)
+    k = h12(CLUSTER_M=cm, BN=bn)
+    tn = k.decomposition(GemmShape(*shape), 132)["TN"]  # bn = 0: the width fitted to the shape
+    assert tn == bn or bn == 0
+    ctiles = _cdiv(_cdiv(M, 128), cm) * _cdiv(N, tn)
     room = 132 // cm
     h7_rounds = _cdiv(ctiles, min(room, ctiles))
-    grid, block, smem = h12(CLUSTER_M=cm).launch_config(GemmShape(*shape), sms=132)
+    grid, block, smem = k.launch_config(GemmShape(*shape), sms=132)
     clusters = grid[0] // cm
     assert grid[0] % cm == 0 and grid[0] <= 132 and block == (384, 1, 1)
     assert _cdiv(ctiles, clusters) == h7_rounds  # as many rounds as h7's grid needs
     assert _cdiv(ctiles, clusters - 1) > h7_rounds if clusters > 1 else True  # and no cluster fewer keeps them
-    # 4 stages of 128 x 64 A and 256 x 64 B, 1 KiB to align them, 2 x 2 staging buffers of 8 KiB
-    assert smem == 4 * (128 + 256) * 64 * 2 + 1024 + 32768 <= 232448
-    h7_grid, _, _ = h12(CLUSTER_M=cm, BALANCED=0).launch_config(GemmShape(*shape), sms=132)
+    # 4 stages of 128 x 64 A and tn x 64 B, 1 KiB to align them, 2 x 2 staging buffers of 8 KiB
+    assert smem == 4 * (128 + tn) * 64 * 2 + 1024 + 32768 <= 232448
+    h7_grid, _, _ = h12(CLUSTER_M=cm, BN=bn, BALANCED=0).launch_config(GemmShape(*shape), sms=132)
     assert h7_grid == (cm * min(room, ctiles), 1, 1)
 
 
@@ -48,7 +52,53 @@ def test_the_balanced_grid_at_the_sizes_it_was_built_for():
     # 4096^2: 256 cluster tiles, 4 rounds on 66 clusters or on 64; 8192^2: 1024, 16 rounds, 64 clusters
     assert h12().launch_config(GemmShape(4096, 4096, 4096), sms=132)[0] == (128, 1, 1)
     assert h12().launch_config(GemmShape(8192, 8192, 8192), sms=132)[0] == (128, 1, 1)
-    assert h12().decomposition(GemmShape(4096, 4096, 4096), 132) == {"CTILES": 256, "ROUNDS": 4}
+    d = h12().decomposition(GemmShape(4096, 4096, 4096), 132)
+    assert (d["TN"], d["CM"], d["CTILES"], d["ROUNDS"]) == (256, 2, 256, 4)
+    assert h12().decomposition_note(GemmShape(4096, 4096, 4096), 132) == "CM=2, TN=256, CTILES=256, ROUNDS=4"
+
+
+def test_the_tile_width_fitted_to_the_rounds_of_tiles():
+    # 1024 x 11008 x 4096: 43 columns of 256 are 2.6 rounds (3); alone, 66 columns of 168 are 4 rounds exactly
+    # (cuBLAS's tile there is 168 wide); in pairs (CLUSTER_M=2) 46 columns of 240 are 2.8 rounds (3)
+    llm = GemmShape(1024, 11008, 4096)
+    assert h12().decomposition_note(llm, 132) == "CM=1, TN=168, CTILES=528, ROUNDS=4"
+    assert h12(CLUSTER_M=2).decomposition_note(llm, 132) == "CM=2, TN=240, CTILES=184, ROUNDS=3"
+    assert h12().cluster_dims(llm, 132) is None and h12(CLUSTER_M=2).cluster_dims(llm, 132) == (2, 1, 1)
+    # the width and cluster are what the build for the shape compiles, the B box a pair's half of the width, the
+    # traffic model's tile the cluster's
+    assert h12().for_shape(llm, 132).shape_defines == (("H12_BN", 168), ("H12_CLUSTER_M", 1))
+    assert h12(CLUSTER_M=2).for_shape(llm, 132).shape_defines == (("H12_BN", 240), ("H12_CLUSTER_M", 2))
+    for cm, rows in ((0, 168), (2, 120)):
+        b_box = [t for op, t in tma_launch.tiled_maps(h12(CLUSTER_M=cm), llm, 132) if op == "B"][0]
+        assert (b_box.box_rows, b_box.box_cols) == (rows, 64)
+    def tile(kernel, *at):
+        t = kernel.tiles(*at)
+        return t.BM, t.BN
+
+    assert tile(h12(), llm, 132) == (128, 168) and tile(h12(CLUSTER_M=2), llm, 132) == (256, 240)
+    # without an SM count, the general binary's tile (256 in pairs, as its build without a shape compiles BN = 0)
+    assert tile(h12(), llm) == tile(h12()) == (256, 256)
+    # a width given is kept at every shape, in pairs where they can split it
+    assert h12(BN=128).decomposition(llm, 132)["TN"] == 128 and h12(BN=128).decomposition(llm, 132)["CM"] == 2
+    assert h12(BN=168, CLUSTER_M=0).decomposition(llm, 132)["CM"] == 1
+    # the squares and the long-K shapes of the sweep keep 256 in pairs: their SASS is the one measured before
+    for shape in ((4096, 4096, 4096), (8192, 8192, 8192), (4096, 4096, 14336), (16384, 4096, 4096)):
+        assert h12().for_shape(GemmShape(*shape), 132).shape_defines == (("H12_BN", 256), ("H12_CLUSTER_M", 2))
+
+
+def test_fitted_widths_over_generated_shapes_are_wgmma_widths_the_pairs_can_split():
+    # every fitted width is a multiple of 8 within 128-256 (16 in pairs: each CTA loads half of B in whole 8-row
+    # swizzle atoms); by default pairs exactly where the width is 256; the grid draws fitted and kept widths
+    seen = {0: set(), 2: set()}
+    for m in (128, 1000, 1024, 2048, 3072, 4096, 8192):
+        for n in (1000, 4096, 5120, 11008, 13824, 14336):
+            for cm in (0, 2):
+                d = h12(CLUSTER_M=cm).decomposition(GemmShape(m, n, 4096), 132)
+                assert 128 <= d["TN"] <= 256 and d["TN"] % (8 * d["CM"]) == 0
+                assert d["CM"] == (2 if cm == 2 or d["TN"] == 256 else 1)
+                seen[cm].add(d["TN"])
+    assert 256 in seen[0] and 256 in seen[2] and len(seen[0]) >= 3 and len(seen[2]) >= 3
+    assert any(w % 16 for w in seen[0])  # alone, widths pairs cannot take (168)
 
 
 def _maps(kernel, shape):
@@ -59,7 +109,7 @@ def _maps(kernel, shape):
         return np.void(bytes(128))
 
     maps = tma_launch.tensor_maps(kernel, shape, {"A": _Operand(1 << 20), "B": _Operand(2 << 20),
-                                                  "C": _Operand(3 << 20)}, encode=fake_encode)
+                                                  "C": _Operand(3 << 20)}, encode=fake_encode, sms=132)
     return maps, seen
 
 
@@ -78,7 +128,7 @@ def test_rows_of_c_off_16_bytes_get_an_unused_map_of_zeros(n):
     maps, seen = _maps(h12(), GemmShape(4096, n, 1024))
     assert [s[0] for s in seen] == [1 << 20, 2 << 20]  # C is not encoded
     assert bytes(maps[2]) == bytes(128) == bytes(hopper_host.unused_map())
-    assert [op for op, tmap in tma_launch.tiled_maps(h12(), GemmShape(4096, n, 1024))] == ["A", "B", "C"]
+    assert [op for op, tmap in tma_launch.tiled_maps(h12(), GemmShape(4096, n, 1024), 132)] == ["A", "B", "C"]
 
 
 def test_a_tensor_map_condition_is_checked_and_c_is_an_operand():
@@ -98,7 +148,10 @@ def test_a_tensor_map_condition_is_checked_and_c_is_an_operand():
 
 @pytest.mark.parametrize("params, message", [({"CLUSTER_M": 4}, "2 x 1"), ({"GROUP_M": 3}, "whole clusters"),
                                              ({"STAGES": 5}, "227 KiB"), ({"EPI_BUFS": 4}, "227 KiB"),
-                                             ({"EPI_BUFS": 3}, "EPI_BUFS"), ({"BALANCED": 2}, "BALANCED")])
+                                             ({"EPI_BUFS": 3}, "EPI_BUFS"), ({"BALANCED": 2}, "BALANCED"),
+                                             ({"BN": 260}, "multiple of 8"), ({"BN": 100}, "multiple of 8"),
+                                             ({"BN": 168, "CLUSTER_M": 2}, "multiple of 16"),
+                                             ({"GROUP_M": 5}, "whole clusters")])
 def test_constraints_name_what_is_wrong(params, message):
     with pytest.raises(SpecError, match=message):
         h12(**params)
@@ -107,8 +160,8 @@ def test_constraints_name_what_is_wrong(params, message):
 def test_explain_places_h12_after_h7():
     from gemmprof.model.explain_techniques import BRANCHES, RUNG_TECHNIQUES, applied_by
 
-    assert BRANCHES["h12"] == "h7" and RUNG_TECHNIQUES["h12"] == ("tma_store",)
-    assert {"persistent", "multicast", "tma_store"} <= set(applied_by("h12"))
+    assert BRANCHES["h12"] == "h7" and RUNG_TECHNIQUES["h12"] == ("tma_store", "wave_fit")
+    assert {"persistent", "multicast", "tma_store", "wave_fit"} <= set(applied_by("h12"))
 
 
 def test_what_nvcc_builds_bulk_tensor_stores_beside_h7s_main_loop(nvcc, disassembler):
@@ -126,6 +179,15 @@ def test_what_nvcc_builds_bulk_tensor_stores_beside_h7s_main_loop(nvcc, disassem
     # one bulk tensor store per 32 columns of a 256-column tile, unrolled; the staging writes are 64-bit
     assert sum(op.startswith("UTMASTG") for op in ops) == 8
     assert sum(op == "STS.64" for op in ops) >= 8 * 8
+    # fitted widths (1024 x 11008 x 4096): 168 columns alone in 6 stores (the last one the tile's last 32 columns,
+    # overlapping the fifth), 240 in pairs in 8; no spills at either width (_sass)
+    llm = GemmShape(1024, 11008, 4096)
+    for params, stores in (({}, 6), ({"CLUSTER_M": 2}, 8)):
+        built = h12(**params).for_shape(llm, 132)
+        assert _sass(built, nvcc)["HGMMA"] > 0
+        out = compile_cubin(built, "sm_90", nvcc=nvcc, use_cache=False)
+        ops = [op for _a, op, _args in sass.instructions(sass.disassemble(out.cubin))]
+        assert sum(op.startswith("UTMASTG") for op in ops) == stores
 
 
 # -- on the H100 --------------------------------------------------------------------------------------------------
@@ -138,12 +200,34 @@ DIRECT_SHAPES = [["-m", "4095", "-n", "4097", "-k", "1024"], ["-m", "1000", "-n"
 
 
 @needs_gpu
-@pytest.mark.parametrize("params", [[], ["--param", "CLUSTER_M=1"], ["--param", "BALANCED=0"],
-                                    ["--param", "STAGES=3", "--param", "EPI_BUFS=4"]])
+@pytest.mark.parametrize("params", [[], ["--param", "CLUSTER_M=1"], ["--param", "CLUSTER_M=2"],
+                                    ["--param", "BALANCED=0"], ["--param", "STAGES=3", "--param", "EPI_BUFS=4"]])
 def test_h12_verifies_on_the_gpu(runner, tmp_path, params):
     needs_hopper()
     for shape in TMA_SHAPES + DIRECT_SHAPES:
         verified(runner, tmp_path, "h12", ["--dtype", "fp16", *shape, *params])
+
+
+@needs_gpu
+@pytest.mark.parametrize("params", [["--param", "BN=240"], ["--param", "BN=168", "--param", "CLUSTER_M=1"],
+                                    ["--param", "BN=200", "--param", "CLUSTER_M=1"],
+                                    ["--param", "BN=136", "--param", "CLUSTER_M=1", "--param", "STAGES=5"],
+                                    ["--param", "BN=32"]])
+def test_h12_widths_off_32_columns_verify_on_the_gpu(runner, tmp_path, params):
+    # widths whose last TMA store overlaps the one before (and the direct epilogue's last chunk, beta != 0, which
+    # must not add beta * C twice), at aligned, clipped and odd shapes
+    needs_hopper()
+    for shape in TMA_SHAPES + DIRECT_SHAPES:
+        verified(runner, tmp_path, "h12", ["--dtype", "fp16", *shape, *params])
+
+
+@needs_gpu
+def test_h12_fitted_widths_verify_on_the_gpu(runner, tmp_path):
+    # the default (BN = 0) at shapes whose fitted width is not 256: 168 alone, 240 in pairs, bf16, beta
+    needs_hopper()
+    for extra in ([], ["--param", "CLUSTER_M=2"], ["--dtype", "bf16"], ["--beta", "0.5", "--alpha", "2"]):
+        verified(runner, tmp_path, "h12", ["--dtype", "fp16", "-m", "1024", "-n", "11008", "-k", "4096", *extra])
+    verified(runner, tmp_path, "h12", ["--dtype", "fp16", "-m", "2000", "-n", "5120", "-k", "520"])
 
 
 @needs_gpu

@@ -138,6 +138,12 @@ def test_decomposition_names_reach_the_grid_and_the_note(tmp_path):
     assert k.decomposition_note(shape, 10) == "TILES=4, SPLIT=2"  # only what the grid uses
     plain = _bound("15")
     assert plain.decomposition(shape, 10) == {} and plain.decomposition_note(shape, 10) == ""
+    # `note` lists what the note shows instead (h12: its fitted width, which the grid does not read)
+    noted = binding.bind(_user_spec(tmp_path, SPEC + "note: [UNSHOWN, TILES]\n"))
+    assert noted.decomposition_note(shape, 10) == "TILES=4, UNSHOWN=4"  # in the decomposition's order
+    for bad in ("note: [NOPE]\n", "note: TILES\n"):
+        with pytest.raises(SpecError, match=r"note: expected a list of decomposition names \(TILES, SPLIT, UNSHOWN\)"):
+            _user_spec(tmp_path, SPEC + bad)
 
 
 @pytest.mark.parametrize(("edit", "match"), [

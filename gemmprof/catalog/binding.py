@@ -14,6 +14,7 @@ if TYPE_CHECKING:
 
 
 _GENERAL_SHAPE = GemmShape(1 << 16, 1 << 16, 1 << 16)  # too large for any spec's shape rule (h8's skinny tile)
+_GENERAL_SMS = 1 << 10  # SMS for the general binary's rules: at _GENERAL_SHAPE none depends on it (h12's fitted width)
 
 
 @dataclass(frozen=True)
@@ -125,9 +126,10 @@ class BoundKernel:
         return out
 
     def decomposition_note(self, shape: GemmShape, sms: int | None = None) -> str:
-        """The decomposition names the grid uses, with their values at `shape` ("TILES=32, SPLIT_K=4"): what a
-        run shows of how it split the problem; "" without them."""
-        used = set().union(*(expr.names(e) for e in self.spec.grid))
+        """The decomposition names the grid uses (or the spec's `note` lists), with their values at `shape`
+        ("TILES=32, SPLIT_K=4"): what a run shows of how it split the problem; "" without them."""
+        used = set(self.spec.note) if self.spec.note is not None else set().union(*(expr.names(e)
+                                                                                     for e in self.spec.grid))
         values = self.decomposition(shape, sms)
         return ", ".join(f"{n}={v}" for n, v in values.items() if n in used)
 
@@ -141,7 +143,20 @@ class BoundKernel:
             return {**self.env, "M": 1, "N": 1, "K": 1}
         if shape is None:
             shape, sms = self.built_for or (_GENERAL_SHAPE, sms)
+        if sms is None and self._reads_sms(needed):  # a tile fitted to the SM count, which nobody gave: the general one
+            shape, sms = self.built_for or (_GENERAL_SHAPE, _GENERAL_SMS)
         return {**self._shape_env(shape, sms), **self.decomposition(shape, sms, until=needed)}
+
+    def _reads_sms(self, needed: set[str]) -> bool:
+        """Whether the decomposition reads SMS before it has every name in `needed`."""
+        known: set[str] = set()
+        for name, e in self.spec.decomposition.items():
+            if needed <= known:
+                return False
+            if "SMS" in expr.names(e):
+                return True
+            known.add(name)
+        return False
 
     @property
     def threads_per_block(self) -> int:

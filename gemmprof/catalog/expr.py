@@ -23,8 +23,32 @@ def _max(*args):
     return max(args)
 
 
-FUNCTIONS = {"cdiv": _cdiv, "min": _min, "max": _max}
-ARITY = {"cdiv": (2, 2), "min": (1, 64), "max": (1, 64)}  # (fewest, most) arguments
+MAX_FIT_WIDTHS = 1024  # fit_width's candidates: (HI - LO) / STEP + 1, at most
+
+
+def _fit_width(rows, n, slots, lo, hi, step, fixed, margin_pct):
+    """The tile width W in HI, HI - STEP, ... down to LO whose rounds of tiles take least time on SLOTS CTAs at once:
+    ROWS tile rows by cdiv(N, W) columns run in cdiv(tiles, SLOTS) rounds, a tile of width W taking W + FIXED units
+    (work that does not shrink with the width: the A tile's loads, the epilogue's turn). A narrower width is taken
+    only where it saves more than MARGIN_PCT % of HI's time; of equal times the widest."""
+    if not (isinstance(rows, int) and isinstance(n, int) and rows >= 1 and n >= 1 and slots >= 1):
+        raise ExprError(f"fit_width: rows ({rows}), n ({n}) and slots ({slots}) must be integers of at least 1")
+    if not (0 < lo <= hi and step >= 1 and (hi - lo) // step < MAX_FIT_WIDTHS and fixed >= 0 and margin_pct >= 0):
+        raise ExprError(f"fit_width: needs 0 < lo <= hi, step >= 1 (at most {MAX_FIT_WIDTHS} widths), fixed >= 0 and "
+                        f"margin_pct >= 0; got lo {lo}, hi {hi}, step {step}, fixed {fixed}, margin_pct {margin_pct}")
+
+    def time(w):
+        return _cdiv(rows * _cdiv(n, w), slots) * (w + fixed)
+
+    best, best_time = hi, time(hi)
+    for w in range(hi - step, lo - 1, -step):
+        if time(w) < best_time:
+            best, best_time = w, time(w)
+    return best if best_time * 100 < time(hi) * (100 - margin_pct) else hi
+
+
+FUNCTIONS = {"cdiv": _cdiv, "min": _min, "max": _max, "fit_width": _fit_width}
+ARITY = {"cdiv": (2, 2), "min": (1, 64), "max": (1, 64), "fit_width": (8, 8)}  # (fewest, most) arguments
 MAX_LENGTH = 1000  # characters: a spec's expressions are a line each
 MAX_DEPTH = 40  # nesting of the parsed tree: deep enough for any spec, far from Python's recursion limit
 MAX_MAGNITUDE = 2 ** 64  # larger values (2**70 tiles, 1e300 bytes) are mistakes, not GEMM sizes

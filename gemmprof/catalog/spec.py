@@ -71,6 +71,7 @@ class KernelSpec:
     cluster: tuple[Any, Any, Any] | None = None  # thread-block cluster shape: launched through cuLaunchKernelEx
     decomposition: dict[str, Any] = field(default_factory=dict)  # names over M, N, K, SMS (e.g. split-K's slices)
     specialize: dict[str, Any] = field(default_factory=dict)  # macros over the launch at one shape (-DNAME=value)
+    note: tuple[str, ...] | None = None  # the decomposition names a run's note shows (None: those the grid reads)
     abi: Abi = Abi()  # its parameters in order (`args`), C's dtype, the workspace
     build_fields: BuildFields = BuildFields()  # include_dirs, flags, literal defines, a host launcher, libs
 

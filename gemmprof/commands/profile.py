@@ -215,8 +215,9 @@ def _live(variants, all_, spec_files, dtype, params, cublas, shape, sections, pc
         bound = choose(variants, all_=all_, dtype=dtype, spec_files=spec_files, params=params, tuned_for=device)
     _compile_first(bound, shape)
     chosen = [b.spec for b in bound]
+    sms = _device_sms() if device else None  # tiles fitted to the SM count (h12) are modelled as the child runs them
     infos: dict[str, VariantInfo] = {b.variant_name: VariantInfo(dtype=b.run_dtype,
-                                                                 tiles=b.tiles(shape) if b.spec.traffic else None)
+                                                                 tiles=b.tiles(shape, sms) if b.spec.traffic else None)
                                      for b in bound}  # no traffic: block, no model bytes
     infos.update({r.name: VariantInfo(dtype=dtype or "fp32") for r in refs})
     if cublas:
@@ -244,6 +245,16 @@ def _live(variants, all_, spec_files, dtype, params, cublas, shape, sections, pc
     report = ncu_run.diagnose(done, "ncu", f": no launch ran inside {ranges} (did the variants pass verification? "
                                           f"try `gemmprof run {' '.join(infos)} --size ...` first)")
     return report, infos, done.stdout, {b.variant_name: b for b in bound}
+
+
+def _device_sms() -> int | None:
+    """Device 0's multiprocessor count, or None where it cannot be read."""
+    from gemmprof.measure.build import device_sms
+
+    try:
+        return device_sms()
+    except Exception:  # CuPy's driver and runtime errors: the child run reports those
+        return None
 
 
 def _compile_first(bound, shape) -> None:

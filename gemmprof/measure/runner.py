@@ -106,7 +106,7 @@ def model_figures(dtype: str, shape: GemmShape, beta: float, gpu: GpuSpec, kerne
     dt = get_dtype(dtype)
     # only a spec with a traffic: block has a model; without one, no figure (never the naive tiles' default)
     has_model = kernel is not None and bool(kernel.spec.traffic)
-    tiled = tiled_traffic(shape, dt, kernel.tiles(shape), beta).arithmetic_intensity if has_model else None
+    tiled = tiled_traffic(shape, dt, kernel.tiles(shape, gpu.sm_count), beta).arithmetic_intensity if has_model else None
     return ModelFigures(flops=gemm_flops(shape), min_arithmetic_intensity=min_arithmetic_intensity(shape, dt, beta),
                         model_arithmetic_intensity=tiled, peak_kind=peak_kind,
                         peak_flops=gpu.peak_tflops.get(peak_kind, 0) * 1e12 or None)

@@ -206,7 +206,7 @@ def waves(f: KernelFacts, m: Machine, base_s: float) -> dict | None:
           f"({m.sms} SMs x {f.blocks_per_sm}): {f.tiles / slots:.2f} waves, the last {100 * (f.tiles / slots % 1 or 1):.0f}% "
           f"full, {100 * efficiency:.1f}% of SM time used")
     return {"kind": "waves", "overhead_s": overhead, "evidence": ev, "source": "model",
-            "choices": ("persistent", "split_k")}
+            "choices": ("persistent", "wave_fit", "split_k")}
 
 
 def epilogue(f: KernelFacts, m: Machine) -> dict | None:

@@ -47,6 +47,8 @@ TECHNIQUES: dict[str, tuple[str, tuple[str, ...]]] = {
                 "row of a 64-row wgmma is wasted", ("h11",)),
     "tma_store": ("the epilogue through shared memory and TMA stores: whole lines of C, clipped at the edges by the "
                   "copy engine, left in flight under the next tile's main loop", ("h12",)),
+    "wave_fit": ("a tile width fitted to the SM count: of the widths wgmma takes, the one whose tiles fill their "
+                 "last round (1024 x 11008 on 132 SMs: 66 columns of 168, 4 whole rounds, not 2.6 of 256)", ("h12",)),
     "split_k": ("split-K: K divided among several blocks per tile when the tiles are fewer than the SMs, reduced "
                 "in a fixed order", ("16", "h8")),
     "dsmem_reduction": ("split-K inside a thread-block cluster: the partial tiles summed in the CTAs' distributed "
@@ -67,7 +69,7 @@ RUNG_TECHNIQUES: dict[str, tuple[str, ...]] = {
     "h4": ("wgmma",), "h5": ("warp_specialization", "larger_tiles"), "h6": ("persistent", "epilogue"),
     "h7": ("multicast",),
     "16": ("split_k",), "h8": ("split_k", "multicast"), "h9": ("pingpong",), "h10": ("stream_k",), "h11": ("swap_ab", "split_k"),
-    "h12": ("tma_store",), "h13": ("split_k", "dsmem_reduction"),
+    "h12": ("tma_store", "wave_fit"), "h13": ("split_k", "dsmem_reduction"),
 }
 # rungs beside a ladder's line: what they apply is their base rung's, plus their own (RUNG_TECHNIQUES)
 BRANCHES = {"16": "15", "h8": "h6", "h9": "h6", "h10": "h6", "h11": "h5", "h12": "h7", "h13": "h6"}

@@ -214,9 +214,11 @@ def min_intensity(shape: GemmShape, dtype: str, beta: float = 0.0) -> float:
     return min_arithmetic_intensity(shape, get_dtype(dtype), beta)
 
 
-def model_intensity(spec, shape: GemmShape, beta: float = 0.0, dtype: str | None = None) -> float:
+def model_intensity(spec, shape: GemmShape, beta: float = 0.0, dtype: str | None = None, sms: int | None = None
+                    ) -> float:
     """A ladder spec's traffic-model intensity at `shape` (SpecError when its constraints reject the shape), for
-    `dtype` when the spec's source also builds for it (h4-h13 for bf16)."""
+    `dtype` when the spec's source also builds for it (h4-h13 for bf16), on a GPU of `sms` multiprocessors (h12's
+    tile width is fitted to them)."""
     from gemmprof.catalog.binding import bind
     from gemmprof.errors import SpecError
 
@@ -224,7 +226,7 @@ def model_intensity(spec, shape: GemmShape, beta: float = 0.0, dtype: str | None
     if not spec.traffic:
         raise SpecError(f"{spec.name}: no traffic model (its spec has no traffic: block)")
     kernel.check_shape(shape)
-    return tiled_traffic(shape, get_dtype(kernel.run_dtype), kernel.tiles(shape), beta).arithmetic_intensity
+    return tiled_traffic(shape, get_dtype(kernel.run_dtype), kernel.tiles(shape, sms), beta).arithmetic_intensity
 
 
 def rungs_from_model(specs, shape: GemmShape, gpu_spec: GpuSpec, *, beta: float = 0.0, source: str = "datasheet",
@@ -239,7 +241,7 @@ def rungs_from_model(specs, shape: GemmShape, gpu_spec: GpuSpec, *, beta: float 
         run = dtype if dtype in s.dtypes else s.dtype
         name = s.name if run == s.dtype else f"{s.name}_{run}"  # binding.BoundKernel.variant_name
         try:
-            ai = model_intensity(s, shape, beta, run)
+            ai = model_intensity(s, shape, beta, run, gpu_spec.sm_count)
         except SpecError as exc:
             excluded.append(f"{s.id} {name} (rejected: {str(exc).split(': ', 2)[-1].split(' (')[0]})")
             continue
@@ -311,7 +313,7 @@ def _rung_for_launch(name, launch_dtype, shape, gpu_spec, beta, ach) -> Rung | N
         rung.points.append(Point("min", min_intensity(shape, dtype, beta), ach))
     elif spec:
         try:
-            rung.points.append(Point("model", model_intensity(spec, shape, beta, dtype), ach))
+            rung.points.append(Point("model", model_intensity(spec, shape, beta, dtype, gpu_spec.sm_count), ach))
         except SpecError:
             pass
     return rung

@@ -1,4 +1,5 @@
-// h12: h7 with its epilogue through shared memory and TMA stores, on a grid balanced over its rounds of tiles.
+// h12: h7 with its epilogue through shared memory and TMA stores, on a grid balanced over its rounds of tiles, with a
+// tile width fitted to the SM count.
 //
 // C = alpha * A @ B + beta * C, A and B fp16 (or bf16 with -DELEM_BF16=1), fp32 accumulation, fp32 C.
 // Layout: A row-major (M x K), B column-major (N rows of K), C row-major fp32.
@@ -21,10 +22,17 @@
 //    rounds are needed whatever the grid; ceil(T / rounds) clusters run them with every cluster doing the same
 //    number of tiles (4096^2: 256 cluster tiles, 4 rounds on 64 clusters instead of 66, the last round full).
 //    BALANCED=0 launches h7's grid.
+//  * The tile's width fits the SMs (the spec's decomposition TN, BN = 0): where 256-wide tiles leave the last round
+//    part-empty, a width of 128-256 in steps of 8 whose tiles fill whole rounds (1024 x 11008 x 4096 on 132 SMs: 43
+//    columns of 256 are 2.6 rounds, 66 of 168 exactly 4; cuBLAS's tile there is 168 wide). Such widths run without
+//    clusters (pairs split B in 8-row swizzle atoms, so they take multiples of 16 only, and ran slower there);
+//    256-wide tiles keep the pairs. A width off 32 columns ends with a store of the tile's last 32 columns, which
+//    overlaps the store before it (the same values, written twice by this tile alone).
 //  * TMA stores need rows of C on 16 bytes (N % 4 == 0) and beta == 0 (C is not read); otherwise the launch takes
 //    h6's epilogue (hopper.cuh, store_acc_rows: rows off the 32-byte grid staged through the same buffers), and the
 //    host passes an unused tensor map for C (the spec's `when`).
-// Defaults: h7's 128 x 256 x 64 tiles, 4 stages, GROUP_M = 16 tile rows, 2 x 1 clusters; 2 x 2 x 8 KiB of staging.
+// Defaults: h7's 128 x 256 x 64 tiles (the width fitted where 256 leaves a round part-empty), 4 stages, GROUP_M =
+// 16 tile rows, 2 x 1 clusters at 256 columns; 2 x 2 x 8 KiB of staging.
 //
 // Backend nvcc (-gencode=arch=compute_90a,code=sm_90a), parameters as -D defines, extern "C" entry.
 
@@ -47,6 +55,24 @@
 #ifndef CLUSTER_M
 #define CLUSTER_M 2
 #endif
+// A build for one shape (the spec's `specialize`) gets the tile's width and cluster there: H12_BN, BN or with BN = 0
+// the width fitted to the shape's rounds of tiles (any multiple of 8 from 128 to 256, of 16 in pairs), and
+// H12_CLUSTER_M (with CLUSTER_M = 0: pairs at 256 columns, alone at a fitted width). A build for every shape takes
+// 256 columns in pairs.
+#ifdef H12_BN
+#undef BN
+#define BN H12_BN
+#elif BN == 0
+#undef BN
+#define BN 256
+#endif
+#ifdef H12_CLUSTER_M
+#undef CLUSTER_M
+#define CLUSTER_M H12_CLUSTER_M
+#elif CLUSTER_M == 0
+#undef CLUSTER_M
+#define CLUSTER_M 2
+#endif
 #ifndef EPI_BUFS
 #define EPI_BUFS 2
 #endif
@@ -54,7 +80,9 @@
 #define BM (64 * CONSUMERS)
 
 static_assert(BK == 64, "one 128-byte swizzled row of K per tile row: BK = 64 (fp16/bf16)");
-static_assert(BN == 128 || BN == 256, "BN is the wgmma N: 128 or 256");
+static_assert(BN % 8 == 0 && BN >= 32 && BN <= 256, "BN is the wgmma N: a multiple of 8, 32 to 256");
+static_assert(CLUSTER_M == 1 || BN % 16 == 0,
+              "in pairs each CTA loads BN / 2 rows of B: whole 1024-byte swizzle atoms (8 rows)");
 static_assert(CLUSTER_M == 1 || CLUSTER_M == 2, "clusters of 1 x 1 (h6's loads) or 2 x 1 CTAs (B shared)");
 static_assert(GROUP_M % CLUSTER_M == 0, "GROUP_M counts tile rows: whole cluster rows");
 static_assert(EPI_BUFS == 2 || EPI_BUFS == 4, "two or four staging buffers per consumer warpgroup");
