@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One device call, many GPU checks: run from the repo root on the GPU machine.
 #   bash scripts/gpu_batch.sh STAGE [STAGE ...]
-# Stages: env hopper hopperfin fp32top fp32topprof ladder odd beta fp16 tune ncu nsys pytest compilers report rawprof paths interleave splitk sweep startup every_py explain every_cuda splitk16 hopper7 hopper8 specialize hopperodd hopper9 sweep16 hopper10 hopper11 hopper12 small12 small12b final12 pair8 nsys12 tma8 cluster13 public12. Logs and results go to $OUT/batch/ and are tarred into
+# Stages: env hopper hopperfin fp32top fp32topprof ladder odd beta fp16 tune ncu nsys pytest compilers report rawprof paths interleave splitk sweep startup every_py explain every_cuda splitk16 hopper7 hopper8 specialize hopperodd hopper9 sweep16 hopper10 hopper11 hopper12 small12 small12b final12 pair8 nsys12 tma8 cluster13 public12 fit12. Logs and results go to $OUT/batch/ and are tarred into
 # $OUT/batch.tar.gz (the device tool brings back at most 8 files); a short summary is printed last.
 set -u
 if [ $# -eq 0 ]; then  # no stage: print the usage above and stop
@@ -273,6 +273,21 @@ for stage in "$@"; do
         step "h9_var_${v// /_}" "${GP[@]}" run h9 "${args[@]}" --size 4096 --budget 0.3 -o "$B/h9_var_${v// /_}_4096.json"
       done
       step h9_profile "${GP[@]}" profile h6 h9 --cublas --size 4096 --save "$B/h9_profile_4096.json" --save-csv "$B/h9_ncu_4096.csv" ;;
+    fit12)  # issue 26: h12's tile width fitted to the SM count: its GPU tests; the default (fitted, alone), fitted in pairs, and 256 in pairs (h12 before), each beside cuBLAS in turns at LLM-like shapes; ncu at 1024x11008x4096
+      step fit12_tests python3 -m pytest -q -m gpu tests/test_hopper_tma_store.py
+      for s in 1024x11008x4096 2048x11008x4096 1280x5120x4096 2048x5120x5120 3072x3072x3072 4096x13824x5120 512x4096x4096; do
+        IFS=x read -r m n k <<< "$s"
+        for v in fit pairs 256; do
+          case $v in fit) args=() ;; pairs) args=(--param CLUSTER_M=2) ;; 256) args=(--param BN=256 --param CLUSTER_M=2) ;; esac
+          step "h12_${s}_$v" "${GP[@]}" run h12 --dtype fp16 -m "$m" -n "$n" -k "$k" "${args[@]}" --budget 0.5 --interleave --max-reps 2000 -o "$B/${s}_$v.json"
+        done
+      done
+      for s in 1024x11008x4096 3072x3072x3072; do
+        IFS=x read -r m n k <<< "$s"
+        step "h12_bf16_${s}_fit" "${GP[@]}" run h12 --dtype bf16 -m "$m" -n "$n" -k "$k" --budget 0.5 --interleave --max-reps 2000 -o "$B/bf16_${s}_fit.json"
+        step "h12_bf16_${s}_256" "${GP[@]}" run h12 --dtype bf16 -m "$m" -n "$n" -k "$k" --param BN=256 --param CLUSTER_M=2 --budget 0.5 --interleave --max-reps 2000 -o "$B/bf16_${s}_256.json"
+      done
+      step fit12_profile "${GP[@]}" profile h12 --dtype fp16 -m 1024 -n 11008 -k 4096 --cublas --save "$B/profile_1024x11008x4096.json" ;;
     hopper10)  # issue 26: h10 (h6 with a stream-K tail where its rule cuts it) verified, beside h6 and cuBLAS; every tail cut (the rule off) at shapes it leaves whole; ncu of a cut tail; interleaved at 8192
       step hopper10_tests python3 -m pytest -q -m gpu tests/test_hopper_stream_k.py
       for s in 8192x8192x8192 16384x4096x4096 1280x5120x4096 1280x5120x2048 1024x11008x4096 4096x4096x4096 4096x4096x1024 4095x4097x1024; do
