@@ -306,6 +306,11 @@ def test_waves_count_the_last_partial_round():
     waves = next(lim for lim in e.limiters if lim.kind == "waves")
     assert waves.gain == pytest.approx(2 * slots / (slots + 1), rel=1e-6)
     assert waves.technique == "persistent" and waves.rung == "h6" and waves.bound_tflops is None
+    # a persistent fp16 kernel with a part-empty last round: fit the tile's width to the SMs, as h12 does
+    hopper = explain(_facts(dtype="fp16", ladder="fp16", blocks=slots, tiles=slots + 1,
+                            peak_flops=gpu.peak_flops("fp16_tensor_fp32_acc"), applied=applied_by("h7")), gpu)
+    waves = next(lim for lim in hopper.limiters if lim.kind == "waves")
+    assert waves.technique == "wave_fit" and waves.rung == "h12"
     full = explain(_facts(blocks=slots * 3, tiles=slots * 3), gpu)
     assert "waves" not in {lim.kind for lim in full.limiters}
 
