@@ -20,8 +20,9 @@ def h11(**params):
 @pytest.mark.parametrize(("shape", "mw", "stages", "tiles", "split"), [
     ((16, 4096, 4096), 16, 16, 64, 2),   # decode-like: 64 tiles of 64 columns, 2 slices fill 128 of 132 SMs
     ((1, 4096, 4096), 16, 16, 64, 2),
-    ((17, 4096, 4096), 32, 16, 64, 2),   # the next wgmma N up
-    ((64, 4096, 4096), 64, 12, 64, 2),   # MW = 64: 16 KiB stages, 12 of them
+    ((17, 4096, 4096), 16, 16, 128, 1),  # two rows of 16 fill the wave that one of 32 would split in two
+    ((64, 4096, 4096), 32, 16, 128, 1),  # two rows of 32, not one of 64 split in two
+    ((64, 14336, 4096), 64, 12, 224, 1),  # MW = 64 (16 KiB stages, 12 of them): its 224 tiles fill more than a wave
     ((100, 4096, 4096), 64, 12, 128, 1),  # two tile rows of 64
     ((16, 14336, 4096), 16, 16, 224, 1),  # more tiles than SMs: no split, two waves
     ((16, 4096, 96), 16, 16, 64, 1),     # 2 k-tiles: no slice of SPLIT_MIN_KTILES
@@ -91,11 +92,16 @@ def test_the_traffic_model_takes_the_tile_at_the_shape():
     """h11's and h8's tiles depend on M: the model reads the tile their rules pick (MW x 64; TBM x TN), at the shape
     it is asked about, at the shape a build is for, or, with neither, at a problem too large for any shape rule."""
     h8 = bind(specmod.select(["h8"])[0])
-    assert (h11().tiles(GemmShape(16, 4096, 4096)).BM, h11().tiles(GemmShape(16, 4096, 4096)).BN) == (16, 64)
-    assert h11().tiles(GemmShape(40, 4096, 4096)).BM == 64
-    assert h11().tiles(GemmShape(32, 4096, 4096)).BM == 32
+    t16 = h11().tiles(GemmShape(16, 4096, 4096), 132)
+    assert (t16.BM, t16.BN) == (16, 64)
+    assert h11().tiles(GemmShape(40, 4096, 4096), 132).BM == 32  # two rows of 32 fill the wave one of 64 would split
+    assert h11().tiles(GemmShape(40, 4096, 14336), 132).BM == 32
+    assert h11().tiles(GemmShape(40, 14336, 4096), 132).BM == 64  # 224 tiles of 64 rows: more than a wave already
+    assert h11().tiles(GemmShape(32, 4096, 4096), 132).BM == 16
     assert h11().for_shape(GemmShape(16, 4096, 4096), 132).tiles().BM == 16
     assert h11().tiles().BM == 64  # no shape: the large-problem tile
+    # without an SM count the row the rule picks is unknown (it fills a wave): the large-problem tile
+    assert h11().tiles(GemmShape(32, 4096, 4096)).BM == 64
     skinny, square = GemmShape(16, 4096, 4096), GemmShape(1024, 1024, 1024)
     assert (h8.tiles(skinny).BM, h8.tiles(skinny).BN) == (64, 64)   # one consumer warpgroup, 64 columns
     assert (h8.tiles(square).BM, h8.tiles(square).BN) == (128, 64)  # two
@@ -104,4 +110,4 @@ def test_the_traffic_model_takes_the_tile_at_the_shape():
     from gemmprof.model.roofline import model_intensity
 
     spec11, spec8 = specmod.select(["h11"])[0], specmod.select(["h8"])[0]
-    assert model_intensity(spec11, skinny) != model_intensity(spec8, skinny)
+    assert model_intensity(spec11, skinny, sms=132) != model_intensity(spec8, skinny, sms=132)

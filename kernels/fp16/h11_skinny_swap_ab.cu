@@ -11,7 +11,8 @@
 // What h11 does the same way (its code is its own):
 //  * The wgmma's A operand is 64 rows of B (B is stored as N rows of K: K-major, as wgmma reads A), its B operand
 //    MW rows of A (A is M rows of K: K-major too). wgmma m64nMWk16 with MW = 16, 32 or 64, the smallest >= M by
-//    the spec's rule: a tile is 64 columns of C by MW rows, and a stage is 8 KiB of B and MW x 128 bytes of A.
+//    the spec's rule, or a narrower one where that fills the wave that a split K would (M = 64, N = 4096: two rows
+//    of 32): a tile is 64 columns of C by MW rows, and a stage is 8 KiB of B and MW x 128 bytes of A.
 //  * One consumer warpgroup (its accumulators are MW / 2 registers per thread) and many stages: these problems
 //    are memory-bound, so the ring keeps STAGES * (8 + MW / 8) KiB in flight per SM.
 //  * The accumulator is C^T: thread (warp w, lane l) holds rows n = 16w + l / 4 (+ 8) of the tile's columns of C,
