@@ -74,7 +74,8 @@ def test_fit_width_keeps_the_widest_unless_a_narrower_saves_more_than_the_margin
     ("0, 11008, 132, 128, 256, 8, 18, 3", "rows"), ("8, 11008, 0, 128, 256, 8, 18, 3", "slots"),
     ("8, 11008, 132, 256, 128, 8, 18, 3", "lo <= hi"), ("8, 11008, 132, 128, 256, 0, 18, 3", "step"),
     ("8, 11008, 132, 1, 100000, 1, 18, 3", "at most"), ("8, 11008, 132, 128, 256, 8, -1, 3", "fixed"),
-    ("8, 11008, 132, 128, 256, 8", "takes 8"),
+    ("8, 11008, 132, 128, 256, 8", "takes 8"), ("8, 11008, 132, 128.5, 256, 8, 18, 3", "integers"),
+    ("8, 11008, 132, 128, 256, 8, 18, 1 < 2", "integers"),
 ])
 def test_fit_width_refuses_bad_arguments(args, match):
     with pytest.raises(SpecError, match=match):

@@ -141,7 +141,7 @@ def test_decomposition_names_reach_the_grid_and_the_note(tmp_path):
     # `note` lists what the note shows instead (h12: its fitted width, which the grid does not read)
     noted = binding.bind(_user_spec(tmp_path, SPEC + "note: [UNSHOWN, TILES]\n"))
     assert noted.decomposition_note(shape, 10) == "TILES=4, UNSHOWN=4"  # in the decomposition's order
-    for bad in ("note: [NOPE]\n", "note: TILES\n"):
+    for bad in ("note: [NOPE]\n", "note: TILES\n", "note: [{TILES: 1}]\n", "note: [[TILES]]\n"):
         with pytest.raises(SpecError, match=r"note: expected a list of decomposition names \(TILES, SPLIT, UNSHOWN\)"):
             _user_spec(tmp_path, SPEC + bad)
 

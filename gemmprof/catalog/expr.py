@@ -31,8 +31,11 @@ def _fit_width(rows, n, slots, lo, hi, step, fixed, margin_pct):
     ROWS tile rows by cdiv(N, W) columns run in cdiv(tiles, SLOTS) rounds, a tile of width W taking W + FIXED units
     (work that does not shrink with the width: the A tile's loads, the epilogue's turn). A narrower width is taken
     only where it saves more than MARGIN_PCT % of HI's time; of equal times the widest."""
-    if not (isinstance(rows, int) and isinstance(n, int) and rows >= 1 and n >= 1 and slots >= 1):
-        raise ExprError(f"fit_width: rows ({rows}), n ({n}) and slots ({slots}) must be integers of at least 1")
+    args = (rows, n, slots, lo, hi, step, fixed, margin_pct)
+    if not all(type(a) is int for a in args):
+        raise ExprError(f"fit_width: its arguments must be integers, got {', '.join(map(str, args))}")
+    if not (rows >= 1 and n >= 1 and slots >= 1):
+        raise ExprError(f"fit_width: rows ({rows}), n ({n}) and slots ({slots}) must be at least 1")
     if not (0 < lo <= hi and step >= 1 and (hi - lo) // step < MAX_FIT_WIDTHS and fixed >= 0 and margin_pct >= 0):
         raise ExprError(f"fit_width: needs 0 < lo <= hi, step >= 1 (at most {MAX_FIT_WIDTHS} widths), fixed >= 0 and "
                         f"margin_pct >= 0; got lo {lo}, hi {hi}, step {step}, fixed {fixed}, margin_pct {margin_pct}")

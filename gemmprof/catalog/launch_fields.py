@@ -90,7 +90,8 @@ def launch_fields(path, doc: dict) -> dict:
             _fail(path, "decomposition", f"{str(k)[:40]!r} is not a name")
         _expr(path, f"decomposition.{k}", v)
     note = doc.get("note")
-    if note is not None and (not isinstance(note, list) or any(n not in decomposition for n in note)):
+    if note is not None and (not isinstance(note, list)
+                             or any(not isinstance(n, str) or n not in decomposition for n in note)):
         _fail(path, "note", f"expected a list of decomposition names ({', '.join(decomposition) or 'none'})")
     return {"dtypes": tuple(dtypes), "dtype_define": define, "tma_args": tuple(args), "cluster": cluster,
             "decomposition": dict(decomposition), "specialize": _specialize(path, doc),
