@@ -86,8 +86,8 @@ def test_the_shared_operands_box_is_the_half_one_cta_loads(params, a_box, b_box)
         return np.void(bytes(128))
 
     k = bind(specmod.select(["h7"])[0], params, dtype="bf16")
-    tma_launch.tensor_maps(k, GemmShape(4095, 4097, 1024), {"A": _Operand(1 << 20), "B": _Operand(2 << 20)},
-                           encode=fake_encode)
+    tma_launch.encode_maps(tma_launch.tiled_maps(k, GemmShape(4095, 4097, 1024)),
+                           {"A": _Operand(1 << 20), "B": _Operand(2 << 20)}, encode=fake_encode)
     assert seen == [(4095, 1024, *a_box, 128), (4097, 1024, *b_box, 128)]
 
 

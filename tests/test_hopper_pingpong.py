@@ -64,8 +64,8 @@ def test_each_cta_loads_its_slice_of_the_shared_boxes(params, a_box, b_box):
         return np.void(bytes(128))
 
     k = bind(specmod.select(["h9"])[0], params, dtype="bf16")
-    tma_launch.tensor_maps(k, GemmShape(4095, 4097, 1024), {"A": _Operand(1 << 20), "B": _Operand(2 << 20)},
-                           encode=fake_encode)
+    tma_launch.encode_maps(tma_launch.tiled_maps(k, GemmShape(4095, 4097, 1024)),
+                           {"A": _Operand(1 << 20), "B": _Operand(2 << 20)}, encode=fake_encode)
     assert seen == [(4095, 1024, *a_box, 128), (4097, 1024, *b_box, 128)]
 
 

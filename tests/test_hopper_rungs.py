@@ -69,8 +69,8 @@ def test_tensor_maps_describe_the_operands_as_the_kernel_reads_them():
         return np.void(bytes(128))
 
     k = choose(["h5"], dtype="bf16")[0]
-    maps = tma_launch.tensor_maps(k, GemmShape(4095, 4097, 1024), {"A": _Operand(1 << 20), "B": _Operand(2 << 20)},
-                                  encode=fake_encode)
+    maps = tma_launch.encode_maps(tma_launch.tiled_maps(k, GemmShape(4095, 4097, 1024)),
+                                  {"A": _Operand(1 << 20), "B": _Operand(2 << 20)}, encode=fake_encode)
     assert len(maps) == 2 and all(m.dtype.itemsize == 128 for m in maps)
     (a_ptr, a), (b_ptr, b) = seen
     assert (a_ptr, a.dtype, a.rows, a.cols, a.box_rows, a.box_cols, a.swizzle) == (1 << 20, "bf16", 4095, 1024, 128, 64,

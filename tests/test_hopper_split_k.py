@@ -141,11 +141,10 @@ def test_h8_tensor_maps_box_its_tile_even_past_a_small_m():
     seen = []
     for params, shape in ((None, GemmShape(16, 4096, 4096)), (H6_PARAMS, GemmShape(16, 4096, 4096)),
                           (None, GemmShape(1024, 4096, 4096))):
-        tma_launch.tensor_maps(_h8(params, dtype="bf16"), shape, {"A": Operand(1 << 20), "B": Operand(2 << 20),
-                                                                  "C": Operand(3 << 20)},
+        tma_launch.encode_maps(tma_launch.tiled_maps(_h8(params, dtype="bf16"), shape, H100_SMS),
+                               {"A": Operand(1 << 20), "B": Operand(2 << 20), "C": Operand(3 << 20)},
                                encode=lambda address, tmap: seen.append((tmap.rows, tmap.cols, tmap.box_rows,
-                                                                         tmap.box_cols, tmap.dtype)),
-                               sms=H100_SMS)
+                                                                         tmap.box_cols, tmap.dtype)))
     # the boxes are the tile at the shape: 64 x SKINNY_BN (64) at M = 16, whatever CONSUMERS and BN; 128 x BN
     # (64) at M = 1024; then C's, fp32, one 64-row by 32-column staged store
     c = [(16, 4096, 64, 32, "fp32"), (16, 4096, 64, 32, "fp32"), (1024, 4096, 64, 32, "fp32")]
@@ -262,8 +261,8 @@ def test_clusters_of_two_share_a_only_where_k_is_not_split(shape, clustered, gri
     assert g[0] == grid and g[0] % (2 if clustered else 1) == 0
     assert k.cluster_dims(shape, H100_SMS) == ((2, 1, 1) if clustered else None)
     assert dict(k.for_shape(shape, H100_SMS).shape_defines)["H8_CLUSTER_N"] == (2 if clustered else 1)
-    tma_launch.tensor_maps(k, shape, {"A": Operand(1 << 20), "B": Operand(2 << 20), "C": Operand(3 << 20)},
-                           encode=fake_encode, sms=H100_SMS)
+    tma_launch.encode_maps(tma_launch.tiled_maps(k, shape, H100_SMS),
+                           {"A": Operand(1 << 20), "B": Operand(2 << 20), "C": Operand(3 << 20)}, encode=fake_encode)
     tbm = 64 if shape.M <= 256 else 128
     # each CTA of a pair loads half of A's box; C's map for the TMA stores (N % 4 == 0 at all these shapes)
     assert seen == [(tbm // 2 if clustered else tbm, 64), (64, 64), (64, 32)]

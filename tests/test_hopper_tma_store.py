@@ -108,8 +108,9 @@ def _maps(kernel, shape):
         seen.append((address, tmap.dtype, tmap.rows, tmap.cols, tmap.box_rows, tmap.box_cols, tmap.swizzle))
         return np.void(bytes(128))
 
-    maps = tma_launch.tensor_maps(kernel, shape, {"A": _Operand(1 << 20), "B": _Operand(2 << 20),
-                                                  "C": _Operand(3 << 20)}, encode=fake_encode, sms=132)
+    maps = tma_launch.encode_maps(tma_launch.tiled_maps(kernel, shape, 132),
+                                  {"A": _Operand(1 << 20), "B": _Operand(2 << 20), "C": _Operand(3 << 20)},
+                                  encode=fake_encode)
     return maps, seen
 
 

@@ -70,11 +70,6 @@ def launch_args(kernel: BoundKernel, shape: GemmShape, problem, lds: dict, tiled
     return kernel_values(kernel.spec.abi, shape, layout, problem.alpha, problem.beta, buffers, lds) + maps
 
 
-def tensor_maps(kernel: BoundKernel, shape: GemmShape, operands: dict, encode=None, sms: int | None = None) -> tuple:
-    """The kernel's tensor maps at `shape` over `operands`: encode_maps of tiled_maps."""
-    return encode_maps(tiled_maps(kernel, shape, sms), operands, encode)
-
-
 def launcher(kernel: BoundKernel, func, grid, block, smem: int, shape: GemmShape | None = None,
              sms: int | None = None):
     """bind(args) -> launch(), the arguments of every launch packed once by bind (outside the timed launches): a

@@ -211,8 +211,8 @@ def _cells(run: RunResult, dtype: str) -> list[SweepCell]:
 def summarize(runs: list[tuple[str, RunResult]], dtype: str,
               confirmations: list[tuple[str, RunResult]] = ()) -> SweepSummary:
     """One run per shape (file name, run) -> the sweep: every non-baseline variant of `dtype`, against that run's
-    cuBLAS of the same dtype. `confirmations`: at most one run per shape of those runs, of one variant of `dtype`
-    (the shape's best) beside cuBLAS."""
+    cuBLAS of the same dtype. `confirmations`: runs of one variant of `dtype` beside cuBLAS (a shape's contenders),
+    at shapes of those runs, at most one per shape and variant."""
     shapes: list[GemmShape] = []
     cells: list[SweepCell] = []
     devices: list[str] = []
