@@ -7,12 +7,14 @@ from gemmprof.errors import InputError
 from gemmprof.results.run import RunResult
 
 CALLABLE_DTYPES = ("fp32", "fp16", "bf16")
+FILLS = ("uniform", "uniform01", "randn", "zeros", "ints")
 
 
 def bench(fn, *, m: int, n: int, k: int, dtype: str = "fp32", c_dtype: str = "fp32", arrays: str = "cupy",
           alpha: float = 1.0, beta: float = 0.0, name: str | None = None, baselines: bool = True,
           seed: int | None = None, budget_s: float = 1.0, max_reps: int = 200, flush_l2: bool = True,
-          precision: float = 0.005, warmup: int = 3, gpu: str | None = None) -> RunResult:
+          precision: float = 0.005, warmup: int = 3, gpu: str | None = None, regime: str = "sustained",
+          fill: str = "uniform", l2: str | None = None, checks: int = 3, energy: bool | None = None) -> RunResult:
     """Verify fn(A, B, C, alpha, beta) against a float64 reference and time it with CUDA events.
 
     fn must fill C = alpha * A @ B + beta * C in place and enqueue its work on CuPy's current stream. A (m x k)
@@ -22,17 +24,21 @@ def bench(fn, *, m: int, n: int, k: int, dtype: str = "fp32", c_dtype: str = "fp
     through DLPack). With `baselines`, cuBLAS of the same input and C dtypes and torch.matmul (where torch is
     installed) are timed beside it. `warmup` calls precede the timed ones, which stop once the median's 95%
     confidence interval is within +-`precision` (a fraction; 0: spend all of `budget_s`, up to `max_reps` calls).
-    The result's variants hold fn's row (status "ok", "FAIL" or "error" with its message) and the baselines'.
+    `regime` "sustained" (default) warms each variant until NVML's SM clock and power settle before timing it, as
+    a GEMM runs under load; "burst" times the card as found. `fill`, `l2`, `checks` and `energy` are `gemmprof run`'s
+    --fill, --l2, --checks and --energy. The result's variants hold fn's row (status "ok", "FAIL" or "error" with
+    its message) and the baselines'.
     """
     from dataclasses import replace
 
     from gemmprof.catalog import gpu_specs
     from gemmprof.errors import require_cupy
     from gemmprof.measure import arrays as arrays_mod
-    from gemmprof.measure import callables, python_jobs
+    from gemmprof.measure import callables, python_jobs, timing
     from gemmprof.measure.device import current_device_gpu
     from gemmprof.measure.runner import ContextLost, Runner, RunOptions, new_result
     from gemmprof.measure.timing import TimingConfig
+    from gemmprof.model.annotate import annotate
     from gemmprof.model.traffic import GemmShape
 
     for key, value in (("dtype", dtype), ("c_dtype", c_dtype)):
@@ -40,6 +46,11 @@ def bench(fn, *, m: int, n: int, k: int, dtype: str = "fp32", c_dtype: str = "fp
             raise InputError(f"bench: {key} {value!r}: give one of {', '.join(CALLABLE_DTYPES)}")
     if isinstance(warmup, bool) or not isinstance(warmup, int) or warmup < 0:
         raise InputError(f"bench: warmup {warmup!r}: give a number of calls, 0 or more")
+    for key, value, allowed in (("regime", regime, timing.REGIMES), ("fill", fill, FILLS),
+                                ("l2", l2 or "flush", ("flush", "rotate", "warm"))):
+        if value not in allowed:
+            raise InputError(f"bench: {key} {value!r}: give one of {', '.join(allowed)}")
+    timing.capture()  # before fn's own module could matter: CuPy's timing functions as they are now
     shape = GemmShape(m, n, k)
     call = replace(callables.from_function(fn, name=name), c_dtype=c_dtype)
     adapter = arrays_mod.adapter(arrays)
@@ -47,7 +58,8 @@ def bench(fn, *, m: int, n: int, k: int, dtype: str = "fp32", c_dtype: str = "fp
     gpu_spec = gpu_specs.get_gpu(gpu) if gpu else (current_device_gpu() or gpu_specs.get_gpu("h100"))
     options = RunOptions(shape=shape, alpha=float(alpha), beta=float(beta), seed=seed, baselines=baselines,
                          timing=TimingConfig(budget_s=budget_s, max_reps=max_reps, flush_l2=flush_l2,
-                                             precision=precision, warmup=warmup))
+                                             precision=precision, warmup=warmup, regime=regime, fill=fill, l2=l2,
+                                             checks=checks, energy=energy))
     runner = Runner(gpu_spec, options)
     command = (f"gemmprof.bench({call.name}, m={m}, n={n}, k={k}, dtype={dtype!r}, "
                + (f"c_dtype={c_dtype!r}, " if c_dtype != "fp32" else "") + f"arrays={arrays!r})")
@@ -61,5 +73,6 @@ def bench(fn, *, m: int, n: int, k: int, dtype: str = "fp32", c_dtype: str = "fp
             if kind == "callable":
                 result.variants.append(callables.lost_row(item, str(exc)))
             break
-        result.variants.append(row)
+        result.variants.append(annotate(row, shape, options.beta, gpu_spec, l2_policy=options.timing.l2_policy))
+    runner.close()
     return result

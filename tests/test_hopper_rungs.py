@@ -211,9 +211,9 @@ def test_runner_appends_tensor_maps_and_opts_into_large_shared_memory(monkeypatc
     r.problem = lambda dtype, c_dtype="fp32": _FakeProblem(shape)
     seen = {}
 
-    def fake_verify(row, problem, launch_into, tolerance, reads_c=False, c_store=("row", None)):
-        launch_into("C")()
-        seen["tolerance"] = tolerance
+    def fake_verify(row, prepared):
+        prepared.launch_for(r.problem(prepared.storage), "C")()
+        seen["tolerance"] = prepared.tolerance
         return row, None  # verified, nothing to time
 
     r._verify = fake_verify

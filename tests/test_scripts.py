@@ -34,8 +34,8 @@ def run_script(*args, timeout=120, env=None):
 def test_every_script_is_covered_here():
     """A new script needs a test in this file; a removed one leaves its test behind as a failure."""
     covered = {"gpu_batch.sh", "compiler_check.py", "ncu_vs_events.py", "record.py", "tune_speedup.py",
-               "tune_multigpu.py", "startup_times.py", "specialize_perf.py"}  # these two: --help below (GPU runs)
-    elsewhere = {"shape_sweep.py": "test_shape_sweep.py", "callable_vs_do_bench.py": "test_callables.py"}  # scripts with a test file of their own
+               "tune_multigpu.py", "startup_times.py", "specialize_perf.py", "l2_cold_check.py"}  # these two: --help below (GPU runs)
+    elsewhere = {"shape_sweep.py": "test_shape_sweep.py", "regime_check.py": "test_callables.py"}  # scripts with a test file of their own
     for script, test in elsewhere.items():
         assert script in (ROOT / "tests" / test).read_text(), f"{test} does not exercise {script}"
     assert {p.name for p in SCRIPTS.iterdir() if p.is_file()} == covered | set(elsewhere)
@@ -199,3 +199,15 @@ def test_gpu_batch_uses_only_gemmprof_commands_and_options_that_exist():
         assert command is not None, f"gpu_batch.sh runs `gemmprof {name}`, which does not exist"
         known = {o for p in command.params for o in (*p.opts, *p.secondary_opts)}
         assert [o for o in options if o not in known] == [], f"gemmprof {name}"
+
+
+def test_l2_cold_check_calls_a_policy_cold_only_near_the_cold_read_and_well_above_the_warm_one():
+    sys.path.insert(0, str(SCRIPTS))
+    try:
+        check = importlib.import_module("l2_cold_check")
+    finally:
+        sys.path.remove(str(SCRIPTS))
+    cold = check.verdict({"warm": 0.010, "flush": 0.026, "rotate": 0.025, "cold": 0.027})
+    assert cold["flush"]["cold"] and cold["rotate"]["cold"]
+    warm = check.verdict({"warm": 0.010, "flush": 0.011, "rotate": 0.020, "cold": 0.027})
+    assert not warm["flush"]["cold"] and not warm["rotate"]["cold"]  # 1.1x warm; 0.74x cold

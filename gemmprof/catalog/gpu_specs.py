@@ -61,12 +61,22 @@ class GpuSpec:
     references: dict[str, str]
     path: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
+    # the SM clock each datasheet peak assumes (peak_tflops.KIND.clock_mhz); absent: the boost clock
+    peak_clock_mhz: dict[str, float] = field(default_factory=dict)
 
     def peak_flops(self, kind: str) -> float:
         """Datasheet peak in FLOP/s for a kind (fp32, tf32_tensor, fp16_tensor_fp32_acc, ...)."""
         if kind not in self.peak_tflops:
             raise GpuSpecError(f"{self.path}: peak_tflops.{kind}: not given for {self.name}")
         return self.peak_tflops[kind] * 1e12
+
+    def peak_clock(self, kind: str) -> float:
+        """The SM clock (MHz) the datasheet's peak of `kind` is computed at."""
+        return self.peak_clock_mhz.get(kind, self.boost_clock_mhz)
+
+    def peak_flops_at(self, kind: str, clock_mhz: float) -> float:
+        """The datasheet's peak scaled to an SM clock: a GEMM's rate is proportional to the clock it holds."""
+        return self.peak_flops(kind) * clock_mhz / self.peak_clock(kind)
 
     @property
     def dram_bandwidth(self) -> float:
@@ -164,6 +174,10 @@ def parse_gpu_spec(path: Path, text: str) -> GpuSpec:
     if not isinstance(peaks_node, dict) or "fp32" not in peaks_node:
         ld.fail("peak_tflops.fp32", "missing")
     peaks = {k: ld.figure(f"peak_tflops.{k}") for k in peaks_node}
+    peak_clocks = {}
+    for k, node in peaks_node.items():
+        if isinstance(node, dict) and "clock_mhz" in node:
+            peak_clocks[k] = ld._number(f"peak_tflops.{k}.clock_mhz", node["clock_mhz"], float, True)
     limits = {}
     for k in SM_LIMIT_KEYS:
         if k == "shared_memory_carveouts_kib":
@@ -186,7 +200,7 @@ def parse_gpu_spec(path: Path, text: str) -> GpuSpec:
         l2_size_mib=ld.figure("l2.size_mib"), l2_bandwidth_gbs=ld.figure("l2.bandwidth_gbs", required=False),
         smem_bandwidth_gbs=ld.figure("smem_bandwidth_gbs", required=False),
         sm_limits=SmLimits(**limits), measured=measured, sources=ld.sources, references=ld.references,
-        path=str(path),
+        path=str(path), peak_clock_mhz=peak_clocks,
     )
 
 

@@ -16,6 +16,8 @@ from gemmprof.commands._options import (
     c_dtype_option,
     callable_c_dtype,
     gpu_options,
+    method_config,
+    method_options,
     refuse_overwrite,
     resolve_gpu,
     resolve_shape,
@@ -74,7 +76,8 @@ def view_options(f):
 @click.option("--max-reps", type=click.IntRange(1, 10 ** 6), default=200, show_default=True,
               help="At most this many timed launches per variant (--budget decides how many: at least 10 where "
                    "this allows).")
-@click.option("--no-flush", is_flag=True, help="Do not flush L2 between repetitions.")
+@click.option("--no-flush", is_flag=True, help="Do not flush L2 between repetitions (the same as --l2 warm).")
+@method_options()
 @click.option("--interleave", is_flag=True,
               help=f"Verify every variant first, then time them together: each one's launches in "
                    f"{INTERLEAVE_ROUNDS} batches taken round-robin, so clock drift reaches all alike. Under "
@@ -88,7 +91,8 @@ def view_options(f):
 @click.option("--child-results", type=click.Path(dir_okay=False), hidden=True)
 def command(variants, all_, dtype, spec_files, callables, c_dtype, arrays, size, m, n, k, params, alpha, beta, gpu, gpu_file, compiler,
             spec_defaults, no_cublas, seed,
-            budget, precision, max_reps, no_flush, interleave, launch_once, fmt, wide, columns, output, child_results):
+            budget, precision, max_reps, no_flush, regime, fill, l2, cool_down, expect_clock, energy, checks,
+            interleave, launch_once, fmt, wide, columns, output, child_results):
     """Compile, verify against cuBLAS and time rungs of the GEMM ladder on the GPU.
 
     VARIANTS are rung ids (5, 3b, h2), ranges (1-6), or names (warptiling); several may be given.
@@ -113,11 +117,13 @@ def command(variants, all_, dtype, spec_files, callables, c_dtype, arrays, size,
     """
     from gemmprof.catalog.selection import choose
     from gemmprof.measure import python_jobs
+    from gemmprof.measure import timing as timing_module
     from gemmprof.measure.runner import Runner, RunOptions, baselines_for, new_result
     from gemmprof.measure.timing import TimingConfig
     from gemmprof.render.compiler_tables import compiler_table
     from gemmprof.render.run_tables import run_table, terminal_view
 
+    timing_module.capture()  # CuPy's timing functions, taken before any --callable file is imported
     refs = python_jobs.refs(callables)
     if arrays != "cupy" and not refs:
         raise InputError(f"--arrays {arrays}: only for --callable functions")
@@ -125,6 +131,8 @@ def command(variants, all_, dtype, spec_files, callables, c_dtype, arrays, size,
     refuse_overwrite({"-o": output, "--child-results": child_results}, [*spec_files, gpu_file, *(r.path for r in refs)])
     if interleave and launch_once:
         raise InputError("--interleave and --launch-once: --launch-once times nothing, give one")
+    if no_flush and l2 not in (None, "warm"):
+        raise InputError(f"--no-flush and --l2 {l2}: --no-flush is --l2 warm, give one")
     shape = resolve_shape(size, m, n, k)
     any_kernels = bool(variants or all_ or spec_files or not refs)  # --callable alone chooses no rungs
     kernels = choose(variants, all_=all_, dtype=dtype, spec_files=spec_files, params=params) if any_kernels else []
@@ -138,7 +146,9 @@ def command(variants, all_, dtype, spec_files, callables, c_dtype, arrays, size,
     options = RunOptions(shape=shape, alpha=alpha, beta=beta, seed=seed, baselines=not no_cublas,
                          launch_once=launch_once, compiler=compilers[0] if len(compilers) == 1 else None,
                          timing=TimingConfig(budget_s=budget, max_reps=max_reps, flush_l2=not no_flush, precision=precision / 100,
-                                             interleave_rounds=INTERLEAVE_ROUNDS if interleave else 0))
+                                             interleave_rounds=INTERLEAVE_ROUNDS if interleave else 0,
+                                             **method_config(regime, fill, "warm" if no_flush and not l2 else l2,
+                                                             cool_down, expect_clock, energy, checks)))
     runner = Runner(gpu_spec, options)
     result = new_result(gpu_spec, options, runner, "gemmprof " + shlex.join(sys.argv[1:]))
     jobs = [("baseline", b) for b in baselines_for(kernels, options.baselines)]
@@ -161,6 +171,7 @@ def command(variants, all_, dtype, spec_files, callables, c_dtype, arrays, size,
         raise
     finally:
         runner.ahead.close()
+        runner.close()
     if child_results:
         _finish(context_lost, 0)
         return
@@ -228,11 +239,28 @@ def _finish(context_lost: bool, code: int):
         sys.exit(code)
 
 
+def _annotated(runner, options, gpu_spec):
+    """Each row, once measured, gets the model's figures (measure first, annotate after, in one place)."""
+    from gemmprof.model.annotate import annotate
+
+    def mark(row, kind, item):
+        kernel = item[0] if kind == "kernel" else None
+        try:
+            sms = runner.device["sm_count"]
+        except Exception:  # a stand-in runner or no device: the GPU spec's count
+            sms = None
+        return annotate(row, options.shape, options.beta, gpu_spec, kernel, sms, options.timing.l2_policy)
+
+    return mark
+
+
 def _run_jobs(runner, result, jobs, options, gpu_spec, params, save, dtype):
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
     from gemmprof.measure.callables import run_callable
     from gemmprof.measure.runner import ContextLost
+
+    annotate = _annotated(runner, options, gpu_spec)
 
     with Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
                   TimeElapsedColumn(), transient=True, console=_stderr_console()) as bar:
@@ -248,12 +276,14 @@ def _run_jobs(runner, result, jobs, options, gpu_spec, params, save, dtype):
                         row = run_callable(runner, *item)
                     elif interleave:
                         row, launch = runner.prepare_baseline(item) if kind == "baseline" else runner.prepare_kernel(*item)
-                        prepared.append((row, launch))
+                        prepared.append((row, launch, kind, item))
                     else:
                         row = runner.run_baseline(item) if kind == "baseline" else runner.run_kernel(*item)
+                    if not interleave or kind == "callable":
+                        annotate(row, kind, item)
                 except ContextLost as exc:
-                    _untimed(prepared, "not timed: a later variant faulted and lost the CUDA context before the "
-                                       "interleaved timing")
+                    _untimed([p[:2] for p in prepared], "not timed: a later variant faulted and lost the CUDA "
+                                                        "context before the interleaved timing")
                     result.variants.append(_lost_row(item, kind, str(exc)))
                     save()
                     result.variants.extend(_continue_in_child(jobs[i + 1:], options, gpu_spec, runner.seed, params,
@@ -266,15 +296,17 @@ def _run_jobs(runner, result, jobs, options, gpu_spec, params, save, dtype):
             if interleave:
                 bar.update(task, description=f"{'timing, interleaved':<28}")
                 try:
-                    runner.time_together(prepared)
+                    runner.time_together([p[:2] for p in prepared])
                 except ContextLost:  # the rows say so; nothing is left to run
                     save()
                     return True
+                for row, _, kind, item in prepared:
+                    annotate(row, kind, item)
                 save()
                 bar.advance(task)
         except BaseException:  # Ctrl-C or an error: verified rows without a time must not read as finished
-            _untimed([(r, la) for r, la in prepared if r.timing is None], "not timed: the run stopped before or "
-                                                                           "during the interleaved timing")
+            _untimed([(r, la) for r, la, *_ in prepared if r.timing is None], "not timed: the run stopped before or "
+                                                                               "during the interleaved timing")
             save()
             raise
     return False

@@ -47,6 +47,7 @@ class CupyArrays:
 
     kind = "cupy"
     note = ""
+    copied: list[str] = []  # never: the problem's own arrays
 
     def operands(self, problem):
         return problem.A, problem.B

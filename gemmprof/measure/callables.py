@@ -165,20 +165,21 @@ def run_callable(runner, item: PyCallable, dtype: str, arrays) -> VariantResult:
     from gemmprof.measure import nvtx
     from gemmprof.measure.arrays import bf16_note
     from gemmprof.measure.problem import tolerance
-    from gemmprof.measure.runner import model_figures
-    from gemmprof.model.traffic import get_dtype
+    from gemmprof.measure.runner import Prepared
 
     shape = runner.opt.shape
     row = VariantResult(id=item.id, name=item.name, title=item.title, dtype=dtype, kind=item.kind,
                         c_dtype=item.c_dtype)
     row.nvtx_range = nvtx.range_name(item.name, shape)
-    row.model = model_figures(dtype, shape, runner.opt.beta, runner.gpu_spec, None, get_dtype(dtype).peak_kind)
     problem = runner.problem(dtype, item.c_dtype)  # exactly a spec's with that c_dtype: C0, reference, sentinel
     try:
         with arrays.stream():
-            A, B = arrays.operands(problem)
-            runner._time(*runner._verify(row, problem, _launcher(item.fn, A, B, problem, arrays),
-                                          tolerance(dtype, item.c_dtype)))
+            prepared = Prepared(_launcher(item.fn, arrays), dtype, item.c_dtype, ("row", None),
+                                tolerance(dtype, item.c_dtype))
+            row, verified = runner._verify(row, prepared)
+            if verified is not None and arrays.copied:  # copies would not see the row changed before each call
+                verified.perturb = False
+            runner._time(row, verified)
     except CallableRaised as exc:
         row.status, row.message = "error", str(exc)
         _raise_if_context_lost(row.message)
@@ -199,10 +200,12 @@ def lost_row(item: tuple, message: str) -> VariantResult:
                          message=message, c_dtype=call.c_dtype)
 
 
-def _launcher(fn, A, B, problem, arrays):
-    alpha, beta = problem.alpha, problem.beta
+def _launcher(fn, arrays):
+    """launch_for(problem, out): a call of fn on the problem's operands (as `arrays` hands them) filling `out`."""
 
-    def launch_into(out):
+    def launch_for(problem, out):
+        A, B = arrays.operands(problem)
+        alpha, beta = problem.alpha, problem.beta
         C, before, after = arrays.output(out, problem.c_dtype)  # outside the timed call: no cost per call
 
         def launch():
@@ -217,7 +220,7 @@ def _launcher(fn, A, B, problem, arrays):
 
         return launch
 
-    return launch_into
+    return launch_for
 
 
 def _raise_if_context_lost(message: str) -> None:

@@ -38,7 +38,54 @@ class Problem:
     C0: object  # M x N float32: C's value before the GEMM (random when beta != 0), rounded to c_dtype
     ref: object  # M x N float64
     c_dtype: str = "fp32"  # C's storage: fp32, fp16, or bf16 (as uint16 bit patterns)
+    fill: str = "uniform"
     _layouts: dict = field(default_factory=dict)
+
+    @property
+    def operand_bytes(self) -> int:
+        """Bytes of A, B and C as stored (what one call must bring in and write back, at the least)."""
+        c_size = {"fp32": 4}.get(self.c_dtype, 2)
+        return int(self.A.nbytes + self.B.nbytes + self.shape.M * self.shape.N * c_size)
+
+    # -- rows of A changed between timed calls (measure/bench.py) ---------------------------------------------
+    def row_pool(self, count: int, seed: int):
+        """`count` fresh rows of A, (as stored: input dtype, bf16 as bit patterns; their float64 values), drawn
+        uniform in [-1, 1) whatever the fill: a row written into A before a timed call makes that call's inputs
+        unlike any earlier call's, and its right answer known."""
+        xp = _array_module(self.A)
+        rng = xp.random.default_rng(seed)
+        rows = draw(rng, count, self.shape.K, "uniform")
+        if self.dtype == "bf16":
+            stored = to_bf16_bits(rows)
+            return stored, from_bf16_bits(stored).astype(xp.float64)
+        stored = rows.astype(self.A.dtype)
+        return stored, stored.astype(xp.float64)
+
+    def a_row(self, r: int):
+        """Logical row r of A, a copy (as stored)."""
+        return self.A[r].copy()
+
+    def set_a_row(self, r: int, stored_row) -> None:
+        """Write logical row r of A into every layout A is held in (row-major rows, column-major columns, padded
+        copies): the kernels read A through those arrays."""
+        K = self.shape.K
+        self.A[r, :K] = stored_row
+        for key, held in self._layouts.items():
+            if key[0] != "A" or held is self.A:
+                continue
+            if key[1] == "row":
+                held[r, :K] = stored_row
+            else:
+                held[:K, r] = stored_row
+
+    def row_reference(self, r: int, values64):
+        """C's right row r when row r of A holds `values64` (float64): alpha * row @ B + beta * C0[r]."""
+        xp = _array_module(self.A)
+        B64 = (from_bf16_bits(self.B) if self.dtype == "bf16" else self.B).astype(xp.float64)
+        row = self.alpha * (values64 @ B64)
+        if self.beta != 0:
+            row = row + self.beta * self.C0[r].astype(xp.float64)
+        return row
 
     def operand(self, which: str, layout: str, ld: int | None = None):
         """A or B stored row- or column-major (column-major A is stored as K rows of M); with a leading dimension
@@ -105,16 +152,47 @@ def logical_c(out, c_dtype: str, layout: str):
     return values.T if layout == "col" else values
 
 
-def make_problem(shape: GemmShape, dtype: str, alpha: float, beta: float, seed: int, c_dtype: str = "fp32"
-                 ) -> Problem:
+# The values the operands are drawn from (`--fill`). Verification always draws `uniform` (never zeros, no structure a
+# wrong index could hide behind); the fill chosen applies to the inputs of the timed calls. The values move the
+# power a GEMM draws, and so the clock it holds under a power cap: NVIDIA's measurement guide runs fixed-clock
+# tests on zeros and fixed-power tests on uniform [-1, 1).
+FILLS = {"uniform": "uniform in [-1, 1)", "uniform01": "uniform in [0, 1)", "randn": "standard normal",
+         "zeros": "all zeros", "ints": "integers in [-3, 3]"}
+
+
+def draw(rng, rows: int, cols: int, fill: str = "uniform"):
+    """rows x cols float32 values of `fill` from a CuPy (or NumPy) Generator."""
+    xp = _array_module_of_rng(rng)
+    if fill == "uniform":
+        return rng.random((rows, cols), dtype=xp.float32) * 2 - 1
+    if fill == "uniform01":
+        return rng.random((rows, cols), dtype=xp.float32)
+    if fill == "randn":
+        return rng.standard_normal((rows, cols), dtype=xp.float32)
+    if fill == "zeros":
+        return xp.zeros((rows, cols), dtype=xp.float32)
+    if fill == "ints":
+        return rng.integers(-3, 4, size=(rows, cols)).astype(xp.float32)
+    raise ValueError(f"unknown fill {fill!r}")
+
+
+def _array_module_of_rng(rng):
+    if type(rng).__module__.startswith("cupy"):
+        import cupy
+
+        return cupy
+    return np
+
+
+def make_problem(shape: GemmShape, dtype: str, alpha: float, beta: float, seed: int, c_dtype: str = "fp32",
+                 fill: str = "uniform") -> Problem:
     import cupy
 
     rng = cupy.random.default_rng(seed)
     store = {"fp16": cupy.float16}.get(dtype, cupy.float32)
 
     def rand(rows, cols):
-        # uniform in [-1, 1): never zeros, no structure a wrong index could hide behind
-        return (rng.random((rows, cols), dtype=cupy.float32) * 2 - 1).astype(store)
+        return draw(rng, rows, cols, fill).astype(store)
 
     A, B = rand(shape.M, shape.K), rand(shape.K, shape.N)
     C0 = logical_c(store_c(rand(shape.M, shape.N).astype(cupy.float32), c_dtype, "row"), c_dtype, "row")
@@ -125,7 +203,7 @@ def make_problem(shape: GemmShape, dtype: str, alpha: float, beta: float, seed: 
         ref = alpha * (A.astype(cupy.float64) @ B.astype(cupy.float64))
     if beta != 0:
         ref += beta * C0.astype(cupy.float64)
-    return Problem(shape, dtype, alpha, beta, seed, A, B, C0, ref, c_dtype)
+    return Problem(shape, dtype, alpha, beta, seed, A, B, C0, ref, c_dtype, fill=fill)
 
 
 def to_bf16_bits(x32):

@@ -13,10 +13,12 @@ def _first_line(message: str, width: int = 120) -> str:
 
 # Where each column's figure comes from, said once under the table (the same words in every view).
 _SOURCES = (
-    ("measured in this run", ("median_ms", "min_ms", "spread_pct", "tflops", "pct_cublas", "rel_error", "clock"),
-     "CUDA events, L2 flushed; % cuBLAS against the cuBLAS row of the same dtype; spread = IQR/median, above 2% "
-     "flagged unstable"),
-    ("against the GPU spec", ("pct_peak",), "% peak: the datasheet's dense peak for the dtype"),
+    ("measured in this run", ("median_ms", "min_ms", "spread_pct", "tflops", "pct_cublas", "rel_error", "clock",
+                              "held_mhz", "power_w", "joules_per_gemm"),
+     "CUDA events; % cuBLAS against the cuBLAS row of the same dtype; spread = IQR/median, above 2% flagged "
+     "unstable; held: median SM clock sampled (NVML) while timed; energy: NVML's counter over ~1 s of calls"),
+    ("against the GPU spec", ("pct_peak", "pct_peak_held"), "% peak: the datasheet's dense peak for the dtype (at "
+     "the clock it assumes); at held: that peak scaled to the clock held"),
     ("model", ("ai_model", "occupancy_pct"), "AI model: the spec's traffic: block at this shape, '-' where the "
      "kernel has none; occ: theoretical occupancy from registers and shared memory"),
     ("compiler", ("registers", "smem_bytes"), "regs and smem as built"),
@@ -29,6 +31,36 @@ def legend(keys) -> str:
     return "Where the numbers come from: " + "; ".join(parts) + ". Nsight Compute's figures: `gemmprof profile`."
 
 
+def method_line(result: RunResult) -> str:
+    """How the figures were taken, in one line: the regime, the inputs' fill, the L2 policy, the clock held."""
+    t = result.timing_method or {}
+    regime = t.get("regime", "burst (files from before regimes were recorded)")
+    parts = [f"regime {regime}", f"fill {t.get('fill', 'uniform')}", f"L2 {t.get('l2', 'flush')}"]
+    held = [v.clocks for v in result.variants if v.clocks and v.passed]
+    if held:
+        lo = min(c.held_min_mhz or c.clock_mhz for c in held)
+        hi = max(c.held_max_mhz or c.clock_mhz for c in held)
+        parts.append(f"SM clock held {lo:.0f}-{hi:.0f} MHz")
+    warmed = [v.warm_up for v in result.variants if v.warm_up and v.warm_up.regime == "sustained"]
+    if warmed:
+        verdicts = sorted({w.verdict for w in warmed})
+        parts.append(f"warm-up {', '.join(verdicts)} after {min(w.seconds for w in warmed):.1f}-"
+                     f"{max(w.seconds for w in warmed):.1f} s")
+    if t.get("checks"):
+        parts.append(f"{t['checks']} timed calls verified per variant")
+    if t.get("expect_clock_mhz"):
+        parts.append(f"expected clock {t['expect_clock_mhz']:.0f} MHz")
+    return "Measured: " + "; ".join(parts)
+
+
+def equal_clock_pct(v, base) -> float | None:
+    """% of the baseline with both rates scaled to one clock (rate / held clock): where the two held different
+    clocks under the power cap, the kernel's own share of the speed."""
+    if not (v.achieved_flops and base and base.achieved_flops and v.clocks and base.clocks):
+        return None
+    return 100 * (v.achieved_flops / v.clocks.clock_mhz) / (base.achieved_flops / base.clocks.clock_mhz)
+
+
 def run_table(result: RunResult) -> Table:
     shape = result.shape
     rows = []
@@ -36,6 +68,9 @@ def run_table(result: RunResult) -> Table:
         base = result.baseline_for(v.dtype, v.c_dtype)
         ach = v.achieved_flops
         occ = v.occupancy or {}
+        held = v.clocks.clock_mhz if v.clocks else None
+        peak_held = v.peak_flops * held / v.model.peak_clock_mhz \
+            if v.peak_flops and held and v.model and v.model.peak_clock_mhz else None
         rows.append({
             "id": v.id, "name": v.name, "dtype": v.dtype, "status": v.status,
             "compiler": v.build.compiler if v.build else _library(v),
@@ -55,6 +90,13 @@ def run_table(result: RunResult) -> Table:
             "rel_error": v.rel_error,
             "message": _first_line(v.message, 10_000),
             "clock": _clock_cell(v),
+            "held_mhz": held,
+            "pct_peak_held": 100 * ach / peak_held if ach and peak_held else None,
+            "pct_cublas_equal_clock": equal_clock_pct(v, base) if v.passed else None,
+            "power_w": v.energy.power_w if v.energy and v.passed else None,
+            "joules_per_gemm": v.joules_per_gemm,
+            "tflop_per_joule": v.tflop_per_joule,
+            "checked": len(v.checks.checked) if v.checks else None,
         })
     cols = [Column("id", "rung", fmt="s"), Column("name", "name", fmt="s"), Column("compiler", "compiler", fmt="s"),
             Column("status", "status", fmt="s"), Column("median_ms", "median", "ms", ".3f"), Column("min_ms", "min", "ms", ".3f"),
@@ -65,13 +107,21 @@ def run_table(result: RunResult) -> Table:
             Column("rel_error", "rel err", fmt=".1e"), Column("message", "note", fmt="s")]
     if any(v.clocks for v in result.variants):
         cols.insert(-1, Column("clock", "SM clock before->after", "MHz", "s"))
+    if any(v.clocks and v.clocks.samples for v in result.variants):  # sampled while timed (files since regimes)
+        cols[-1:-1] = [Column("held_mhz", "held", "MHz", ".0f"), Column("pct_peak_held", "% peak at held", fmt=".1f"),
+                       Column("pct_cublas_equal_clock", "% cuBLAS same clock", fmt=".1f")]
+    if any(v.energy for v in result.variants):
+        cols[-1:-1] = [Column("power_w", "power", "W", ".0f"), Column("joules_per_gemm", "energy", "J", ".3g"),
+                       Column("tflop_per_joule", "TFLOP/J", fmt=".3f")]
+    if any(v.checks for v in result.variants):
+        cols.insert(-1, Column("checked", "checked calls"))
     dev = result.device.get("name", "?")
     title = (f"gemmprof run: {shape.label}, alpha={result.alpha:g} beta={result.beta:g} "
              f"on {dev} (peaks from GPU spec {result.gpu_spec})")
     built = sorted({v.build.label for v in result.variants if v.build})
     if built:
         title += "; built by " + ", ".join(built)
-    notes = [legend([c.key for c in cols])]
+    notes = [legend([c.key for c in cols]), method_line(result)]
     tuned = [f"{v.name} ({v.params_source})" for v in result.variants if v.params_source]
     if tuned:
         notes.append("parameters from `gemmprof tune --keep`, not the spec's defaults: " + "; ".join(tuned)

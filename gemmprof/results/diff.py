@@ -67,6 +67,18 @@ def _pct(x):
     return None if x is None else 100 * x
 
 
+# how a figure was taken: files from before these were recorded were burst, uniform [-1, 1), L2 flushed
+METHOD_KEYS = {"regime": "burst", "fill": "uniform", "l2": "flush"}
+
+
+def method(run: RunResult, key: str) -> str:
+    t = run.timing_method or {}
+    value = t.get(key)
+    if key == "l2" and value is None and "L2 flushed" not in str(t.get("method", "L2 flushed")):
+        return "warm"
+    return str(value) if value is not None else METHOD_KEYS[key]
+
+
 def mismatches(old: RunResult, new: RunResult) -> list[Mismatch]:
     """Shape, beta, device model and the dtype of any variant present in both: what makes a diff meaningless."""
     out = []
@@ -77,6 +89,10 @@ def mismatches(old: RunResult, new: RunResult) -> list[Mismatch]:
     dev_old, dev_new = old.device.get("name", "?"), new.device.get("name", "?")
     if dev_old != dev_new:
         out.append(Mismatch("device", str(dev_old), str(dev_new)))
+    for key in METHOD_KEYS:  # a burst figure against a sustained one measures the clock, not the change
+        a, b = method(old, key), method(new, key)
+        if a != b:
+            out.append(Mismatch(f"timing {key}", str(a), str(b)))
     olds, news = _by_key(old), _by_key(new)
     for key in olds.keys() & news.keys():
         if olds[key].dtype != news[key].dtype:

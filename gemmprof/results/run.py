@@ -12,7 +12,7 @@ from typing import Any
 
 from gemmprof.errors import InputError
 from gemmprof.results import clocks as _clocks
-from gemmprof.results.clocks import ClockRecord
+from gemmprof.results.clocks import ClockRecord, EnergyRecord, WarmUpRecord
 from gemmprof.results.fields import MAX_COUNT, Fields
 from gemmprof.results.files import load_json, save_json
 from gemmprof.results.shape import GemmShape
@@ -23,6 +23,7 @@ from gemmprof.results.stages import (  # noqa: F401 - the per-stage records, imp
     Measurement,
     ModelFigures,
     Resources,
+    TimingChecks,
     Verification,
 )
 
@@ -49,8 +50,20 @@ class VariantResult:
     verification: Verification | None = None
     timing: Measurement | None = None
     model: ModelFigures | None = None
-    clocks: ClockRecord | None = None  # SM clock and temperature around the timing loop (NVML)
+    clocks: ClockRecord | None = None  # SM clock, temperature and power around and during the timing (NVML)
     c_dtype: str = "fp32"  # the type C is written in (a kernel's `c_dtype:`, --c-dtype, a half-C baseline)
+    warm_up: WarmUpRecord | None = None  # how the card was brought to the regime before timing
+    energy: EnergyRecord | None = None  # NVML's energy counter around calls back to back
+    checks: TimingChecks | None = None  # the timed calls checked, and what the timer's own checks found
+
+    @property
+    def joules_per_gemm(self) -> float | None:
+        return self.energy.joules_per_call if self.energy and self.passed else None
+
+    @property
+    def tflop_per_joule(self) -> float | None:
+        j = self.joules_per_gemm
+        return self.flops / j / 1e12 if j and self.flops else None
 
     @property
     def passed(self) -> bool:
@@ -100,10 +113,15 @@ class VariantResult:
             "model_arithmetic_intensity": mod.model_arithmetic_intensity if mod else None,
             "min_arithmetic_intensity": mod.min_arithmetic_intensity if mod else None,
             "peak_kind": mod.peak_kind if mod else None, "peak_flops": mod.peak_flops if mod else None,
+            "peak_clock_mhz": mod.peak_clock_mhz if mod else None,
             "nvtx_range": self.nvtx_range, "params_source": self.params_source,
             "achieved_tflops": self.achieved_flops / 1e12 if self.achieved_flops else None,
             **(self.clocks.to_dict() if self.clocks else _clocks.empty_dict()),
             **({"c_dtype": self.c_dtype} if self.c_dtype != "fp32" else {}),  # files of fp32 C stay as they were
+            "warm_up": self.warm_up.to_dict() if self.warm_up else None,
+            "energy": self.energy.to_dict() if self.energy else None,
+            "joules_per_gemm": self.joules_per_gemm, "tflop_per_joule": self.tflop_per_joule,
+            "checks": self.checks.to_dict() if self.checks else None,
         }
 
     @classmethod
@@ -129,7 +147,7 @@ class VariantResult:
         if f.num("flops", minimum=1) is not None:
             mod = ModelFigures(f.num("flops"), f.num("min_arithmetic_intensity", minimum=0),
                                f.num("model_arithmetic_intensity", minimum=0), f.str("peak_kind"),
-                               f.num("peak_flops", minimum=0))
+                               f.num("peak_flops", minimum=0), f.num("peak_clock_mhz", minimum=0))
         occupancy = f.mapping("occupancy")
         if occupancy is not None:
             if "theoretical_occupancy" in occupancy and Fields(occupancy, f"{where}.occupancy").num(
@@ -143,7 +161,21 @@ class VariantResult:
                    params_source=f.str("params_source") or "",
                    launch=launch, resources=res, build=_checked_build(d, where), occupancy=occupancy,
                    verification=ver, timing=timing, model=mod, clocks=_checked_clocks(d, where),
-                   c_dtype=_c_dtype(d, where))
+                   c_dtype=_c_dtype(d, where), warm_up=_record(d, "warm_up", WarmUpRecord, where),
+                   energy=_record(d, "energy", EnergyRecord, where), checks=_record(d, "checks", TimingChecks, where))
+
+
+def _record(d: dict, key: str, kind, where: str):
+    """An optional nested record (files from before it existed have none)."""
+    value = d.get(key)
+    if value is None:
+        return None
+    if not isinstance(value, dict):
+        raise InputError(f"{where}.{key}: expected an object, got {type(value).__name__}")
+    try:
+        return kind.from_dict(value)
+    except (KeyError, TypeError, ValueError) as exc:
+        raise InputError(f"{where}.{key}: {exc}") from None
 
 
 def _c_dtype(d: dict, where: str) -> str:

@@ -156,6 +156,56 @@ class Verification:
 
 
 @dataclass(frozen=True)
+class TimingChecks:
+    """What was checked of a variant's timed calls (not only its first, verified call): which timed calls were
+    verified (chosen at random) and which of them were wrong; what the host clock and the device said of the
+    events (work outside them); a persisting-L2 carve-out or a replaced timing function found afterwards."""
+
+    calls: int  # timed calls, warm-up included
+    checked: tuple[int, ...]  # the timed calls verified (their numbers)
+    wrong: tuple[str, ...] = ()  # one description per wrong checked call
+    findings: tuple[str, ...] = ()
+    tail_ms: float = 0.0  # the longest the device stayed busy after a batch's closing event
+    persisting_l2: str = ""  # whether the carve-out was reset before timing
+
+    @property
+    def passed(self) -> bool:
+        return not self.wrong and not self.findings
+
+    def describe(self) -> str:
+        """What the timer saw first (the cause), then the wrong checked calls (the effect)."""
+        parts = list(self.findings)
+        if self.wrong:
+            parts.append(f"right on its verified call but wrong on {len(self.wrong)} of {len(self.checked)} timed "
+                         f"calls checked: {self.wrong[0]}")
+        return "; ".join(parts)
+
+    def to_dict(self) -> dict:
+        return {"calls": self.calls, "checked": list(self.checked), "wrong": list(self.wrong),
+                "findings": list(self.findings), "tail_ms": self.tail_ms, "persisting_l2": self.persisting_l2,
+                "passed": self.passed}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> TimingChecks:
+        from gemmprof.results import cells
+
+        def strs(key):
+            v = d.get(key) or []
+            if not isinstance(v, list) or not all(isinstance(x, str) for x in v):
+                raise ValueError(f"checks.{key}: expected a list of strings")
+            return tuple(v)
+
+        checked = d.get("checked") or []
+        if not isinstance(checked, list):
+            raise ValueError("checks.checked: expected a list of call numbers")
+        try:
+            return cls(cells.count(d.get("calls", 0)), tuple(cells.count(x) for x in checked), strs("wrong"),
+                       strs("findings"), cells.real(d.get("tail_ms", 0.0)), str(d.get("persisting_l2") or ""))
+        except cells.CellError as exc:
+            raise ValueError(f"checks: {exc}") from None
+
+
+@dataclass(frozen=True)
 class ModelFigures:
     """What the analytic model says of a variant at the run's shape, and the peak it is held against."""
 
@@ -164,3 +214,4 @@ class ModelFigures:
     model_arithmetic_intensity: float | None = None  # FLOP/byte of the rung's traffic model
     peak_kind: str | None = None
     peak_flops: float | None = None
+    peak_clock_mhz: float | None = None  # the SM clock the datasheet's peak assumes
