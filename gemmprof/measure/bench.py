@@ -130,9 +130,9 @@ def reset(s: InputSet) -> None:
 def reset_value(problem: Problem, out, layout: str):
     """What C is reset to between timed calls: the stored sentinel (beta == 0: any element left unwritten shows), or
     C0 as the kernel's layout stores it (beta != 0: C must be C0 for the call to be right), padded as `out` is."""
-    if problem.beta == 0:
+    if problem.beta == 0:  # a host scalar: filling with a device scalar would read it back, a sync every call
         xp = _xp(out)
-        return store_c(xp.full((1, 1), sentinel(problem.c_dtype), dtype=xp.float32), problem.c_dtype, "row")[0, 0]
+        return store_c(xp.full((1, 1), sentinel(problem.c_dtype), dtype=xp.float32), problem.c_dtype, "row")[0, 0].item()
     value = out.copy()
     stored = store_c(problem.C0, problem.c_dtype, layout)
     value[:, :stored.shape[1]] = stored
