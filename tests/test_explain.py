@@ -357,3 +357,25 @@ def test_split_k_is_taught_by_rung_16_and_h8_on_their_own_ladders():
     assert teaching_rung("split_k", "h6") == "h8" and teaching_rung("split_k", "h7") == "h8"
     assert {"persistent", "split_k", "wgmma"} <= set(applied_by("h8"))  # h6's techniques and its own
     assert {"issue_efficiency", "split_k"} <= set(applied_by("16")) and "split_k" not in applied_by("15")
+
+
+def test_explain_bounds_use_the_clock_the_run_held():
+    """A run that held 1500 MHz under the power cap: the tensor peak explain bounds with is the datasheet's
+    (989.5 TFLOP/s at 1830 MHz) scaled to 1500 MHz, and the evidence says so; without a run, the datasheet's."""
+    from gemmprof.catalog.selection import choose
+    from gemmprof.measure.explain_inputs import facts_for
+    from gemmprof.model.explain import explain
+    from gemmprof.model.traffic import GemmShape
+    from gemmprof.results.clocks import ClockRecord
+    from gemmprof.results.run import VariantResult
+
+    gpu, shape = get_gpu("h200"), GemmShape(8192, 8192, 8192)
+    kernel = choose(["h6"], dtype="fp16")[0]
+    held = VariantResult(id="h6", name="h6", title="", dtype="fp16",
+                         clocks=ClockRecord(1980, 1500, held_mhz=1500, held_min_mhz=1455, held_max_mhz=1605, samples=80))
+    at_held = facts_for(kernel, shape, gpu, variant=held)
+    cold = facts_for(kernel, shape, gpu)
+    assert at_held.peak_flops == pytest.approx(989.5e12 * 1500 / 1830)
+    assert cold.peak_flops == pytest.approx(989.5e12) and cold.clock_mhz is None
+    math = next(lim for lim in explain(at_held, gpu).limiters if lim.kind in ("math_pipe", "tensor_pipe"))
+    assert "1500 MHz the run held" in math.evidence and "811.1 TFLOP/s" in math.evidence

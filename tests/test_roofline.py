@@ -416,3 +416,33 @@ def test_baselines_have_their_own_markers_and_the_legend_is_grouped(runner, draw
     fp32 = [r for r in legend[legend.index("fp32 rungs") + 1: legend.index("fp16 rungs")]]
     colours = [points[f"point:{name.split()[1]}:model"].get_markeredgecolor() for name in fp32]
     assert len({tuple(c) for c in colours}) == len(colours)  # twenty rungs, twenty colours
+
+
+def test_a_run_that_held_a_lower_clock_gets_a_roof_at_that_clock_beside_the_datasheets(tmp_path):
+    """Rows timed at 1500 MHz under the power cap: the fp16 tensor roof is drawn twice, the datasheet's 989.5
+    TFLOP/s (at the 1830 MHz it assumes) and 811 TFLOP/s at 1500 MHz; the notes say which clock each assumes."""
+    import dataclasses
+
+    from gemmprof.catalog.gpu_specs import get_gpu
+    from gemmprof.model import roofline as rl
+    from gemmprof.results.clocks import ClockRecord
+    from gemmprof.results.run import Measurement, ModelFigures, VariantResult
+    from gemmprof.results.shape import GemmShape
+
+    gpu, shape = get_gpu("h200"), GemmShape(8192, 8192, 8192)
+    clocks = ClockRecord(1980, 1500, held_mhz=1500, held_min_mhz=1455, held_max_mhz=1605, samples=90)
+    row = VariantResult(id="h12", name="h12", title="", dtype="fp16", timing=Measurement((1.6,) * 5), clocks=clocks,
+                        model=ModelFigures(2 * 8192 ** 3, 100.0, None, "fp16_tensor_fp32_acc", 989.5e12, 1830))
+    held = rl.held_clocks([row, dataclasses.replace(row, clocks=dataclasses.replace(clocks, samples=0))])
+    assert held == {"fp16_tensor_fp32_acc": 1500}  # rows without samples do not count
+    rungs, _ = rl.rungs_from_variants([row], shape, gpu)
+    data = rl.build(gpu, shape, rungs, held=held)
+    roofs = {c.source: c for c in data.ceilings if c.kind == "compute" and c.key == "fp16_tensor_fp32_acc"}
+    assert roofs["datasheet"].value == pytest.approx(989.5e12) and roofs["datasheet"].clock_mhz == 1830
+    assert roofs["held"].value == pytest.approx(989.5e12 * 1500 / 1830) and "1500 MHz held" in roofs["held"].name
+    assert any("at the SM clock each assumes" in n and "1830 MHz" in n for n in data.notes)
+    from gemmprof.render.roofline_plot import render
+
+    out = tmp_path / "r.svg"
+    render(data, out)
+    assert "roof:compute:fp16_tensor_fp32_acc:held" in out.read_text()

@@ -80,13 +80,18 @@ def facts_for(kernel, shape: mdl.GemmShape, gpu, variant=None, findings=None, sa
     else:
         tiles, tile_c, l2 = blocks, shape.M * shape.N * dt.output_bytes // blocks, None
     wf, wf_ideal, lines, lines_ideal = _access_totals(kernel, shape, gpu.sm_count)
+    # the clock the run held while timing it (NVML samples, in runs since regimes were recorded): the peak is the
+    # datasheet's scaled to it; without samples, the datasheet's own
+    clocks = variant.clocks if variant is not None else None
+    held = clocks.held_mhz if clocks is not None and clocks.samples else None
+    peak = gpu.peak_flops_at(dt.peak_kind, held) if held else gpu.peak_flops(dt.peak_kind)
     rung = kernel.spec.id
     ladder = ladder_of(rung)
     applied = applied_by(rung) if ladder else detect_applied(sass, wf, lines, lines_ideal, blocks, tiles)
     return KernelFacts(
         kernel=rung, name=kernel.variant_name, dtype=dtype,
         ladder=("fp32" if rung.isdigit() else "fp16") if ladder else None,
-        shape=(shape.M, shape.N, shape.K), flops=mdl.gemm_flops(shape), peak_flops=gpu.peak_flops(dt.peak_kind),
+        shape=(shape.M, shape.N, shape.K), flops=mdl.gemm_flops(shape), peak_flops=peak, clock_mhz=held,
         blocks=blocks, tiles=max(tiles, blocks) if blocks >= tiles else tiles, tile_bytes_c=tile_c,
         blocks_per_sm=max(1, occ.active_blocks), warps_per_sm=occ.active_warps, registers=regs, spill_bytes=spills,
         sass=dict(sass) if sass else None, shared_wavefronts=wf, shared_ideal_wavefronts=wf_ideal,

@@ -102,7 +102,7 @@ class Explanation:
 
 def explain(f: KernelFacts, gpu) -> Explanation:
     """Rank what limits kernel `f` on `gpu` (a GpuSpec)."""
-    m = Machine.of(gpu)
+    m = Machine.of(gpu, f.clock_mhz)
     bounds = [b for b in (fn(f, m) for fn in BOUNDS) if b is not None]
     top_s = max(b["bound_s"] for b in bounds)
     model_s = top_s / ATTAINABLE

@@ -36,12 +36,15 @@ DTYPE_ORDER = ("fp32", "tf32", "fp16")
 class Ceiling:
     kind: str  # compute | memory
     key: str  # a peak kind (fp32, tf32_tensor, ...) or a memory level (dram, l2, smem)
-    source: str  # datasheet | measured
+    source: str  # datasheet | held (the datasheet's scaled to the clock a run held) | measured
     value: float  # FLOP/s (compute) or bytes/s (memory)
+    clock_mhz: float | None = None  # compute: the SM clock the figure is at
 
     @property
     def name(self) -> str:
         base = ROOF_NAMES.get(self.key, self.key) if self.kind == "compute" else MEMORY_NAMES.get(self.key, self.key)
+        if self.source == "held":
+            return f"{base} at {self.clock_mhz:.0f} MHz held"
         return f"{base} measured" if self.source == "measured" else base
 
     @property
@@ -58,7 +61,8 @@ class Ceiling:
         return self.value if self.kind == "compute" else intensity * self.value
 
     def to_dict(self) -> dict:
-        return {"kind": self.kind, "key": self.key, "source": self.source, "value": self.value, "label": self.label}
+        return {"kind": self.kind, "key": self.key, "source": self.source, "value": self.value, "label": self.label,
+                "clock_mhz": self.clock_mhz}
 
 
 @dataclass(frozen=True)
@@ -155,15 +159,33 @@ def peak_kind_for(dtype: str, given: str | None, gpu_spec: GpuSpec) -> str:
     return DTYPES[dtype].peak_kind if dtype in DTYPES else "fp32"
 
 
+def held_clocks(variants) -> dict[str, float]:
+    """The SM clock each peak kind's rows held while timed (the median over verified rows whose clocks were sampled):
+    the clock their compute roof is drawn at beside the datasheet's."""
+    import statistics
+
+    by_kind: dict[str, list[float]] = {}
+    for v in variants:
+        c, m = v.clocks, v.model
+        if v.passed and c is not None and c.samples and c.held_mhz and m is not None and m.peak_kind:
+            by_kind.setdefault(m.peak_kind, []).append(c.held_mhz)
+    return {k: statistics.median(v) for k, v in by_kind.items()}
+
+
 def build(gpu_spec: GpuSpec, shape: GemmShape, rungs: list[Rung], *, measured: bool = True,
-          source: str = "datasheet", estimate: bool = False, device: str = "", excluded=(), notes=()) -> RooflineData:
-    """Ceilings for the compute kinds the rungs use (fp32 SIMT always), the memory levels the GPU spec gives."""
+          source: str = "datasheet", estimate: bool = False, device: str = "", excluded=(), notes=(),
+          held: dict[str, float] | None = None) -> RooflineData:
+    """Ceilings for the compute kinds the rungs use (fp32 SIMT always), the memory levels the GPU spec gives. Compute
+    roofs: the datasheet's (at the clock it assumes), that peak scaled to the clock the run held (`held`, by peak
+    kind), and this GPU's measured ceiling where the spec has one."""
     notes, rungs = list(notes), sorted(rungs, key=_order)
     kinds = ["fp32"] + [k for k in dict.fromkeys(r.peak_kind for r in rungs) if k != "fp32"]
     ceilings = []
     for k in kinds:
         if k in gpu_spec.peak_tflops:
-            ceilings.append(Ceiling("compute", k, "datasheet", gpu_spec.peak_flops(k)))
+            ceilings.append(Ceiling("compute", k, "datasheet", gpu_spec.peak_flops(k), gpu_spec.peak_clock(k)))
+            if held and held.get(k):
+                ceilings.append(Ceiling("compute", k, "held", gpu_spec.peak_flops_at(k, held[k]), held[k]))
         else:
             who = ", ".join(r.short for r in rungs if r.peak_kind == k)
             notes.append(f"{gpu_spec.name} gives no peak_tflops.{k}: {who} have no compute roof")
@@ -175,8 +197,13 @@ def build(gpu_spec: GpuSpec, shape: GemmShape, rungs: list[Rung], *, measured: b
             ceilings.append(Ceiling("memory", level, "datasheet", gbs * 1e9))
         if measured and gpu_spec.measured.get(f"{level}_bandwidth_gbs"):
             ceilings.append(Ceiling("memory", level, "measured", gpu_spec.measured[f"{level}_bandwidth_gbs"] * 1e9))
+    sheet = [c for c in ceilings if c.kind == "compute" and c.source == "datasheet"]
+    if sheet:
+        notes.append("datasheet compute roofs at the SM clock each assumes: " + ", ".join(
+            f"{c.name} {c.clock_mhz:.0f} MHz" for c in sheet)
+            + ("; dash-dot: the same peaks at the clock the run held" if held else ""))
     ridges = []
-    for c in (c for c in ceilings if c.kind == "compute"):
+    for c in (c for c in ceilings if c.kind == "compute" and c.source != "held"):
         mems = [m for m in ceilings if m.kind == "memory" and m.source == c.source]
         ridges += [Ridge(c, m) for m in (mems or [m for m in ceilings if m.kind == "memory" and
                                                   m.source == "datasheet"])]

@@ -66,7 +66,7 @@ def from_results(runs: list[tuple[str, RunResult]], profile: ProfileInput | None
         raise InputError(f"nothing to plot: no verified, timed variant{only} in {what}"
                          + (f" (not plotted: {'; '.join(excluded)})" if excluded else ""))
     return rl.build(gpu, run_shape, rungs, measured=choice.measured, source=choice.ceiling, device=device,
-                    excluded=excluded, notes=notes)
+                    excluded=excluded, notes=notes, held=rl.held_clocks(list(variants.values())))
 
 
 def from_model(specs, shape: GemmShape, gpu: GpuSpec, profile: ProfileInput | None, choice: RooflineChoice,

@@ -120,7 +120,8 @@ def _roofs(ax, data: RooflineData, x0: float, x1: float, placer) -> list:
             end = max(ridges, default=x1)
             xs, ys = [x0, end], [x0 * c.value, end * c.value]
         measured = c.source == "measured"
-        (line,) = ax.plot(xs, ys, color=_colour_of(c), lw=1.1 if measured else 1.8, ls="--" if measured else "-",
+        style = {"measured": (1.1, "--"), "held": (1.3, "-.")}.get(c.source, (1.8, "-"))
+        (line,) = ax.plot(xs, ys, color=_colour_of(c), lw=style[0], ls=style[1],
                           gid=f"roof:{c.kind}:{c.key}:{c.source}", zorder=2, alpha=0.9)
         placer.add_line(line)
         # dashes and colour say which roof a measured value belongs to; shorter texts are tried when crowded
@@ -128,6 +129,8 @@ def _roofs(ax, data: RooflineData, x0: float, x1: float, placer) -> list:
         if measured:
             texts = [f"measured {c.value_text}"] + ([f"measured {number}", number] if c.kind == "compute" else
                                                      [c.value_text])
+        elif c.source == "held":
+            texts = [f"at {c.clock_mhz:.0f} MHz held {c.value_text}", f"{c.clock_mhz:.0f} MHz {number}", number]
         else:
             texts = [c.label, f"{c.name} {number}"] if c.kind == "compute" else [c.label]
         labels.append((texts, _roof_candidates(ax, c, xs, (y0, y1)),
@@ -147,7 +150,7 @@ def _roofs(ax, data: RooflineData, x0: float, x1: float, placer) -> list:
 
 def _roof_candidates(ax, c, xs, ylim) -> list:
     """Along a horizontal roof (right end first), or along a memory roof, rotated to its slope on screen."""
-    below = c.source == "measured"
+    below = c.source in ("measured", "held")
     if c.kind == "compute":
         out = []
         for dy, va in ((-2, "top"), (2, "bottom"))[::1 if below else -1]:
