@@ -431,8 +431,11 @@ def test_a_run_that_held_a_lower_clock_gets_a_roof_at_that_clock_beside_the_data
 
     gpu, shape = get_gpu("h200"), GemmShape(8192, 8192, 8192)
     clocks = ClockRecord(1980, 1500, held_mhz=1500, held_min_mhz=1455, held_max_mhz=1605, samples=90)
+    from gemmprof.results.clocks import EnergyRecord
+
     row = VariantResult(id="h12", name="h12", title="", dtype="fp16", timing=Measurement((1.6,) * 5), clocks=clocks,
-                        model=ModelFigures(2 * 8192 ** 3, 100.0, None, "fp16_tensor_fp32_acc", 989.5e12, 1830))
+                        model=ModelFigures(2 * 8192 ** 3, 100.0, None, "fp16_tensor_fp32_acc", 989.5e12, 1830),
+                        energy=EnergyRecord(1200.0, 1000, 1.7, 700.0))
     held = rl.held_clocks([row, dataclasses.replace(row, clocks=dataclasses.replace(clocks, samples=0))])
     assert held == {"fp16_tensor_fp32_acc": 1500}  # rows without samples do not count
     rungs, _ = rl.rungs_from_variants([row], shape, gpu)
@@ -446,3 +449,7 @@ def test_a_run_that_held_a_lower_clock_gets_a_roof_at_that_clock_beside_the_data
     out = tmp_path / "r.svg"
     render(data, out)
     assert "roof:compute:fp16_tensor_fp32_acc:held" in out.read_text()
+    from gemmprof.render.roofline_table import roofline_table
+
+    table = roofline_table(data).rows[0]
+    assert table["held_mhz"] == 1500 and table["tflop_per_joule"] == pytest.approx(2 * 8192 ** 3 / 1.2 / 1e12)

@@ -88,7 +88,27 @@ def _nvidia_smi_clocks() -> dict:
         return {}
     keys = ["driver", "sm_clock_mhz_at_start", "mem_clock_mhz_at_start", "max_sm_clock_mhz_smi",
             "power_limit_w", "temperature_c_at_start"]
-    return {f"smi_{k}": v.strip() for k, v in zip(keys, out.split(","), strict=False)}
+    found = {f"smi_{k}": v.strip() for k, v in zip(keys, out.split(","), strict=False)}
+    found.update(_owner_clocks(smi))
+    return found
+
+
+def _owner_clocks(smi: str) -> dict:
+    """The application clocks the card's owner set, beside their defaults (gemmprof only reads them): where they
+    differ, the clocks are locked, and the run says so."""
+    import subprocess
+
+    query = "clocks.applications.graphics,clocks.default_applications.graphics"
+    try:
+        out = subprocess.run([smi, f"--query-gpu={query}", "--format=csv,noheader,nounits", "-i", "0"],
+                             capture_output=True, text=True, timeout=20, check=True).stdout.strip()
+        app, default = (float(x) for x in out.split(","))
+    except (OSError, subprocess.SubprocessError, ValueError):
+        return {}
+    found = {"smi_app_clock_mhz": app, "smi_default_app_clock_mhz": default}
+    if app != default:
+        found["clocks_locked"] = f"application clocks set to {app:.0f} MHz by the card's owner (default {default:.0f})"
+    return found
 
 
 def _context_alive() -> bool:

@@ -94,6 +94,8 @@ class Rung:
     kind: str  # ladder | user | baseline
     peak_kind: str
     points: list[Point] = field(default_factory=list)
+    tflop_per_joule: float | None = None  # from the run's energy window, where it had one
+    held_mhz: float | None = None  # the SM clock it held while timed
 
     @property
     def main(self) -> Point:
@@ -233,7 +235,7 @@ def rungs_from_variants(variants, shape: GemmShape, gpu_spec: GpuSpec, *, beta: 
             point = Point("min", (m.min_arithmetic_intensity if m else None) or min_intensity(shape, v.dtype, beta),
                           v.achieved_flops)
         rungs.append(Rung(v.id, v.name, v.dtype, v.kind, peak_kind_for(v.dtype, m.peak_kind if m else None, gpu_spec),
-                          [point]))
+                          [point], v.tflop_per_joule, v.clocks.held_mhz if v.clocks and v.clocks.samples else None))
     return rungs, excluded
 
 
