@@ -9,5 +9,5 @@ else
     step "overhead_old_$i" bash -c "cd .old && t0=\$(date +%s%N) && PYTHONPATH=. python3 -m gemmprof $MAIN -o $B/overhead_old_$i.json >/dev/null && echo wall_ms \$(( (\$(date +%s%N) - t0) / 1000000 ))"
     step "overhead_new_$i" bash -c "t0=\$(date +%s%N) && python3 -m gemmprof $MAIN --regime burst -o $B/overhead_new_$i.json >/dev/null && echo wall_ms \$(( (\$(date +%s%N) - t0) / 1000000 ))"
   done
-  step overhead_sustained bash -c "t0=\$(date +%s%N) && python3 -m gemmprof $MAIN -o $B/overhead_sustained.json >/dev/null && echo wall_ms \$(( (\$(date +%s%N) - t0) / 1000000 ))"
+
 fi
