@@ -10,8 +10,9 @@ Before call i (not timed):
 After call i (not timed):
   - on a call chosen at random for checking, C is copied aside; later it is compared with the float64 reference
     of those inputs (the original reference with row r recomputed);
-  - row r of A is restored, and C is poisoned again for the set's next call (the finite sentinel when beta == 0,
-    C0 otherwise), so a call that writes nothing leaves a wrong C.
+  - row r of A is restored, and C is poisoned again for the set's next call, so a call that writes nothing leaves
+    a wrong C: with NaN (bytes 0xFF, one cudaMemsetAsync) when beta == 0, with the finite sentinel instead for a
+    kernel that reads C although beta == 0 (0 * NaN would spoil its answer), with C0 (a device copy) otherwise.
 
 `CheckedCall` results say which timed call was wrong and how. No CUDA here beyond what the arrays bring: tests
 run it on NumPy arrays.
@@ -23,6 +24,7 @@ import random
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from gemmprof.measure.l2 import memset
 from gemmprof.measure.problem import Problem, logical_c, store_c
 from gemmprof.measure.verify import classify, sentinel
 from gemmprof.results.run import Verification
@@ -35,7 +37,7 @@ class InputSet:
     problem: Problem
     out: object  # C as the kernel writes it (stored layout, padded to ldc)
     launch: Callable[[], None]
-    reset_value: object  # what C is poisoned with: a scalar (beta == 0) or C0 as stored
+    reset_value: object  # what C is poisoned with: NAN_BYTES, the sentinel (a host scalar) or C0 as stored
     pool: tuple  # (stored rows, float64 values)
     seed: int = 0
     used: int = 0  # pool rows written so far
@@ -102,34 +104,52 @@ class Bench:
 
     # -- the checked calls ---------------------------------------------------------------------------------------
     def verify_checked(self) -> list[CheckedCall]:
-        """Compare every copied C with its inputs' reference; the results also land in `checks`."""
+        """Compare every copied C with its inputs' reference (row r recomputed in place, then put back); the
+        results also land in `checks`. Elements still NaN from the poison were never written."""
         layout, _ = self.c_store
         for i, s, r, values, snapshot in self._pending:
             p = s.problem
-            ref = p.ref
+            saved = None
             if r is not None:
-                ref = ref.copy()
-                ref[r] = p.row_reference(r, values)
+                saved = p.ref[r].copy()
+                p.ref[r] = p.row_reference(r, values)
             inner = p.shape.N if layout == "row" else p.shape.M
             got = logical_c(snapshot[:, :inner], p.c_dtype, layout)
-            initial = sentinel(p.c_dtype) if p.beta == 0 else p.C0
-            self.checks.append(CheckedCall(i, classify(got, ref, self.tolerance, initial=initial,
-                                                       reads_c_declared=self.reads_c_declared)))
+            initial = p.C0
+            if p.beta == 0:
+                initial = sentinel(p.c_dtype)
+                xp = _xp(got)
+                got = xp.where(xp.isnan(got), xp.asarray(initial, dtype=got.dtype), got)
+            try:
+                check = classify(got, p.ref, self.tolerance, initial=initial, reads_c_declared=self.reads_c_declared)
+            finally:
+                if saved is not None:
+                    p.ref[r] = saved
+            self.checks.append(CheckedCall(i, check))
         self._pending.clear()
         return self.checks
 
 
+NAN_BYTES = 0xFF  # every byte 0xFF: NaN in fp32, fp16 and bf16 alike
+
+
 def reset(s: InputSet) -> None:
-    """C poisoned again for the set's next call."""
-    if hasattr(s.reset_value, "shape"):
-        s.out[...] = s.reset_value
+    """C poisoned again for the set's next call (no work on the host's side of the stream: no sync)."""
+    value = s.reset_value
+    if value is NAN_BYTES:
+        memset(s.out, NAN_BYTES)
+    elif hasattr(value, "shape"):
+        _copy(s.out, value)
     else:
-        s.out.fill(s.reset_value)
+        s.out.fill(value)
 
 
-def reset_value(problem: Problem, out, layout: str):
-    """What C is reset to between timed calls: the stored sentinel (beta == 0: any element left unwritten shows), or
-    C0 as the kernel's layout stores it (beta != 0: C must be C0 for the call to be right), padded as `out` is."""
+def reset_value(problem: Problem, out, layout: str, reads_c: bool = False):
+    """What C is reset to between timed calls: NaN bytes (beta == 0: any element left unwritten shows), the finite
+    sentinel as a host scalar for a kernel that reads C with beta == 0, or C0 as the kernel's layout stores it
+    (beta != 0: C must be C0 for the call to be right), padded as `out` is."""
+    if problem.beta == 0 and not reads_c:
+        return NAN_BYTES
     if problem.beta == 0:  # a host scalar: filling with a device scalar would read it back, a sync every call
         xp = _xp(out)
         return store_c(xp.full((1, 1), sentinel(problem.c_dtype), dtype=xp.float32), problem.c_dtype, "row")[0, 0].item()
@@ -139,8 +159,22 @@ def reset_value(problem: Problem, out, layout: str):
     return value
 
 
-def input_set(problem: Problem, out, launch: Callable[[], None], layout: str, seed: int) -> InputSet:
-    s = InputSet(problem, out, launch, reset_value(problem, out, layout), problem.row_pool(POOL_ROWS, seed), seed)
+def _copy(dst, src) -> None:
+    """A device-to-device copy of a contiguous array (cudaMemcpyAsync on CuPy's current stream), or NumPy's."""
+    if type(dst).__module__.startswith("cupy"):
+        import cupy
+
+        rt = cupy.cuda.runtime
+        rt.memcpyAsync(dst.data.ptr, src.data.ptr, dst.nbytes, rt.memcpyDeviceToDevice,
+                       cupy.cuda.get_current_stream().ptr)
+    else:
+        dst[...] = src
+
+
+def input_set(problem: Problem, out, launch: Callable[[], None], layout: str, seed: int,
+              reads_c: bool = False) -> InputSet:
+    s = InputSet(problem, out, launch, reset_value(problem, out, layout, reads_c), problem.row_pool(POOL_ROWS, seed),
+                 seed)
     reset(s)
     return s
 

@@ -352,13 +352,15 @@ class Runner:
             _cuda_error(row, exc)
         return row, None
 
-    def bench(self, prepared: Prepared) -> Bench:
-        """The verified variant on its timed input sets, each with its own output (poisoned between calls)."""
+    def bench(self, prepared: Prepared, reads_c: bool = False) -> Bench:
+        """The verified variant on its timed input sets, each with its own output (poisoned between calls).
+        `reads_c`: it read C with beta == 0 when verified (then C is poisoned with a finite value, not NaN)."""
         layout = prepared.c_store[0]
         sets = []
         for i, problem in enumerate(self.timed_sets(prepared.storage, prepared.c_dtype)):
             out = problem.sentinel_output(*prepared.c_store)
-            sets.append(input_set(problem, out, prepared.launch_for(problem, out), layout, self._seed("pool", i)))
+            sets.append(input_set(problem, out, prepared.launch_for(problem, out), layout, self._seed("pool", i),
+                                  reads_c))
         return Bench(sets, self.flush(), prepared.c_store, prepared.tolerance, prepared.reads_c_declared,
                      prepared.perturb)
 
@@ -371,7 +373,7 @@ class Runner:
         ops, timers_before = timing.captured()
         reader = self.clock_reader()
         try:
-            bench = self.bench(prepared)
+            bench = self.bench(prepared, bool(row.verification and row.verification.reads_c))
             with Sampler(reader) if reader is not None else _NoSampler() as sampler:
                 timed = timing.time_variant(bench, self.opt.timing, ops, reader, sampler, self.persisting_l2(),
                                             row.nvtx_range, timers_before)
@@ -392,7 +394,7 @@ class Runner:
         ops, timers_before = timing.captured()
         reader = self.clock_reader()
         try:
-            benches = [self.bench(p) for _, p in ready]
+            benches = [self.bench(p, bool(row.verification and row.verification.reads_c)) for row, p in ready]
             with Sampler(reader) if reader is not None else _NoSampler() as sampler:
                 measured = timing.time_together(benches, self.opt.timing, ops, reader, sampler,
                                                 self.persisting_l2(), [row.nvtx_range for row, _ in ready],
