@@ -110,10 +110,16 @@ def test_build_a_missing_launcher_entry_is_a_failed_row(nvcc, tmp_path, runner):
     (("entry: splitk_sgemm", "entry: splitk_sgemm\nflags: [-O3 -g]"), r"flags\[0\]: '-O3 -g': one option"),
     (("entry: splitk_sgemm", "entry: splitk_sgemm\ndefines: [USE_FAST]"), r"defines\[0\]: 'USE_FAST' is not a "),
     (("entry: splitk_sgemm", "entry: splitk_sgemm\ninclude_dirs: [nope]"), r"include_dirs\[0\]: .*nope is not a"),
+    (("entry: splitk_sgemm", "entry: splitk_sgemm\ninclude_dirs: [\"${HOME}/x\"]"),
+     r"include_dirs\[0\]: '\$\{HOME\}/x': only a leading \$\{GEMMPROF_CACHE\}/ is expanded"),
+    (("entry: splitk_sgemm", "entry: splitk_sgemm\ninclude_dirs: [\"${GEMMPROF_CACHE}x\"]"), "only a leading"),
+    (("entry: splitk_sgemm", "entry: splitk_sgemm\ninclude_dirs: [\"${GEMMPROF_CACHE}/nothing\"]"),
+     r"nothing is not there: it is fetched, not shipped \(fetch what it holds first\)"),
+    (("entry: splitk_sgemm", "entry: splitk_sgemm\nfetch: get.sh"), r"fetch: names how to fetch .* has none"),
+    (("entry: splitk_sgemm", "entry: splitk_sgemm\nfetch: [a]"), "fetch: expected one line"),
 ])
-def test_bad_launcher_and_build_keys_are_one_line(tmp_path, edit, match):
-    from gemmprof.errors import SpecError
-
+def test_bad_launcher_and_build_keys_are_one_line(tmp_path, monkeypatch, edit, match):
+    monkeypatch.setenv("GEMMPROF_CACHE", str(tmp_path / "cache"))
     shutil.copytree(EXAMPLES / "splitk_launcher", tmp_path / "ex")
     spec = tmp_path / "ex" / "splitk.yaml"
     text = spec.read_text()
