@@ -292,6 +292,8 @@ def test_the_real_binding_holds_our_launch_configuration():
     attr = cfg.attrs[0]
     assert attr.id == cu.CUlaunchAttributeID.CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION
     assert (attr.value.clusterDim.x, attr.value.clusterDim.y, attr.value.clusterDim.z) == (2, 1, 1)
+    plain = hh.launch_config(10, 128, 0, 0, None, hh.Driver(cu))
+    assert (plain.gridDimX, plain.numAttrs, list(plain.attrs)) == (10, 0, [])
 
 
 def test_without_a_driver_the_real_launch_call_stops_at_loading_it():

@@ -113,7 +113,10 @@ def _identity(launch: Launch) -> None:
     """The columns ncu's CSV prints beside the metrics, from the metrics they come from."""
     def whole(name):
         v = launch.number(name)
-        return int(v) if isinstance(v, (int, float)) and float(v).is_integer() and v >= 0 else None
+        try:
+            return None if v is None else cells.count(v)
+        except cells.CellError:
+            return None
 
     block = tuple(whole(f"launch__block_dim_{d}") for d in "xyz")
     grid = tuple(whole(f"launch__grid_dim_{d}") for d in "xyz")
@@ -159,10 +162,11 @@ def _rule(mod, result) -> Rule | None:
     if result.has_speedup_estimation():
         estimate = result.speedup_estimation()
         speedup_type = _enum_name(mod, estimate.get("type"), _SPEEDUP_TYPES)
-        value = estimate.get("speedup")
-        if speedup_type and isinstance(value, (int, float)) and math.isfinite(value) and value >= 0:
-            speedup = float(value)
-        else:
+        try:
+            speedup = cells.real(cells.figure(estimate.get("speedup"), minimum=0)) if speedup_type else None
+        except cells.CellError:
+            speedup = None
+        if speedup is None:
             speedup_type = ""
     return Rule(result.section_identifier(), result.rule_identifier(), rule_type, _message(message.get("message", "")),
                 speedup_type, speedup)
