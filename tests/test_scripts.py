@@ -35,7 +35,8 @@ def test_every_script_is_covered_here():
     """A new script needs a test in this file; a removed one leaves its test behind as a failure."""
     covered = {"gpu_batch.sh", "compiler_check.py", "ncu_vs_events.py", "record.py", "tune_speedup.py",
                "tune_multigpu.py", "startup_times.py", "specialize_perf.py", "l2_cold_check.py"}  # these two: --help below (GPU runs)
-    elsewhere = {"shape_sweep.py": "test_shape_sweep.py", "regime_check.py": "test_callables.py"}  # scripts with a test file of their own
+    elsewhere = {"shape_sweep.py": "test_shape_sweep.py", "regime_check.py": "test_callables.py",
+                 "fetch_public_kernel.py": "test_examples.py"}  # scripts with a test file of their own
     for script, test in elsewhere.items():
         assert script in (ROOT / "tests" / test).read_text(), f"{test} does not exercise {script}"
     assert {p.name for p in SCRIPTS.iterdir() if p.is_file()} == covered | set(elsewhere)

@@ -1,5 +1,6 @@
-"""Spec fields about how a kernel or host launcher is built: `include_dirs`, `flags`, literal `defines`,
-`launcher` and `libs` (docs/kernel-spec.md). Every flag is one argument to nvcc, never a shell word."""
+"""Spec fields about how a kernel or host launcher is built: `include_dirs` (and `fetch`, how to fetch those in
+gemmprof's cache), `flags`, literal `defines`, `launcher` and `libs` (docs/kernel-spec.md). Every flag is one
+argument to nvcc, never a shell word."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from gemmprof.catalog.paths import cache_root
 from gemmprof.catalog.spec_fields import source_file
 from gemmprof.errors import SpecError
 
@@ -17,6 +19,7 @@ RESERVED = ("-o", "--output-file", "-cubin", "--cubin", "-ptx", "--ptx", "-fatbi
             "-dryrun", "--dryrun", "-I", "--include-path", "-D", "--define-macro", "-l", "--library")
 _DEFINE = re.compile(r"^([A-Za-z_]\w*)=(.*)$")
 _LIB = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.+-]*$")
+CACHE_PLACEHOLDER = "${GEMMPROF_CACHE}"  # the one placeholder an include folder may start with
 
 
 @dataclass(frozen=True)
@@ -51,6 +54,39 @@ def _flags(path, node) -> tuple[str, ...]:
     return tuple(node)
 
 
+def _include_dirs(path: Path, dirs, fetch) -> list[Path]:
+    """The spec's include folders: relative to the spec, or in gemmprof's cache (`${GEMMPROF_CACHE}/...`, for
+    headers fetched at the moment of use; `fetch:` says how, and is named where such a folder is missing)."""
+    if dirs is not None and (not isinstance(dirs, list) or not all(isinstance(d, str) and d for d in dirs)):
+        _fail(path, "include_dirs", "expected a list of folders (relative to this spec, or ${GEMMPROF_CACHE}/...)")
+    if fetch is not None and (not isinstance(fetch, str) or not fetch.strip() or "\n" in fetch.strip()):
+        _fail(path, "fetch", "expected one line: the command that fetches the spec's ${GEMMPROF_CACHE} folders")
+    cached = [d for d in dirs or () if d.startswith(CACHE_PLACEHOLDER)]
+    if fetch is not None and not cached:
+        _fail(path, "fetch", f"names how to fetch include_dirs in {CACHE_PLACEHOLDER}, and this spec has none")
+    out = []
+    for i, d in enumerate(dirs or ()):
+        key = f"include_dirs[{i}]"
+        rest = d[len(CACHE_PLACEHOLDER):] if d.startswith(CACHE_PLACEHOLDER) else None
+        if "${" in (d if rest is None else rest) or (rest is not None and rest[:1] not in ("", "/")):
+            _fail(path, key, f"{d[:80]!r}: only a leading {CACHE_PLACEHOLDER}/ is expanded (gemmprof's cache "
+                             "folder: $GEMMPROF_CACHE, else ~/.cache/gemmprof)")
+        where = (path.parent / d) if rest is None else cache_root() / rest.lstrip("/")
+        try:
+            folder = where.resolve()
+            found = "\0" not in d and len(d) < 4096 and folder.is_dir()
+        except (OSError, ValueError):
+            found = False
+        if found:
+            out.append(folder)
+        elif rest is None:
+            _fail(path, key, f"{str(where)[:200]} is not a folder")
+        else:
+            how = f"run `{fetch.strip()}`" if fetch else "fetch what it holds first"
+            _fail(path, key, f"{str(where)[:200]} is not there: it is fetched, not shipped ({how})")
+    return out
+
+
 def parse_build_fields(path: Path, doc: dict, params: dict) -> tuple[tuple[str, ...], BuildFields]:
     """(the parameters passed as -D, BuildFields). `defines` lists parameter names, or NAME=VALUE for a macro of
     your own; a mapping {NAME: VALUE} is all literal."""
@@ -74,19 +110,7 @@ def parse_build_fields(path: Path, doc: dict, params: dict) -> tuple[tuple[str, 
             else:
                 _fail(path, f"defines[{i}]", f"{str(item)[:40]!r} is not a parameter (a macro of your own is "
                                              "NAME=VALUE, e.g. USE_FAST=1)")
-    dirs = doc.get("include_dirs")
-    if dirs is not None and (not isinstance(dirs, list) or not all(isinstance(d, str) and d for d in dirs)):
-        _fail(path, "include_dirs", "expected a list of folders (relative to this spec)")
-    include_dirs = []
-    for i, d in enumerate(dirs or ()):
-        try:
-            folder = (path.parent / d).resolve()
-            found = "\0" not in d and len(d) < 4096 and folder.is_dir()
-        except (OSError, ValueError):
-            found = False
-        if not found:
-            _fail(path, f"include_dirs[{i}]", f"{str(path.parent / d)[:200]} is not a folder")
-        include_dirs.append(folder)
+    include_dirs = _include_dirs(path, doc.get("include_dirs"), doc.get("fetch"))
     launcher = doc.get("launcher")
     if launcher is not None:
         for key in ("file", "grid", "block", "smem_dynamic", "template", "tma_args", "cluster"):

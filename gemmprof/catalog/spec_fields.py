@@ -53,7 +53,7 @@ SPEC_KEYS = ("id", "name", "title", "description", "source", "dtype", "layout", 
              "template", "defines", "params", "derived", "constraints", "shape_constraints", "grid", "block",
              "smem_dynamic", "traffic", "compile_options", "aliases", "accesses", "tune", "compiler",
              "compiler_reason", "reads_c", "dtypes", "dtype_define", "tma_args", "cluster", "arch_suffix", "targets",
-             "args", "c_dtype", "workspace", "ld", "include_dirs", "flags", "launcher", "libs", "decomposition", "note",
+             "args", "c_dtype", "workspace", "ld", "include_dirs", "fetch", "flags", "launcher", "libs", "decomposition", "note",
              "specialize")
 NESTED_KEYS = {"layout": ("A", "B", "C"), "source": ("document", "section"),
                "traffic": ("BM", "BN", "TM", "TN", "smem")}

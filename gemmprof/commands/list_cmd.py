@@ -23,7 +23,7 @@ def command(dtype, spec_files, explain_rungs, params, size, m, n, k, fmt, output
 
     The sources "seed 000" to "seed 004" are the study notes the ladder was built from: seed 004 translates
     Simon Boehm's "How to Optimize a CUDA Matmul Kernel" (rungs 1-12 follow its kernels); a name ending in
-    _seed00N is that document's own kernel beside the rung it resembles.
+    _seed00N is our implementation of that document's kernel, beside the rung it resembles.
 
     With --explain RUNG, say for each of the rung's described memory accesses (its spec's `accesses:` block) how
     many 32-byte sectors and 128-byte lines one warp request touches and how much of them it uses, how many
@@ -61,7 +61,8 @@ def command(dtype, spec_files, explain_rungs, params, size, m, n, k, fmt, output
 SEEDS = ("Sources: seed 000 to seed 004 are the five study notes the ladder was built from. Seed 004 translates "
          "Simon Boehm's 'How to Optimize a CUDA Matmul Kernel for cuBLAS-like Performance' (rungs 1-12 follow "
          "its kernels); seeds 000, 002 and 003 are GEMM notes and seed 001 teaches WMMA and mma.sync. A name ending "
-         "in _seed00N (1b, 3b, 3c, 5b, h1) is that document's own kernel beside the rung it resembles; "
+         "in _seed00N (1b, 3b, 3c, 5b, h1) is our implementation of that document's kernel, beside the rung it "
+         "resembles; "
          "`gemmprof model --flop-convention seed004|seed003` counts FLOPs the way those notes do.")
 
 

@@ -39,7 +39,8 @@ from gemmprof.measure.arrays import ARRAY_KINDS
 @click.option("--param", "params", multiple=True, metavar="NAME=VALUE", help="Override a rung parameter (repeatable).")
 @click.option("--cublas", is_flag=True, help="Also profile the cuBLAS baselines of the selected rungs' dtypes.")
 @click.option("--from", "from_file", type=click.Path(dir_okay=False), default=None, metavar="FILE",
-              help="Read an ncu CSV (details or raw page) or an .ncu-rep report instead of running ncu.")
+              help="Read an ncu CSV (details or raw page) or an .ncu-rep report instead of running ncu (a report "
+                   "through the ncu-report wheel where installed, else through ncu --import; --ncu forces ncu).")
 @click.option("--dtype", type=click.Choice(["fp32", "tf32", "fp16", "bf16"]), default=None,
               help="Only rungs of this dtype; with --from, the dtype of kernels gemmprof does not know.")
 @click.option("--section", "sections", multiple=True, metavar="NAME",
@@ -149,11 +150,8 @@ def _read(path: str, ncu_path: str | None):
 
     if not Path(path).is_file():
         raise InputError(f"--from: {path} does not exist")
-    if path.endswith(".ncu-rep"):
-        exe = ncu_run.find_ncu(ncu_path)
-        details = ncu_run.diagnose(ncu_run.execute(ncu_run.import_command(exe, path, "details")), f"ncu --import {path}")
-        raw = ncu_run.diagnose(ncu_run.execute(ncu_run.import_command(exe, path, "raw")), f"ncu --import {path}")
-        return ncu.merge(details, raw)
+    if path.endswith((".ncu-rep", ".ncu-repz")):
+        return _read_report(path, ncu_path)
     report = ncu.read_csv_file(path)
     if not report.launches:  # say why when the file is ncu output that explains it (permissions, no kernel)
         text = Path(path).read_text(encoding="utf-8", errors="replace")
@@ -166,6 +164,27 @@ def _read(path: str, ncu_path: str | None):
         raise InputError(f"--from: {path} holds no Nsight Compute CSV table (make one with ncu --csv ..., "
                          "or let gemmprof profile run ncu)")
     return report
+
+
+def _read_report(path: str, ncu_path: str | None):
+    """An .ncu-rep through the ncu-report wheel; where it is not installed, through `ncu --import` (its details and
+    raw pages merged); with neither, one line saying what to install."""
+    from gemmprof.adapters.ncu import rep
+    from gemmprof.adapters.ncu import report as ncu
+    from gemmprof.adapters.ncu import run as ncu_run
+    from gemmprof.errors import ToolNotFoundError
+
+    module = rep.load_module()
+    if module is not None and ncu_path is None:
+        return rep.read_report(path, module)
+    try:
+        exe = ncu_run.find_ncu(ncu_path)
+    except ToolNotFoundError:
+        raise InputError(f"--from {path}: reading .ncu-rep files needs NVIDIA's ncu-report wheel ({rep.INSTALL}) "
+                         f"or Nsight Compute's ncu (in {ncu_run.USUAL_PLACE})") from None
+    details = ncu_run.diagnose(ncu_run.execute(ncu_run.import_command(exe, path, "details")), f"ncu --import {path}")
+    raw = ncu_run.diagnose(ncu_run.execute(ncu_run.import_command(exe, path, "raw")), f"ncu --import {path}")
+    return ncu.merge(details, raw)
 
 
 def _known_variants(notes: list[str]) -> dict:

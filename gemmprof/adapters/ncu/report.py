@@ -1,4 +1,5 @@
-"""Nsight Compute CSV: the text `ncu --csv` prints (details or raw page) in, typed launch records out.
+"""Nsight Compute CSV: the text `ncu --csv` prints (details or raw page) in, typed launch records out (an .ncu-rep
+report becomes the same records through rep.py).
 
 Both layouts are read:
 
@@ -75,6 +76,7 @@ class Launch:
     block: tuple[int, ...] | None = None
     grid: tuple[int, ...] | None = None
     nvtx: dict[str, str] = field(default_factory=dict)  # NVTX column header -> cell
+    push_pop: tuple[str, ...] = ()  # push/pop range names read from a report (rep.py), outermost first
     metrics: dict[tuple[str, str], Metric] = field(default_factory=dict)  # (section, name) -> metric
     rules: list[Rule] = field(default_factory=list)
     table: int = 0  # which CSV table of the file it came from
@@ -114,8 +116,8 @@ class Launch:
 
     @property
     def nvtx_ranges(self) -> tuple[str, ...]:
-        """Push/pop range names, outermost first (best effort: see `range_names`)."""
-        out: list[str] = []
+        """Push/pop range names, outermost first (from the CSV's cells, best effort: see `range_names`)."""
+        out: list[str] = list(self.push_pop)
         for header, cell in self.nvtx.items():
             if "Push/Pop" in header or "Start/Stop" not in header:
                 out.extend(range_names(cell))
