@@ -315,19 +315,22 @@ class Runner:
         row.clocks = _clock_record(reader, hooks, seen)
         return row
 
-    def time_together(self, prepared: list[tuple[VariantResult, Launch | None]]) -> None:
+    def time_together(self, prepared: list[tuple[VariantResult, Launch | None]],
+                      config: TimingConfig | None = None) -> None:
         """Time the verified variants interleaved (TimingConfig.interleave_rounds): their batches of launches
-        taken round-robin, each batch inside its variant's NVTX range; one clock record spans the whole loop."""
+        taken round-robin, each batch inside its variant's NVTX range; one clock record spans the whole loop.
+        `config`: other than the run's (cuBLASLt's candidates, timed round-robin to choose the fastest)."""
         from gemmprof.measure.launcher import LaunchFailed
 
+        config = config or self.opt.timing
         ready = [(row, launch) for row, launch in prepared if launch is not None]
         if not ready:
             return
         flush, reader_hooks = self.flush(), self.clock_hooks()
         try:
             measured = timing.time_interleaved([timing.event_timer(la, flush, row.nvtx_range) for row, la in ready],
-                                               [partial(timing.warm_up, la, self.opt.timing) for _, la in ready],
-                                               self.opt.timing, **reader_hooks[1])
+                                               [partial(timing.warm_up, la, config) for _, la in ready],
+                                               config, **reader_hooks[1])
         except (*_cuda_errors(), LaunchFailed) as exc:
             for row, _ in ready:  # which variant failed is unknown: none of them has a trustworthy time
                 row.status, row.message = "error", f"CUDA error in the interleaved timing: {exc}"
