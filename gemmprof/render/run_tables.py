@@ -16,6 +16,8 @@ _SOURCES = (
     ("measured in this run", ("median_ms", "min_ms", "spread_pct", "tflops", "pct_cublas", "rel_error", "clock"),
      "CUDA events, L2 flushed; % cuBLAS against the cuBLAS row of the same dtype; spread = IQR/median, above 2% "
      "flagged unstable"),
+    ("cuBLASLt's best", ("pct_cublaslt",), "% cuBLASLt against the fastest of the cuBLASLt heuristic's top N "
+     "algorithms for the same problem, each verified and timed, the winner timed again"),
     ("against the GPU spec", ("pct_peak",), "% peak: the datasheet's dense peak for the dtype"),
     ("model", ("ai_model", "occupancy_pct"), "AI model: the spec's traffic: block at this shape, '-' where the "
      "kernel has none; occ: theoretical occupancy from registers and shared memory"),
@@ -33,7 +35,7 @@ def run_table(result: RunResult) -> Table:
     shape = result.shape
     rows = []
     for v in result.variants:
-        base = result.baseline_for(v.dtype, v.c_dtype)
+        base, best = result.baseline_for(v.dtype, v.c_dtype), result.cublaslt_for(v.dtype, v.c_dtype)
         ach = v.achieved_flops
         occ = v.occupancy or {}
         rows.append({
@@ -46,7 +48,10 @@ def run_table(result: RunResult) -> Table:
             "reps": len(v.timing.samples_ms) if v.timing else None,
             "tflops": ach / 1e12 if ach else None,
             "pct_peak": 100 * ach / v.peak_flops if ach and v.peak_flops else None,
-            "pct_cublas": 100 * ach / base.achieved_flops if ach and base and base.achieved_flops else None,
+            "pct_cublas": _pct(ach, base),
+            "pct_cublas_of": base.name if _pct(ach, base) is not None else None,  # the row each % is against
+            "pct_cublaslt": _pct(ach, best),
+            "pct_cublaslt_of": best.name if _pct(ach, best) is not None else None,
             "ai_model": v.model.model_arithmetic_intensity if v.model else None,
             "registers": v.resources.registers if v.resources else None,
             "smem_bytes": v.resources.static_smem + (v.launch.dynamic_smem if v.launch else 0)
@@ -60,6 +65,7 @@ def run_table(result: RunResult) -> Table:
             Column("status", "status", fmt="s"), Column("median_ms", "median", "ms", ".3f"), Column("min_ms", "min", "ms", ".3f"),
             Column("spread_pct", "spread", "%", ".1f"), Column("tflops", "TFLOP/s", fmt=".2f"),
             Column("pct_peak", "% peak", fmt=".1f"), Column("pct_cublas", "% cuBLAS", fmt=".1f"),
+            *([Column("pct_cublaslt", "% cuBLASLt", fmt=".1f")] if any(r["pct_cublaslt"] for r in rows) else []),
             Column("ai_model", "AI model", "FLOP/B", ".1f"), Column("registers", "regs"),
             Column("smem_bytes", "smem", "B"), Column("occupancy_pct", "occ", "%", ".0f"),
             Column("rel_error", "rel err", fmt=".1e"), Column("message", "note", fmt="s")]
@@ -71,7 +77,7 @@ def run_table(result: RunResult) -> Table:
     built = sorted({v.build.label for v in result.variants if v.build})
     if built:
         title += "; built by " + ", ".join(built)
-    notes = [legend([c.key for c in cols])]
+    notes = [legend([c.key for c in cols]), *_against(rows), *result.notes]
     tuned = [f"{v.name} ({v.params_source})" for v in result.variants if v.params_source]
     if tuned:
         notes.append("parameters from `gemmprof tune --keep`, not the spec's defaults: " + "; ".join(tuned)
@@ -85,12 +91,26 @@ def run_table(result: RunResult) -> Table:
     return Table(title, cols, rows, notes)
 
 
+def _pct(ach: float | None, base) -> float | None:
+    return 100 * ach / base.achieved_flops if ach and base is not None and base.achieved_flops else None
+
+
+def _against(rows: list[dict]) -> list[str]:
+    """Which row each percentage column is against, by name (cuBLAS's own choice, or cuBLASLt's best of N)."""
+    out = []
+    for key, what in (("pct_cublas_of", "% cuBLAS"), ("pct_cublaslt_of", "% cuBLASLt")):
+        names = sorted({r[key] for r in rows if r.get(key)})
+        if names:
+            out.append(f"{what} is against {', '.join(names)}")
+    return out
+
+
 def _library(v) -> str | None:
     """What ran a row that gemmprof did not compile: cuBLAS, torch (torch.matmul) or a Python callable."""
     if v.kind == "callable":
         return "python"
     if v.kind == "baseline":
-        return "torch" if v.name == "torch_matmul" else "cuBLAS"
+        return "torch" if v.name == "torch_matmul" else "cuBLASLt" if v.id == "cuBLASLt" else "cuBLAS"
     return None
 
 
@@ -103,7 +123,7 @@ def _clock_cell(v) -> str | None:
 
 
 # The terminal's default view: what a reader needs first. --wide shows every column, --columns names them.
-DEFAULT_COLUMNS = ("id", "name", "status", "median_ms", "tflops", "pct_cublas", "message")
+DEFAULT_COLUMNS = ("id", "name", "status", "median_ms", "tflops", "pct_cublas", "pct_cublaslt", "message")
 TERMINAL_WIDTH = 120
 NAME_MAX = 30
 ID_MAX = 8  # "cuBLAS", "5b", "h6"; a user's spec may name itself at any length
@@ -117,7 +137,7 @@ def terminal_view(full: Table, columns: tuple[str, ...] | None = None, wide: boo
     written from `full`, which keeps every field."""
     keys = _chosen(full, columns) if columns else [c.key for c in full.columns] if wide else \
         [k for k in DEFAULT_COLUMNS if any(c.key == k for c in full.columns)]
-    if not columns and not wide and len({r.get("compiler") for r in full.rows} - {None, "cuBLAS"}) > 1:
+    if not columns and not wide and len({r.get("compiler") for r in full.rows} - {None, "cuBLAS", "cuBLASLt"}) > 1:
         keys.insert(keys.index("status"), "compiler")  # two builds of each kernel: tell the rows apart
     by_key = {c.key: c for c in full.columns}
     cols = [by_key[k] for k in keys]
