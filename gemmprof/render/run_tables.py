@@ -123,7 +123,7 @@ def _clock_cell(v) -> str | None:
 
 
 # The terminal's default view: what a reader needs first. --wide shows every column, --columns names them.
-DEFAULT_COLUMNS = ("id", "name", "status", "median_ms", "tflops", "pct_cublas", "pct_cublaslt", "message")
+DEFAULT_COLUMNS = ("id", "name", "status", "median_ms", "tflops", "pct_cublas", "message")
 TERMINAL_WIDTH = 120
 NAME_MAX = 30
 ID_MAX = 8  # "cuBLAS", "5b", "h6"; a user's spec may name itself at any length
@@ -139,6 +139,8 @@ def terminal_view(full: Table, columns: tuple[str, ...] | None = None, wide: boo
         [k for k in DEFAULT_COLUMNS if any(c.key == k for c in full.columns)]
     if not columns and not wide and len({r.get("compiler") for r in full.rows} - {None, "cuBLAS", "cuBLASLt"}) > 1:
         keys.insert(keys.index("status"), "compiler")  # two builds of each kernel: tell the rows apart
+    if not columns and not wide and any(c.key == "pct_cublaslt" for c in full.columns):
+        keys.insert(keys.index("pct_cublas") + 1, "pct_cublaslt")  # a run with cuBLASLt's best of N beside cuBLAS
     by_key = {c.key: c for c in full.columns}
     cols = [by_key[k] for k in keys]
     rows = [dict(r) for r in full.rows]
