@@ -19,6 +19,7 @@ import numpy_cupy
 import pytest
 from click.testing import CliRunner
 from clitools import invoke
+from context import needs_gpu
 from fake_cublaslt import Algo, Binding
 
 from gemmprof.catalog import baselines
@@ -331,3 +332,38 @@ def test_the_real_binding_has_what_gemmprof_calls():
     assert lt.matmul_heuristic_result_dtype.fields["algo"][1] == 0
     assert results[2].ptr - results.ptr == 2 * lt.matmul_heuristic_result_dtype.itemsize
     assert (cublaslt.DATA_TYPES["bf16"], cublaslt.DATA_TYPES["fp16"]) == (14, 2)
+
+
+# on the GPU (marker gpu; nvmath-python carried there as a wheel) ---------------------------------------------------
+def _gpu_run(tmp_path, *args):
+    pytest.importorskip("nvmath.bindings.cublasLt")
+    out = tmp_path / "r.json"
+    res = invoke(CliRunner(), ["run", *args, "--budget", "0.2", "-o", str(out)])
+    assert out.exists(), res.output
+    return load_run(out)
+
+
+@needs_gpu
+@pytest.mark.parametrize("dtype", ["fp16", "bf16"])
+def test_gpu_cublaslt_best_of_8_verifies_and_keeps_pace_with_cublas(tmp_path, dtype):
+    """h12 (B column-major) beside both baselines: every offered algorithm verified, the kept one no slower than
+    cuBLAS's own choice by more than noise (cuBLAS's choice is usually among the heuristic's top 8)."""
+    result = _gpu_run(tmp_path, "h12", "--dtype", dtype, "--size", "2048", "--cublaslt-best", "8", "--interleave")
+    lt, cublas = result.cublaslt_for(dtype), result.baseline_for(dtype)
+    assert lt is not None and cublas is not None, [(v.name, v.status, v.message) for v in result.variants]
+    assert lt.name == f"cublaslt_best8_{cublas.name.removeprefix('cublas_')}" and "B col-major" in lt.title
+    p = lt.params
+    assert p["requested"] == 8 and 1 <= p["rank"] <= p["offered"] <= 8 and p["verified"] >= 1, p
+    assert "algo_id" in p and "tile_id" in p and lt.rel_error < 2e-3
+    assert lt.achieved_flops > 0.9 * cublas.achieved_flops, (lt.message, lt.achieved_flops, cublas.achieved_flops)
+
+
+@needs_gpu
+def test_gpu_cublaslt_reads_row_major_b_and_honours_alpha_and_beta(tmp_path):
+    result = _gpu_run(tmp_path, "15", "-m", "1000", "-n", "776", "-k", "520", "--alpha", "1.5", "--beta", "-0.75",
+                      "--cublaslt-best", "4")
+    rows = {v.name: v for v in result.variants}
+    for name in ("cublaslt_best4_sgemm", "cublaslt_best4_tf32"):
+        v = rows[name]  # beta != 0: C0 read and scaled, checked against the float64 reference like every row
+        assert v.status == "ok" and v.rel_error < v.verification.tolerance and v.timing, (name, v.message)
+        assert v.params["rank"] <= v.params["offered"] and "row" not in v.title  # B as rung 15 stores it: row-major
