@@ -89,9 +89,9 @@ def test_every_candidate_computes_a_at_b_as_cublas_describes_it(gpu, name, b_lay
 def test_more_descriptor_attributes_can_be_set(gpu):
     """An fp8 GEMM's scale pointers go through the same descriptor: `attributes` names them."""
     gpu.offer = [Algo(1)]
-    base = _base()
-    cublaslt.plan(base, _runner().problem("fp16"), 1, attributes=[("A_SCALE_POINTER", 1234)])
-    assert gpu.heuristic_calls[0]["desc"][fake_cublaslt.MatmulDescAttribute.A_SCALE_POINTER] == 1234
+    cublaslt.prepare(_runner(), _base(n=1), attributes=[("A_SCALE_POINTER", 1234), ("B_SCALE_POINTER", 5678)])
+    desc, attr = gpu.heuristic_calls[0]["desc"], fake_cublaslt.MatmulDescAttribute
+    assert (desc[attr.A_SCALE_POINTER], desc[attr.B_SCALE_POINTER]) == (1234, 5678)
 
 
 # choosing: every candidate verified and timed, the fastest passing one kept --------------------------------------

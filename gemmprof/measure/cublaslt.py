@@ -258,17 +258,19 @@ def selection_timing(config):
     return replace(config, interleave_rounds=max(config.interleave_rounds, SELECTION_ROUNDS))
 
 
-def prepare(runner, baseline: Baseline) -> tuple[VariantResult, Launch | None]:
+def prepare(runner, baseline: Baseline, attributes: Sequence[tuple[str, object]] = ()
+            ) -> tuple[VariantResult, Launch | None]:
     """Plan, verify every candidate, time them together, keep the fastest: its row (the winner's configuration
     in params, every candidate's fate in the note) and its launch, ready to be timed like any row (None when the
-    row already says why not). `runner` is a measure.runner.Runner: its own _verify and time_together."""
+    row already says why not). `runner` is a measure.runner.Runner: its own _verify and time_together.
+    `attributes`: plan's (an fp8 GEMM's scale pointers)."""
     row = _row(runner, baseline)
     if runner.opt.launch_once:
         row.status, row.message = "skipped", "cuBLASLt's best is chosen by timing; --launch-once times nothing"
         return row, None
     problem = runner.problem(baseline.storage, baseline.c_dtype)
     try:
-        lt_plan = plan(baseline, problem, baseline.candidates)
+        lt_plan = plan(baseline, problem, baseline.candidates, attributes)
     except CublasLtUnavailable as exc:
         row.status, row.message = "error", str(exc)
         return row, None
