@@ -2,9 +2,10 @@
 gemmprof.measure.cublaslt makes, with cuBLASLt's contract. Descriptors keep what was set on them; the heuristic
 offers the test's algorithms; `matmul` reads A, B and C from their addresses as column-major matrices described by
 their layouts (transposed as TRANSA/TRANSB say), computes D = alpha op(A) op(B) + beta C in float64 and writes it
-in D's type. Each algorithm may be slow (it sleeps, so the host-clock events of tests/numpy_cupy.py time it),
-wrong (it adds 1 to one element) or failing (cublasLtMatmul returns an error). The memory behind every address is
-real: the tests' arrays are NumPy arrays and gemmprof's `_address` is pointed at `.ctypes.data`.
+in D's type. Each algorithm may be slow (it moves the clock that `install`'s CUDA events read forward: no sleep,
+so a busy machine does not reorder them), wrong (it adds 1 to one element) or failing (cublasLtMatmul returns an
+error). The memory behind every address is real: the tests' arrays are NumPy arrays and gemmprof's `_address` is
+pointed at `.ctypes.data`.
 """
 
 from __future__ import annotations
@@ -74,7 +75,7 @@ class Algo:
     """One algorithm the heuristic offers."""
 
     algo_id: int
-    sleep_s: float = 0.0
+    time_s: float = 0.0  # what one launch adds to the events' clock
     wrong: bool = False
     fails: bool = False
     state: int = 0  # the heuristic's status for it (0: usable)
@@ -95,6 +96,7 @@ class Binding:
     destroyed: list = field(default_factory=list)
     heuristic_calls: list = field(default_factory=list)
     launches: list = field(default_factory=list)  # algo_id of every matmul
+    elapsed_s: float = 0.0  # the launches' time so far, added to the host clock the CUDA events read
     ids: itertools.count = field(default_factory=lambda: itertools.count(1000))
 
     def new(self, value) -> int:
@@ -194,8 +196,7 @@ def make(state: Binding) -> types.ModuleType:
     def matmul(handle, desc_id, alpha, a, adesc, b, bdesc, beta, c, cdesc, d, ddesc, algo_ptr, ws, ws_size, stream):
         algo: Algo = state.objects[algo_ptr]
         state.launches.append(algo.algo_id)
-        if algo.sleep_s:
-            time.sleep(algo.sleep_s)
+        state.elapsed_s += algo.time_s
         if algo.fails:
             raise cuBLASLtError("CUBLAS_STATUS_NOT_SUPPORTED")
         assert ws_size >= algo.workspace and (ws or not algo.workspace)
@@ -220,9 +221,22 @@ def make(state: Binding) -> types.ModuleType:
 
 
 def install(monkeypatch, state: Binding) -> types.ModuleType:
-    """The stand-in importable as nvmath.bindings.cublasLt, and gemmprof reading NumPy arrays' addresses."""
+    """The stand-in importable as nvmath.bindings.cublasLt, gemmprof reading NumPy arrays' addresses, and the
+    stand-in CuPy's CUDA events (tests/numpy_cupy.py, installed first) reading the host clock plus the time the
+    launches added."""
     from gemmprof.measure import cublaslt
 
+    class Event:
+        def __init__(self):
+            self.t = None
+
+        def record(self, stream=None):
+            self.t = time.perf_counter() + state.elapsed_s
+
+        def synchronize(self):
+            pass
+
+    monkeypatch.setattr(sys.modules["cupy"].cuda, "Event", Event)
     lt = make(state)
     nvmath, bindings = types.ModuleType("nvmath"), types.ModuleType("nvmath.bindings")
     nvmath.bindings, bindings.cublasLt = bindings, lt

@@ -96,15 +96,16 @@ def test_more_descriptor_attributes_can_be_set(gpu):
 
 # choosing: every candidate verified and timed, the fastest passing one kept --------------------------------------
 def _offers(seed: int, n: int) -> list[Algo]:
-    """n algorithms of distinct speeds in a random order; one wrong and one failing, both faster than any other."""
+    """n algorithms of distinct speeds in a random order; one wrong and one failing, both faster than any other.
+    The fastest is 2.5 ms ahead of the next on the events' clock."""
     rng = random.Random(seed)
-    sleeps = [0.0006 * (k + 1) for k in range(n)]
-    rng.shuffle(sleeps)
-    algos = [Algo(100 + i, sleep_s=s, tile=rng.choice([18, 24]), split_k=rng.choice([1, 2, 4])) for i, s in
-             enumerate(sleeps)]
+    times = [0.0005] + [0.003 + 0.0015 * k for k in range(n - 1)]
+    rng.shuffle(times)
+    algos = [Algo(100 + i, time_s=s, tile=rng.choice([18, 24]), split_k=rng.choice([1, 2, 4])) for i, s in
+             enumerate(times)]
     wrong, failing = rng.sample(range(n), 2)
-    algos[wrong] = replace(algos[wrong], wrong=True, sleep_s=0.0)
-    algos[failing] = replace(algos[failing], fails=True, sleep_s=0.0)
+    algos[wrong] = replace(algos[wrong], wrong=True, time_s=0.0)
+    algos[failing] = replace(algos[failing], fails=True, time_s=0.0)
     return algos
 
 
@@ -112,11 +113,11 @@ def _offers(seed: int, n: int) -> list[Algo]:
 def test_the_fastest_verified_candidate_is_kept_and_wrong_or_failing_ones_are_dropped(gpu, seed):
     gpu.offer = _offers(seed, 6)
     good = [i for i, a in enumerate(gpu.offer) if not (a.wrong or a.fails)]
-    fastest = min(good, key=lambda i: gpu.offer[i].sleep_s)
+    fastest = min(good, key=lambda i: gpu.offer[i].time_s)
     assert len(good) == 4 and fastest != next(i for i, a in enumerate(gpu.offer) if a.wrong)  # the class generated
     row = cublaslt.run(_runner(), _base(n=6))
     assert row.status == "ok" and row.kind == "baseline" and row.id == "cuBLASLt" and row.timing is not None
-    assert row.params["rank"] == fastest + 1 and row.params["algo_id"] == gpu.offer[fastest].algo_id
+    assert row.params["rank"] == fastest + 1 and row.params["algo_id"] == gpu.offer[fastest].algo_id, row.message
     assert row.params["split_k"] == gpu.offer[fastest].split_k and row.params["tile_id"] == gpu.offer[fastest].tile
     assert (row.params["requested"], row.params["offered"], row.params["verified"]) == (6, 6, 4)
     launched = [gpu.launches.count(a.algo_id) for a in gpu.offer]
@@ -137,7 +138,7 @@ def test_the_fastest_verified_candidate_is_kept_and_wrong_or_failing_ones_are_dr
 
 
 def test_the_kept_candidate_is_timed_again_not_reported_at_its_choosing_time(gpu):
-    gpu.offer = [Algo(1, sleep_s=0.001), Algo(2, sleep_s=0.002)]
+    gpu.offer = [Algo(1, time_s=0.001), Algo(2, time_s=0.002)]
     runner = _runner()
     row, launch = cublaslt.prepare(runner, _base(n=2))
     assert row.timing is None and launch is not None  # the winner's launch, untimed yet
@@ -222,7 +223,7 @@ def cli(gpu, monkeypatch, tmp_path):
 @pytest.mark.parametrize("interleave", [False, True])
 def test_a_run_has_cublaslt_beside_cublas_and_says_which_row_each_percentage_is_against(cli, interleave):
     run, gpu = cli
-    gpu.offer = [Algo(1, sleep_s=0.002), Algo(2, sleep_s=0.0005), Algo(3, sleep_s=0.001)]
+    gpu.offer = [Algo(1, time_s=0.006), Algo(2, time_s=0.0005), Algo(3, time_s=0.003)]
     code, output, result = run("--cublaslt-best", "3", *(["--interleave"] if interleave else []))
     assert code == 0, output
     names = [v.name for v in result.variants]
