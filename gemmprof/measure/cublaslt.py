@@ -7,8 +7,9 @@ chosen by.
 cuBLASLt is reached through nvmath-python's binding of it (`nvmath.bindings.cublasLt`; `pip install
 'gemmprof[cublaslt]'`), imported only here and only when asked for. The problem is described as cublasGemmEx
 describes it (measure/cublas.py): row-major C = A @ B computed as column-major C^T = B^T A^T, B read as the
-kernels store it, the same data, compute and C types, up to 32 MiB of workspace (what cuBLAS takes on Hopper):
-only the choice of algorithm differs from the cuBLAS row.
+kernels store it, the same data, compute and C types, up to 32 MiB of workspace (cublasSetWorkspace's documented
+recommendation for Hopper): only the choice of algorithm, and the workspace it may take, can differ from the
+cuBLAS row.
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ from gemmprof.measure.problem import Problem, tolerance
 from gemmprof.results.run import VariantResult
 
 ID = "cuBLASLt"
-WORKSPACE_BYTES = 32 << 20  # cuBLAS's own workspace on Hopper: the heuristic may offer what cublasGemmEx could run
+WORKSPACE_BYTES = 32 << 20  # the workspace cuBLAS's documentation recommends for Hopper (cublasSetWorkspace)
 SELECTION_ROUNDS = 10  # the candidates' launches in this many batches taken in turn: clock drift reaches all alike
 DATA_TYPES = {"fp32": CUDA_R_32F, "fp16": CUDA_R_16F, "bf16": CUDA_R_16BF}
 # The algorithm's configuration as cuBLASLt reports it (cublasLtMatmulAlgoConfigAttributes_t), kept in the row's
