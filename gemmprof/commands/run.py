@@ -67,6 +67,12 @@ def view_options(f):
               help="Use the specs' default parameters even where `gemmprof tune --keep` kept tuned ones for this GPU.")
 @click.option("--no-cublas", is_flag=True,
               help="Skip the baselines: cuBLAS, and torch.matmul beside --callable (then no % of cuBLAS).")
+@click.option("--cublaslt-best", "cublaslt_best", type=click.IntRange(0, 64), default=0, show_default=True,
+              metavar="N",
+              help="Beside each cuBLAS row, cuBLASLt's best of its heuristic's top N algorithms (8 is usual): each "
+                   "verified, all timed round-robin, the fastest kept as its own row and timed again like every "
+                   "row; 0: none. Costs N verifications and timings more per cuBLAS row. Needs nvmath-python "
+                   "(pip install 'gemmprof[cublaslt]').")
 @click.option("--seed", type=click.IntRange(0, 2 ** 32 - 1), default=None, help="Seed for the random inputs (default: fresh every run).")
 @click.option("--budget", type=FiniteFloat(positive=True, maximum=3600), default=1.0, show_default=True,
               help="Seconds of timed launches per variant, at most (see --precision).")
@@ -90,7 +96,7 @@ def view_options(f):
               help="Save the full results (JSON: device, versions, clocks, raw samples) or a table (.csv/.txt).")
 @click.option("--child-results", type=click.Path(dir_okay=False), hidden=True)
 def command(variants, all_, dtype, spec_files, callables, c_dtype, arrays, size, m, n, k, params, alpha, beta, gpu, gpu_file, compiler,
-            spec_defaults, no_cublas, seed,
+            spec_defaults, no_cublas, cublaslt_best, seed,
             budget, precision, max_reps, no_flush, regime, fill, l2, cool_down, expect_clock, energy, checks,
             interleave, launch_once, fmt, wide, columns, output, child_results):
     """Compile, verify against cuBLAS and time rungs of the GEMM ladder on the GPU.
@@ -114,6 +120,7 @@ def command(variants, all_, dtype, spec_files, callables, c_dtype, arrays, size,
       gemmprof run --callable examples/triton_matmul/triton_matmul.py:matmul --dtype fp16 --size 4096
       gemmprof run 15 --callable my_gemm.py:gemm --arrays torch   # torch tensors instead of CuPy arrays
       gemmprof run --callable examples/torch_matmul/torch_matmul.py:matmul --dtype fp16 --c-dtype fp16
+      gemmprof run h12 --size 8192 --cublaslt-best 8   # beside cuBLAS: cuBLASLt's fastest of its top 8
     """
     from gemmprof.catalog.selection import choose
     from gemmprof.measure import python_jobs
@@ -133,6 +140,10 @@ def command(variants, all_, dtype, spec_files, callables, c_dtype, arrays, size,
         raise InputError("--interleave and --launch-once: --launch-once times nothing, give one")
     if no_flush and l2 not in (None, "warm"):
         raise InputError(f"--no-flush and --l2 {l2}: --no-flush is --l2 warm, give one")
+    if cublaslt_best and (no_cublas or launch_once):
+        raise InputError(f"--cublaslt-best {cublaslt_best} and {'--no-cublas' if no_cublas else '--launch-once'}: "
+                         + ("it is a baseline beside cuBLAS" if no_cublas else
+                            "it chooses by timing and --launch-once times nothing") + ", give one")
     shape = resolve_shape(size, m, n, k)
     any_kernels = bool(variants or all_ or spec_files or not refs)  # --callable alone chooses no rungs
     kernels = choose(variants, all_=all_, dtype=dtype, spec_files=spec_files, params=params) if any_kernels else []
@@ -154,6 +165,7 @@ def command(variants, all_, dtype, spec_files, callables, c_dtype, arrays, size,
     jobs = [("baseline", b) for b in baselines_for(kernels, options.baselines)]
     jobs += python_jobs.baseline_jobs(py_jobs, options.baselines, lambda note: click.echo(f"note: {note}", err=True),
                                       [b for _, b in jobs])
+    jobs += _cublaslt_jobs(jobs, cublaslt_best, result)
     jobs += [("kernel", (kk, c)) for kk in kernels for c in compilers] + py_jobs
     # Nothing lost: the results file is written before the first variant (an unwritable path fails now, not after
     # the GPU work) and rewritten atomically after each one, so Ctrl-C or a late error keeps every finished variant.
@@ -192,6 +204,31 @@ def command(variants, all_, dtype, spec_files, callables, c_dtype, arrays, size,
         if v.status in ("FAIL", "error") and "\n" in v.message.strip():
             click.echo(f"\n{v.name} ({v.status}):\n{v.message}", err=True)
     _finish(context_lost, 1 if any(v.status in ("FAIL", "error") for v in result.variants) else 0)
+
+
+def _cublaslt_jobs(jobs, n, result):
+    """cuBLASLt's best of n beside each cuBLAS row; without nvmath-python none, and the run's notes say why."""
+    if not n:
+        return []
+    from gemmprof.catalog.baselines import cublaslt_best
+    from gemmprof.measure import cublaslt
+
+    why = cublaslt.unavailable()
+    if why:
+        note = f"no cuBLASLt best-of-{n} rows: {why}"
+        click.echo(f"note: {note}", err=True)
+        result.notes.append(note)
+        return []
+    return [("cublaslt", cublaslt_best(b, n)) for kind, b in jobs if kind == "baseline"]
+
+
+def _prepare(runner, kind, item):
+    """A job verified, its launch ready to be timed (with --interleave)."""
+    if kind == "cublaslt":
+        from gemmprof.measure import cublaslt
+
+        return cublaslt.prepare(runner, item)
+    return runner.prepare_baseline(item) if kind == "baseline" else runner.prepare_kernel(*item)
 
 
 def _column_list(text):
@@ -269,14 +306,17 @@ def _run_jobs(runner, result, jobs, options, gpu_spec, params, save, dtype):
         prepared = []  # with --interleave: (row, launch) of every variant, timed together after the last
         try:
             for i, (kind, item) in enumerate(jobs):
-                name = item.name if kind == "baseline" else item[0].spec.name if kind == "kernel" else item[0].name
+                name = item.name if kind in ("baseline", "cublaslt") else item[0].spec.name if kind == "kernel" \
+                    else item[0].name
                 bar.update(task, description=f"verifying/timing {name:<28}")
                 try:
                     if kind == "callable":  # a Python function is verified and timed at once, also with --interleave
                         row = run_callable(runner, *item)
                     elif interleave:
-                        row, launch = runner.prepare_baseline(item) if kind == "baseline" else runner.prepare_kernel(*item)
+                        row, launch = _prepare(runner, kind, item)
                         prepared.append((row, launch, kind, item))
+                    elif kind == "cublaslt":
+                        row = runner._time(*_prepare(runner, kind, item))
                     else:
                         row = runner.run_baseline(item) if kind == "baseline" else runner.run_kernel(*item)
                     if not interleave or kind == "callable":
@@ -321,9 +361,10 @@ def _untimed(prepared, message):
 def _lost_row(item, kind, message):
     from gemmprof.results.run import VariantResult
 
-    if kind == "baseline":
-        return VariantResult(id="cuBLAS", name=item.name, title=item.title, dtype=item.dtype, kind="baseline",
-                             status="error", message=message)
+    if kind in ("baseline", "cublaslt"):
+        return VariantResult(id="cuBLASLt" if kind == "cublaslt" else "cuBLAS", name=item.name, title=item.title,
+                             dtype=item.dtype, kind="baseline", status="error", message=message,
+                             c_dtype=item.c_dtype)
     if kind == "callable":
         from gemmprof.measure.callables import lost_row
 

@@ -382,12 +382,15 @@ class Runner:
             _cuda_error(row, exc)
         return row
 
-    def time_together(self, prepared: list[tuple[VariantResult, Prepared | None]]) -> None:
+    def time_together(self, prepared: list[tuple[VariantResult, Prepared | None]],
+                      config: TimingConfig | None = None) -> None:
         """Time the verified variants interleaved (TimingConfig.interleave_rounds): their batches of launches
-        taken round-robin, each batch inside its variant's NVTX range."""
+        taken round-robin, each batch inside its variant's NVTX range. `config`: other than the run's (cuBLASLt's
+        candidates, timed round-robin to choose the fastest)."""
         from gemmprof.measure.launcher import LaunchFailed
         from gemmprof.measure.nvml import Sampler
 
+        config = config or self.opt.timing
         ready = [(row, p) for row, p in prepared if p is not None]
         if not ready:
             return
@@ -396,7 +399,7 @@ class Runner:
         try:
             benches = [self.bench(p, bool(row.verification and row.verification.reads_c)) for row, p in ready]
             with Sampler(reader) if reader is not None else _NoSampler() as sampler:
-                measured = timing.time_together(benches, self.opt.timing, ops, reader, sampler,
+                measured = timing.time_together(benches, config, ops, reader, sampler,
                                                 self.persisting_l2(), [row.nvtx_range for row, _ in ready],
                                                 timers_before)
         except (*_cuda_errors(), LaunchFailed) as exc:

@@ -107,7 +107,9 @@ class Rung:
     @property
     def short(self) -> str:
         """The label on the plot: the rung id, or cuBLAS's routine."""
-        return self.name.replace("cublas_", "cuBLAS ") if self.kind == "baseline" else self.id
+        if self.kind != "baseline":
+            return self.id
+        return re.sub(r"^cublaslt_best(\d+)_", r"cuBLASLt best-of-\1 ", self.name).replace("cublas_", "cuBLAS ")
 
 
 @dataclass

@@ -17,6 +17,8 @@ _SOURCES = (
                               "held_mhz", "power_w", "joules_per_gemm"),
      "CUDA events; % cuBLAS against the cuBLAS row of the same dtype; spread = IQR/median, above 2% flagged "
      "unstable; held: median SM clock sampled (NVML) while timed; energy: NVML's counter over ~1 s of calls"),
+    ("cuBLASLt's best", ("pct_cublaslt",), "% cuBLASLt against the fastest of the cuBLASLt heuristic's top N "
+     "algorithms for the same problem, each verified and timed, the winner timed again"),
     ("against the GPU spec", ("pct_peak", "pct_peak_held"), "% peak: the datasheet's dense peak for the dtype (at "
      "the clock it assumes); at held: that peak scaled to the clock held"),
     ("model", ("ai_model", "occupancy_pct"), "AI model: the spec's traffic: block at this shape, '-' where the "
@@ -65,7 +67,7 @@ def run_table(result: RunResult) -> Table:
     shape = result.shape
     rows = []
     for v in result.variants:
-        base = result.baseline_for(v.dtype, v.c_dtype)
+        base, best = result.baseline_for(v.dtype, v.c_dtype), result.cublaslt_for(v.dtype, v.c_dtype)
         ach = v.achieved_flops
         occ = v.occupancy or {}
         held = v.clocks.clock_mhz if v.clocks else None
@@ -81,7 +83,10 @@ def run_table(result: RunResult) -> Table:
             "reps": len(v.timing.samples_ms) if v.timing else None,
             "tflops": ach / 1e12 if ach else None,
             "pct_peak": 100 * ach / v.peak_flops if ach and v.peak_flops else None,
-            "pct_cublas": 100 * ach / base.achieved_flops if ach and base and base.achieved_flops else None,
+            "pct_cublas": _pct(ach, base),
+            "pct_cublas_of": base.name if _pct(ach, base) is not None else None,  # the row each % is against
+            "pct_cublaslt": _pct(ach, best),
+            "pct_cublaslt_of": best.name if _pct(ach, best) is not None else None,
             "ai_model": v.model.model_arithmetic_intensity if v.model else None,
             "registers": v.resources.registers if v.resources else None,
             "smem_bytes": v.resources.static_smem + (v.launch.dynamic_smem if v.launch else 0)
@@ -102,6 +107,7 @@ def run_table(result: RunResult) -> Table:
             Column("status", "status", fmt="s"), Column("median_ms", "median", "ms", ".3f"), Column("min_ms", "min", "ms", ".3f"),
             Column("spread_pct", "spread", "%", ".1f"), Column("tflops", "TFLOP/s", fmt=".2f"),
             Column("pct_peak", "% peak", fmt=".1f"), Column("pct_cublas", "% cuBLAS", fmt=".1f"),
+            *([Column("pct_cublaslt", "% cuBLASLt", fmt=".1f")] if any(r["pct_cublaslt"] for r in rows) else []),
             Column("ai_model", "AI model", "FLOP/B", ".1f"), Column("registers", "regs"),
             Column("smem_bytes", "smem", "B"), Column("occupancy_pct", "occ", "%", ".0f"),
             Column("rel_error", "rel err", fmt=".1e"), Column("message", "note", fmt="s")]
@@ -121,7 +127,7 @@ def run_table(result: RunResult) -> Table:
     built = sorted({v.build.label for v in result.variants if v.build})
     if built:
         title += "; built by " + ", ".join(built)
-    notes = [legend([c.key for c in cols]), method_line(result)]
+    notes = [legend([c.key for c in cols]), method_line(result), *_against(rows), *result.notes]
     tuned = [f"{v.name} ({v.params_source})" for v in result.variants if v.params_source]
     if tuned:
         notes.append("parameters from `gemmprof tune --keep`, not the spec's defaults: " + "; ".join(tuned)
@@ -135,12 +141,26 @@ def run_table(result: RunResult) -> Table:
     return Table(title, cols, rows, notes)
 
 
+def _pct(ach: float | None, base) -> float | None:
+    return 100 * ach / base.achieved_flops if ach and base is not None and base.achieved_flops else None
+
+
+def _against(rows: list[dict]) -> list[str]:
+    """Which row each percentage column is against, by name (cuBLAS's own choice, or cuBLASLt's best of N)."""
+    out = []
+    for key, what in (("pct_cublas_of", "% cuBLAS"), ("pct_cublaslt_of", "% cuBLASLt")):
+        names = sorted({r[key] for r in rows if r.get(key)})
+        if names:
+            out.append(f"{what} is against {', '.join(names)}")
+    return out
+
+
 def _library(v) -> str | None:
     """What ran a row that gemmprof did not compile: cuBLAS, torch (torch.matmul) or a Python callable."""
     if v.kind == "callable":
         return "python"
     if v.kind == "baseline":
-        return "torch" if v.name == "torch_matmul" else "cuBLAS"
+        return "torch" if v.name == "torch_matmul" else "cuBLASLt" if v.id == "cuBLASLt" else "cuBLAS"
     return None
 
 
@@ -167,8 +187,10 @@ def terminal_view(full: Table, columns: tuple[str, ...] | None = None, wide: boo
     written from `full`, which keeps every field."""
     keys = _chosen(full, columns) if columns else [c.key for c in full.columns] if wide else \
         [k for k in DEFAULT_COLUMNS if any(c.key == k for c in full.columns)]
-    if not columns and not wide and len({r.get("compiler") for r in full.rows} - {None, "cuBLAS"}) > 1:
+    if not columns and not wide and len({r.get("compiler") for r in full.rows} - {None, "cuBLAS", "cuBLASLt"}) > 1:
         keys.insert(keys.index("status"), "compiler")  # two builds of each kernel: tell the rows apart
+    if not columns and not wide and any(c.key == "pct_cublaslt" for c in full.columns):
+        keys.insert(keys.index("pct_cublas") + 1, "pct_cublaslt")  # a run with cuBLASLt's best of N beside cuBLAS
     by_key = {c.key: c for c in full.columns}
     cols = [by_key[k] for k in keys]
     rows = [dict(r) for r in full.rows]

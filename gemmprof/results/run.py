@@ -7,6 +7,7 @@ timing (measurement) and the roofline figures (model). The file keeps the flat l
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -29,6 +30,13 @@ from gemmprof.results.stages import (  # noqa: F401 - the per-stage records, imp
 
 RUN_KIND = "gemmprof.run"
 SCHEMA_VERSION = 1
+CUBLASLT_PREFIX = "cublaslt_best"  # cuBLASLt's best of N beside a cuBLAS row: cublaslt_best8_hgemm
+
+
+def cublaslt_name(cublas_name: str, n: int) -> str:
+    """The name of cuBLASLt's best-of-n row beside the cuBLAS row `cublas_name` (cublas_hgemm_cfp16 ->
+    cublaslt_best8_hgemm_cfp16): the routine and C stay in the name, so two runs compare like with like."""
+    return f"{CUBLASLT_PREFIX}{n}_{cublas_name.removeprefix('cublas_')}"
 
 
 @dataclass
@@ -233,16 +241,25 @@ class RunResult:
     created: str = ""
     gemmprof_version: str = ""
     command: str = ""
+    notes: list[str] = field(default_factory=list)  # what the run left out and why (e.g. no cuBLASLt row)
 
     def baseline_for(self, dtype: str, c_dtype: str = "fp32") -> VariantResult | None:
         """The cuBLAS row a kernel of `dtype` inputs writing a `c_dtype` C is compared with (SGEMM for fp32, HGEMM
-        for fp16; cublas_hgemm_cfp16 for a kernel that writes half C)."""
-        names = {"fp32": "cublas_sgemm", "fp16": "cublas_hgemm", "bf16": "cublas_bf16", "tf32": "cublas_tf32"}
-        name = names.get(dtype)
-        if name and c_dtype != "fp32":
-            name = f"{name}_c{c_dtype}"
+        for fp16; cublas_hgemm_cfp16 for a kernel that writes half C): cublasGemmEx's own choice of algorithm."""
+        name = _cublas_name(dtype, c_dtype)
         for v in self.variants:
             if v.kind == "baseline" and v.name == name and v.passed:
+                return v
+        return None
+
+    def cublaslt_for(self, dtype: str, c_dtype: str = "fp32") -> VariantResult | None:
+        """cuBLASLt's best-of-N row beside baseline_for's cuBLAS row (`run --cublaslt-best N`), or None."""
+        name = _cublas_name(dtype, c_dtype)
+        if name is None:
+            return None
+        pattern = re.compile(rf"{CUBLASLT_PREFIX}\d+_{re.escape(name.removeprefix('cublas_'))}")
+        for v in self.variants:
+            if v.kind == "baseline" and v.passed and pattern.fullmatch(v.name):
                 return v
         return None
 
@@ -251,7 +268,8 @@ class RunResult:
                 "created": self.created, "command": self.command, "device": self.device,
                 "gpu_spec": self.gpu_spec, "shape": self.shape.to_dict(), "alpha": self.alpha, "beta": self.beta,
                 "seed": self.seed, "timing_method": self.timing_method,
-                "variants": [v.to_dict() for v in self.variants]}
+                "variants": [v.to_dict() for v in self.variants],
+                **({"notes": list(self.notes)} if self.notes else {})}
 
     def save(self, path) -> None:
         save_json(path, self.to_dict())
@@ -283,7 +301,13 @@ class RunResult:
                    seed=f.int("seed", minimum=-MAX_COUNT), timing_method=f.mapping("timing_method") or {},
                    variants=[VariantResult.from_dict(v, f"variants[{i}]") for i, v in enumerate(variants)],
                    created=f.str("created", "") or "", gemmprof_version=f.str("gemmprof_version", "") or "",
-                   command=f.str("command", "") or "")
+                   command=f.str("command", "") or "", notes=f.strs("notes"))
+
+
+def _cublas_name(dtype: str, c_dtype: str) -> str | None:
+    names = {"fp32": "cublas_sgemm", "fp16": "cublas_hgemm", "bf16": "cublas_bf16", "tf32": "cublas_tf32"}
+    name = names.get(dtype)
+    return f"{name}_c{c_dtype}" if name and c_dtype != "fp32" else name
 
 
 def load_run(path) -> RunResult:
