@@ -323,6 +323,7 @@ def _run(lib, requests, gpus, ray_address, stand_in) -> dict[str, list[str]]:
 
 
 def _summaries(lib, requests, root: Path, plot: bool, fmt):
+    from gemmprof.render.sweep_files import fresh_stem, write_summary
     from gemmprof.render.sweep_tables import headline_table, sweep_table
     from gemmprof.render.table import emit
 
@@ -334,7 +335,7 @@ def _summaries(lib, requests, root: Path, plot: bool, fmt):
 
         if req.baseline not in (CUBLAS, TORCH) and not any(c.baseline for c in sweep.cells):
             raise InputError(f"--baseline {req.baseline}: no run in {req.out_dir} holds a variant of that name")
-        written = lib.write_summary(sweep, req.out_dir, plot, say)
+        written = write_summary(sweep, req.out_dir, plot, say)
         say(f"{req.dtype}: summary in {', '.join(str(w) for w in written)}")
         if len(sweep.device.split(", ")) > 1:
             say(f"warning: {req.dtype}: the runs ran on different GPUs ({sweep.device}); a sweep is per device model")
@@ -342,7 +343,7 @@ def _summaries(lib, requests, root: Path, plot: bool, fmt):
         sweeps.append(sweep)
     headline = headline_table(sweeps)
     if len(sweeps) > 1:
-        stem = lib.fresh_stem(root, "headline")
+        stem = fresh_stem(root, "headline")
         for ext in ("csv", "txt"):
             emit(headline, output=root / f"{stem}.{ext}")
         say(f"headline of {len(sweeps)} dtypes in {root / stem}.csv and .txt")

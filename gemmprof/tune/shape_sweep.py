@@ -9,13 +9,12 @@ file there is always a finished run: the next sweep into the folder keeps it (re
 files hold other variants than it asks for. --confirm times each shape's contenders (every variant within 5% of the
 first run's best) again beside the baseline alone, in turns.
 
-Summaries never replace one another: the first is summary.json (.csv, .txt, -headline.csv, .png), later ones
-summary-UTCTIME.* beside it.
+Summaries (render/sweep_files.py) never replace one another: the first is summary.json (.csv, .txt, -headline.csv,
+.png), later ones summary-UTCTIME.* beside it.
 """
 
 from __future__ import annotations
 
-import datetime as _dt
 import os
 import queue
 import subprocess
@@ -346,47 +345,16 @@ def summarize_dir(req: SweepRequest) -> SweepSummary:
         raise InputError(f"--out-dir {req.out_dir}: no results file of these shapes (run_MxNxK.json)")
     ran = {run.shape for _, run in runs}
     again = [f for s in req.shapes if s in ran for f in confirmation_files(req.out_dir, s)]
+    highlight = tuple(_name_of(h, [r for _, r in runs], req.dtype) for h in req.highlight)
     return summarize(runs, req.dtype, [(f.name, load_run(f)) for f in again], baseline=req.baseline,
-                     layers=req.layers, model=req.model, p=req.p, highlight=req.highlight)
+                     layers=req.layers, model=req.model, p=req.p, highlight=highlight)
 
 
-def fresh_stem(out_dir: Path, stem: str = "summary") -> str:
-    """`stem` where no file of that name is there yet, else stem-UTCTIME (and -2, -3 ... within one second)."""
-    taken = lambda s: any(Path(out_dir).glob(f"{s}.*")) or any(Path(out_dir).glob(f"{s}-headline.*"))  # noqa: E731
-    if not taken(stem):
-        return stem
-    now = _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
-    name, i = f"{stem}-{now}", 2
-    while taken(name):
-        name, i = f"{stem}-{now}-{i}", i + 1
-    return name
+def _name_of(name: str, runs: list[RunResult], dtype: str) -> str:
+    """A variant named by its name or, for a rung, its id (h12): its name in the runs of `dtype`."""
+    from gemmprof.results.sweep import is_variant
 
-
-def write_summary(sweep: SweepSummary, out_dir: Path, plot: bool = True, say: Callable[[str], None] = print
-                  ) -> list[Path]:
-    """summary.json (the SweepSummary), .csv and .txt (its table and the headline), -headline.csv and .png (the
-    plot, where matplotlib is installed), under a fresh name where a summary is there already."""
-    from gemmprof.render.sweep_tables import headline_table, sweep_table
-    from gemmprof.render.table import emit, emit_many
-
-    stem = fresh_stem(out_dir)
-    base = Path(out_dir) / stem
-    written = [base.with_suffix(".json")]
-    sweep.save(written[0])
-    emit(sweep_table(sweep), output=base.with_suffix(".csv"))
-    emit(headline_table([sweep]), output=Path(out_dir) / f"{stem}-headline.csv")
-    emit_many([sweep_table(sweep), headline_table([sweep])], output=base.with_suffix(".txt"))
-    written += [base.with_suffix(".csv"), Path(out_dir) / f"{stem}-headline.csv", base.with_suffix(".txt")]
-    if plot:
-        try:
-            import matplotlib  # noqa: F401
-        except ImportError:
-            say("no plot: matplotlib is not installed (pip install matplotlib)")
-        else:
-            from gemmprof.render.sweep_plot import plot_sweep
-
-            written.append(plot_sweep(sweep, base.with_suffix(".png")))
-    return written
+    return next((v.name for r in runs for v in r.variants if v.dtype == dtype and is_variant(v, name)), name)
 
 
 def for_dtype(req: SweepRequest, dtype: str, out_dir: Path) -> SweepRequest:
