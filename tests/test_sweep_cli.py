@@ -90,6 +90,22 @@ def test_ray_actors_run_the_shapes_and_send_their_files_back(runner, tmp_path, m
     assert "on 2 worker(s): Ray actor 0, Ray actor 1" in r.output
     assert len(load_sweep(tmp_path / "s" / "summary.json").shapes) == 3
     assert "stand-in gemmprof run" in (tmp_path / "s" / "run_256x256x256.log").read_text()
+    # a node runs its child in a folder of its own: the kernel files go to it as absolute paths
+    monkeypatch.chdir(ROOT)
+    r = sweep(runner, "--callable", "examples/triton_matmul/triton_matmul.py:matmul", "--dtype", "bf16", "--shapes",
+              "256", "--ray", "local", "--gpus", "1", "--out-dir", tmp_path / "c", "--no-plot")
+    assert r.exit_code == 0, r.output
+    assert f"--callable {ROOT}/examples/triton_matmul/triton_matmul.py:matmul" in load_run(
+        tmp_path / "c" / "run_256x256x256.json").command
+
+
+def test_without_ray_the_ray_option_is_one_line(runner, tmp_path, monkeypatch):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "ray", None)  # as where Ray is not installed
+    r = sweep(runner, "h12", "--dtype", "fp16", "--shapes", "256", "--ray", "auto", "--out-dir", tmp_path)
+    assert r.exit_code == 1 and r.output.startswith("error: --ray needs Ray: pip install 'gemmprof[ray]'")
+    assert not any(tmp_path.glob("run_*"))
 
 
 def test_a_shape_whose_child_crashed_is_named_and_the_summary_holds_the_others(runner, tmp_path, monkeypatch):

@@ -114,8 +114,9 @@ def command(variants, spec_files, callables, c_dtype, arrays, dtypes, shapes, sh
     from gemmprof.measure import python_jobs
 
     refs = python_jobs.refs(callables)
-    selectors = (*variants, *(x for f in spec_files for x in ("--spec", str(f))),
-                 *(x for r in refs for x in ("--callable", r.text)))
+    where = (lambda p: str(Path(p).resolve())) if ray_address else str  # a Ray node's child runs in another folder
+    selectors = (*variants, *(x for f in spec_files for x in ("--spec", where(f))),
+                 *(x for r in refs for x in ("--callable", f"{where(r.path)}:{r.function}")))
     if not summarize_only and not selectors:
         raise InputError("name what to sweep: rungs (e.g. h12 or 13-16), --spec FILE or --callable FILE.py:function "
                          "(or pass --summarize-only)")
@@ -131,7 +132,7 @@ def command(variants, spec_files, callables, c_dtype, arrays, dtypes, shapes, sh
     requests = []
     for dt in dtype_list:
         folder = root if len(dtype_list) == 1 else root / dt
-        names, expected = _names(variants, spec_files, refs, dt) if selectors and not summarize_only else ({}, ())
+        names, expected = _names(variants, spec_files, refs, dt, where) if selectors and not summarize_only else ({}, ())
         req = lib.SweepRequest(dtype=dt, shapes=shape_list, out_dir=folder, selectors=tuple(selectors), names=names,
                                layers=layers, model=model, budget_s=budget, precision=precision, max_reps=max_reps,
                                c_dtype=c_dtype, arrays=arrays, run_args=extra, confirm=confirm, baseline=base, p=p,
@@ -210,7 +211,7 @@ def _baseline(text: str) -> str:
     return t
 
 
-def _names(variants, spec_files, refs, dtype):
+def _names(variants, spec_files, refs, dtype, where=str):
     """Each variant this sweep's runs will hold -> its selector, and their names (to check a folder's runs)."""
     from gemmprof.catalog.selection import choose
 
@@ -220,9 +221,9 @@ def _names(variants, spec_files, refs, dtype):
             names[k.variant_name] = (k.spec.id,)
     for f in spec_files:
         for k in choose(spec_files=[f], dtype=dtype):
-            names[k.variant_name] = ("--spec", str(f))
+            names[k.variant_name] = ("--spec", where(f))
     for r in refs:
-        names[r.name] = ("--callable", r.text)
+        names[r.name] = ("--callable", f"{where(r.path)}:{r.function}")
     return names, tuple(names)
 
 

@@ -54,8 +54,8 @@ HEADLINE_COLUMNS = [
     Column("dtype", "dtype", fmt="s"), Column("variant", "variant", fmt="s"), Column("shapes", "shapes"),
     Column("geomean_pct", "geomean", "% base", ".1f"), Column("min_pct", "min", "% base", ".1f"),
     Column("min_shape", "min at", fmt="s"), Column("fast_p", "fast_p", "share", ".2f"),
-    Column("sound_geomean_pct", "geomean w/o collapse", "% base", ".1f"),
-    Column("sound_min_pct", "min w/o collapse", "% base", ".1f"),
+    Column("sound_geomean_pct", "geomean excl", "% base", ".1f"),
+    Column("sound_min_pct", "min excl", "% base", ".1f"),
 ]
 
 
@@ -84,6 +84,6 @@ def headline_table(sweeps: list[SweepSummary]) -> Table:
     p = sweeps[0].p if sweeps else 1.0
     bases = ", ".join(dict.fromkeys(baseline_words(s) for s in sweeps))
     notes.insert(0, f"% of {bases}; fast_p: the share of the shapes where the baseline ran at which the variant is "
-                    f"correct and at least {p:g}x the baseline (p = {p:g}); w/o collapse: without the shapes where the "
-                    f"baseline ran below 1/{COLLAPSE:g} of the best variant; '{BEST}': the highest at each shape")
+                    f"correct and at least {p:g}x the baseline (p = {p:g}); excl: excluding the shapes where the "
+                    f"baseline collapsed (ran below 1/{COLLAPSE:g} of the best variant); '{BEST}': the highest at each shape")
     return Table("gemmprof sweep: headline per dtype (geometric mean, minimum, fast_p)", HEADLINE_COLUMNS, rows, notes)
