@@ -144,10 +144,15 @@ def command(variants, spec_files, callables, c_dtype, arrays, dtypes, shapes, sh
     if summarize_only:
         _refuse_incomplete([req for req, _ in requests])
     else:
-        for req, expected in requests:
-            req.out_dir.mkdir(parents=True, exist_ok=True)
-            lib.check_kept(req, expected)
-        failed = _run(lib, [req for req, _ in requests], gpus, ray_address, stand_in)
+        slots, pool = _workers(lib, gpus, ray_address, stand_in)  # a bad --gpus or no GPU: before any folder is made
+        try:
+            for req, expected in requests:
+                req.out_dir.mkdir(parents=True, exist_ok=True)
+                lib.check_kept(req, expected)
+            failed = _run(lib, [req for req, _ in requests], slots)
+        finally:
+            if pool is not None:
+                pool.close()
     sweeps = _summaries(lib, [req for req, _ in requests], root, not no_plot, fmt)
     if not summarize_only and any(failed.values()):
         shown = "; ".join(f"{dt}: {', '.join(labels)}" for dt, labels in failed.items() if labels)
@@ -292,35 +297,32 @@ def _refuse_incomplete(requests) -> None:
                              "shapes that ran (--shapes), or run the sweep to finish them")
 
 
-def _run(lib, requests, gpus, ray_address, stand_in) -> dict[str, list[str]]:
-    say = lambda text: click.echo(text, err=True)  # noqa: E731
+def _workers(lib, gpus, ray_address, stand_in):
+    """(the workers, the Ray pool to close or None): one per GPU of this host, or one Ray actor per GPU."""
     execute = lib.run_process
     if stand_in:
         from gemmprof.tune.sweep_standin import execute
-    else:
+    elif not ray_address:
         from gemmprof.errors import require_cupy
 
-        if not ray_address:
-            require_cupy()
-    pool = None
-    if ray_address:
-        from gemmprof.results import cells
+        require_cupy()
+    if not ray_address:
+        return lib.local_slots(gpus, execute), None
+    from gemmprof.results import cells
 
-        try:
-            count = None if gpus in (None, "all") else cells.count(gpus, minimum=1)
-        except cells.CellError:
-            raise InputError(f"--gpus: {gpus!r} is not a number >= 1 or 'all'") from None
-        pool = lib.RayPool(ray_address, count, stand_in=stand_in)
-        slots = pool.start()
-    else:
-        slots = lib.local_slots(gpus, execute)
+    try:
+        count = None if gpus in (None, "all") else cells.count(gpus, minimum=1)
+    except cells.CellError:
+        raise InputError(f"--gpus: {gpus!r} is not a number >= 1 or 'all'") from None
+    pool = lib.RayPool(ray_address, count, stand_in=stand_in)
+    return pool.start(), pool
+
+
+def _run(lib, requests, slots) -> dict[str, list[str]]:
+    say = lambda text: click.echo(text, err=True)  # noqa: E731
     say(f"sweep: {len(requests[0].shapes)} shapes x {len(requests)} dtype(s) on {len(slots)} worker(s): "
         + ", ".join(s.label for s in slots))
-    try:
-        return {req.dtype: lib.run_sweep(req, slots, say) for req in requests}
-    finally:
-        if pool is not None:
-            pool.close()
+    return {req.dtype: lib.run_sweep(req, slots, say) for req in requests}
 
 
 def _summaries(lib, requests, root: Path, plot: bool, fmt):
