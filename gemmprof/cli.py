@@ -22,6 +22,7 @@ COMMANDS = {
     "explain": ("gemmprof.commands.explain", "Rank what limits a kernel and what would lift it; --ladder: checked on the ladder."),
     "compare-nsys": ("gemmprof.commands.compare_nsys", "Compare kernels from Nsight Systems reports side by side."),
     "roofline": ("gemmprof.commands.roofline", "Draw the roofline of the ladder against a GPU's ceilings, with a table."),
+    "sweep": ("gemmprof.commands.sweep", "Time variants over many shapes or a model's layers, one run per shape: geomean, fast_p, plot."),
     "tune": ("gemmprof.commands.tune", "Search a rung's parameter space on the GPU (cached, resumable, multi-GPU, Ray)."),
     "show": ("gemmprof.commands.show", "Print a saved run or profile results file again (table, JSON, CSV)."),
     "diff": ("gemmprof.commands.diff", "Compare two saved runs: change in time and TFLOP/s per variant, beyond noise?"),

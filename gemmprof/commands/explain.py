@@ -5,6 +5,8 @@ from __future__ import annotations
 import click
 
 from gemmprof.commands._options import (
+    c_dtype_option,
+    callable_c_dtype,
     output_options,
     refuse_directories,
     refuse_overwrite,
@@ -19,6 +21,10 @@ from gemmprof.errors import InputError
 @click.argument("variants", nargs=-1)
 @click.option("--spec", "spec_files", multiple=True, type=click.Path(dir_okay=False),
               help="Explain your own kernel from its YAML spec (repeatable).")
+@click.option("--callable", "callables", multiple=True, metavar="FILE.py:FUNCTION",
+              help="Explain a Python function (Triton, torch ...) from ncu's measurement of its launch alone: with "
+                   "--profile (saved by `gemmprof profile --callable ... --save`) or --measure (repeatable).")
+@c_dtype_option
 @shape_options
 @click.option("--dtype", type=click.Choice(["fp32", "fp16", "bf16"]), default=None,
               help="Only rungs of this dtype (bf16 builds h4-h13 for bf16).")
@@ -35,8 +41,8 @@ from gemmprof.errors import InputError
 @click.option("--gpu-file", "gpu_file", type=click.Path(dir_okay=False), default=None, metavar="FILE.yaml",
               help="A GPU spec sheet of your own instead of --gpu.")
 @output_options
-def command(variants, spec_files, size, m, n, k, dtype, params, profile_files, results_files, measure, ladder,
-            gpu, gpu_file, fmt, output):
+def command(variants, spec_files, callables, c_dtype, size, m, n, k, dtype, params, profile_files, results_files,
+            measure, ladder, gpu, gpu_file, fmt, output):
     """Rank what limits each kernel: the evidence (model, SASS, ncu), the time bound each limiter forces, the
     speedup lifting it predicts, and the technique that lifts it with the rung that teaches it.
 
@@ -50,6 +56,8 @@ def command(variants, spec_files, size, m, n, k, dtype, params, profile_files, r
       gemmprof explain 15 --results run.json --profile profile.json   # with the run's time and ncu's stalls
       gemmprof explain --spec my_kernel.yaml --size 2048
       gemmprof explain --ladder fp32 --results run.json --profile profile.json
+      gemmprof explain --callable examples/triton_matmul/triton_matmul.py:matmul --dtype bf16 -m 64 -n 4096 -k 4096 --measure
+      gemmprof explain --callable my_gemm.py:gemm --profile profile.json   # saved by profile --callable --save
     """
     from gemmprof.measure import explain_inputs as inputs
     from gemmprof.render.explain_table import explanation_table, ladder_table
@@ -63,8 +71,13 @@ def command(variants, spec_files, size, m, n, k, dtype, params, profile_files, r
     refuse_overwrite({"-o": output}, [*files, gpu_file])
     if measure and profile_files:
         raise InputError("--profile and --measure: give one (--measure profiles now, --profile reads a saved one)")
+    c_dtype = callable_c_dtype(c_dtype, callables)
     runs = [_typed(load(f), RunResult, f, "--results", "gemmprof run -o") for f in results_files]
     profiles = [_typed(load(f), ProfileResults, f, "--profile", "gemmprof profile --save") for f in profile_files]
+    if callables:
+        _explain_callables(callables, c_dtype, variants, spec_files, size, m, n, k, dtype, params, profiles, runs,
+                           measure, ladder, gpu, gpu_file, fmt, output)
+        return
     spec = resolve_gpu(gpu, gpu_file)
     if ladder:
         if variants or spec_files or measure:
@@ -97,3 +110,51 @@ def _typed(doc, kind, path, option, made_by):
     if not isinstance(doc, kind):
         raise InputError(f"{option} {path}: not a file `{made_by}` writes")
     return doc
+
+
+def _explain_callables(callables, c_dtype, variants, spec_files, size, m, n, k, dtype, params, profiles, runs,
+                       measure, ladder, gpu, gpu_file, fmt, output):
+    """Python callables have no spec to model: their limiters come from ncu's measurement of their launches."""
+    from gemmprof.measure import explain_inputs as inputs
+    from gemmprof.measure import python_jobs
+    from gemmprof.render.explain_table import explanation_table
+    from gemmprof.render.table import emit_many
+
+    if ladder or variants or spec_files:
+        raise InputError("--callable: explain Python callables on their own (no VARIANTS, --spec or --ladder beside "
+                         "them): their evidence is ncu's alone")
+    if runs or params:
+        raise InputError(f"--callable with {'--results' if runs else '--param'}: a callable is explained from "
+                         "ncu's measurement (--profile or --measure); a run's median or parameters are not used")
+    if not profiles and not measure:
+        raise InputError("--callable: explain needs ncu's measurement of it: --profile FILE.json (saved by "
+                         "`gemmprof profile --callable FILE.py:function --save FILE.json`) or --measure")
+    refs = python_jobs.refs(callables)
+    given = any(x is not None for x in (size, m, n, k))
+    shape = resolve_shape(size, m, n, k) if given or measure else None
+    if measure:
+        import tempfile
+
+        extra = ["--c-dtype", c_dtype] if c_dtype != "fp32" else []
+        with tempfile.TemporaryDirectory() as tmp:
+            profiles = [inputs.measure_profile([x for r in refs for x in ("--callable", r.text)], [], shape,
+                                               dtype, tmp, extra=extra)]
+    spec = _gpu_of(gpu, gpu_file, profiles, measure)
+    explanations = inputs.explain_callables(refs, shape, dtype, spec, profiles)
+    emit_many([explanation_table(e) for e in explanations], fmt, output)
+
+
+def _gpu_of(gpu, gpu_file, profiles, measure):
+    """--gpu or --gpu-file; else the GPU spec the profile was made with; else the current device's (--measure)."""
+    if gpu or gpu_file:
+        return resolve_gpu(gpu, gpu_file)
+    from gemmprof.catalog import gpu_specs
+    from gemmprof.errors import GpuSpecError
+
+    for p in profiles:
+        if p.gpu_spec:
+            try:
+                return gpu_specs.get_gpu(p.gpu_spec)
+            except GpuSpecError:
+                pass
+    return resolve_gpu(None, None, prefer_current_device=measure)

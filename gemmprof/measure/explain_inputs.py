@@ -196,7 +196,39 @@ def explain_kernels(kernels, shape, gpu, runs=(), profiles=()) -> list:
     return out
 
 
-def measure_profile(selectors: list[str], spec_files, shape, dtype: str | None, workdir, params=()) -> object:
+def explain_callables(refs, shape, dtype: str | None, gpu, profiles) -> list:
+    """explain for Python callables from ncu's measurement alone (model/explain_measured.py): each callable's
+    launches in the latest profile that has them at `shape` (None: the one shape the profile has them at)."""
+    from gemmprof.errors import InputError
+    from gemmprof.model.explain_measured import explain_launch
+
+    out = []
+    for ref in refs:
+        launches = []
+        for p in _latest_first(profiles):
+            launches = [la for la in p.launches if la.variant == ref.name and la.duration_ns
+                        and (shape is None or la.shape is None or la.shape == shape)]
+            if launches:
+                break
+        if not launches:
+            at = f" at {shape.label}" if shape is not None else ""
+            raise InputError(f"--profile: no launch of {ref.name}{at} (profile it with `gemmprof profile --callable "
+                             f"{ref.text} --save FILE.json`, or use --measure)")
+        shapes = {la.shape for la in launches if la.shape is not None}
+        if shape is None and len(shapes) > 1:
+            raise InputError(f"--profile: {ref.name} was profiled at {len(shapes)} shapes "
+                             f"({', '.join(sorted(s.label for s in shapes))}): give -m, -n, -k")
+        at = shape or next(iter(shapes), None)
+        if at is None:
+            raise InputError(f"--profile: the launches of {ref.name} carry no shape: give -m, -n, -k")
+        main = max(launches, key=lambda la: la.duration_ns)
+        others = [la for la in launches if la is not main]
+        out.append(explain_launch(main, at, dtype or main.dtype or "fp32", gpu, ref.name, others))
+    return out
+
+
+def measure_profile(selectors: list[str], spec_files, shape, dtype: str | None, workdir, params=(),
+                    extra=()) -> object:
     """`gemmprof profile` of the kernels in a child process (ncu on one verified launch each): its results."""
     import subprocess
     import sys
@@ -209,7 +241,7 @@ def measure_profile(selectors: list[str], spec_files, shape, dtype: str | None, 
     cmd = [sys.executable, "-m", "gemmprof", "profile", *selectors, "-m", str(shape.M), "-n", str(shape.N),
            "-k", str(shape.K), "--save", str(out), "--format", "json", "-o", str(Path(workdir) / "tables.json")]
     cmd += [x for f in spec_files for x in ("--spec", str(f))] + (["--dtype", dtype] if dtype else [])
-    cmd += [f"--param={p}" for p in params]
+    cmd += [f"--param={p}" for p in params] + list(extra)
     done = subprocess.run(cmd, capture_output=True, text=True, check=False)
     if done.returncode != 0 or not out.is_file():
         last = (done.stderr.strip().splitlines() or ["no output"])[-1]

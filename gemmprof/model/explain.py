@@ -41,6 +41,8 @@ KINDS = {
     "waves": "wave quantization and tail",
     "epilogue": "epilogue",
     "spills": "register spills",
+    "sm_throughput": "SM throughput (its busiest unit)",
+    "padding": "math on padding (tiles past the shape)",
 }
 
 
