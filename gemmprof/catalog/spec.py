@@ -13,6 +13,7 @@ from gemmprof.catalog.abi import Abi, parse_abi
 from gemmprof.catalog.accesses import AccessBlock, parse_accesses
 from gemmprof.catalog.build_fields import BuildFields, parse_build_fields
 from gemmprof.catalog.launch_fields import DTYPE_NAMES, TmaArg, launch_fields
+from gemmprof.catalog.nvcc_flags import MACRO_NAME, check_flags
 from gemmprof.catalog.paths import KERNELS_DIR
 from gemmprof.catalog.spec_fields import NESTED_KEYS, SPEC_KEYS, check_keys
 from gemmprof.catalog.spec_fields import names as _param_names
@@ -26,6 +27,8 @@ _NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.+-]*$")
 _REQUIRED = ("file", "entry", "grid", "block")  # a minimal spec; the rest has defaults (docs/kernel-spec.md)
 _LADDER_REQUIRED = ("id", "name", "title", "description", "source", "dtype", "layout")
 COMPILERS = ("nvcc", "nvrtc")
+SPEC_BYTES = 4 << 20  # the ladder's largest spec is a few KiB
+PARAM_LIMIT = 2 ** 31  # a parameter is a C int in the kernel's template or -D flag
 
 
 @dataclass(frozen=True)
@@ -174,7 +177,10 @@ def _tune_space(path, node, params) -> dict[str, tuple[int, ...]]:
         if not isinstance(values, list) or not values:
             _fail(path, f"tune.{k}", "expected a non-empty list of integers")
         if any(isinstance(v, bool) or not isinstance(v, int) for v in values):
-            _fail(path, f"tune.{k}", f"expected integers, got {values!r}")
+            _fail(path, f"tune.{k}", f"expected integers, got {str(values)[:60]}")
+        if any(not -PARAM_LIMIT <= v < PARAM_LIMIT for v in values):
+            _fail(path, f"tune.{k}", f"{str(values)[:60]}: too large: a parameter is a C int, {-PARAM_LIMIT} to "
+                                     f"{PARAM_LIMIT - 1}")
         out[str(k)] = tuple(dict.fromkeys(values))
     return out
 
@@ -216,8 +222,14 @@ def parse_spec(path: Path, text: str) -> KernelSpec:
     if not isinstance(params, dict):
         _fail(path, "params", "expected a mapping NAME: integer")
     for k, v in params.items():
-        if not isinstance(k, str) or isinstance(v, bool) or not isinstance(v, int) or abs(v) > 2 ** 31:
+        if not isinstance(k, str) or not MACRO_NAME.fullmatch(k):
+            _fail(path, f"params.{str(k)[:40]}", "not a parameter name (a C identifier: ASCII letters, digits and _, "
+                                                 "not starting with a digit)")
+        if isinstance(v, bool) or not isinstance(v, int):
             _fail(path, f"params.{k}", f"expected an integer default, got {str(v)[:40]!r}")
+        if not -PARAM_LIMIT <= v < PARAM_LIMIT:
+            _fail(path, f"params.{k}", f"{str(v)[:40]} is too large: a parameter is a C int, {-PARAM_LIMIT} to "
+                                       f"{PARAM_LIMIT - 1}")
     template = _param_names(path, "template", doc.get("template"))
     for n in template:
         if n not in params:
@@ -249,19 +261,40 @@ def parse_spec(path: Path, text: str) -> KernelSpec:
     return KernelSpec(
         id=sid, name=name, title=str(doc.get("title", name)), description=str(doc.get("description", "")).strip(),
         source={k: str(v) for k, v in source.items()}, dtype=doc["dtype"], layout=dict(layout), file=cu,
-        entry=_text(path, "entry", doc["entry"]), backend=backend, template=template, defines=defines, params=dict(params),
+        entry=_entry(path, doc["entry"], launcher), backend=backend, template=template, defines=defines, params=dict(params),
         derived={k: v for k, v in derived.items()}, constraints=_constraints(path, "constraints", doc.get("constraints")),
         shape_constraints=_constraints(path, "shape_constraints", doc.get("shape_constraints")),
         grid=_triple(path, "grid", doc.get("grid", [1])), block=_triple(path, "block", doc.get("block", [1])),
         smem_dynamic=smem_dynamic,
-        traffic=traffic, path=path, compile_options=_param_names(path, "compile_options", doc.get("compile_options")),
+        traffic=traffic, path=path, compile_options=check_flags(path, "compile_options", doc.get("compile_options")),
         aliases=_names(path, "aliases", doc.get("aliases")),
         accesses=parse_accesses(path, doc.get("accesses")),
         tune=_tune_space(path, doc.get("tune"), params),
-        extra={k: doc[k] for k in ("arch_suffix", "targets") if k in doc}, compiler=compiler,
+        extra={**({"arch_suffix": doc["arch_suffix"]} if "arch_suffix" in doc else {}),
+               **({"targets": _targets(path, doc["targets"])} if "targets" in doc else {})}, compiler=compiler,
         compiler_reason=str(doc.get("compiler_reason") or ""), reads_c=bool(doc.get("reads_c", False)),
         abi=parse_abi(path, doc, launcher), build_fields=build_fields, **launch_fields(path, doc),
     )
+
+
+_ENTRY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:::[A-Za-z_][A-Za-z0-9_]*)*")
+_TARGET = re.compile(r"sm_[0-9]{2,3}a?")
+
+
+def _entry(path, node, launcher: bool) -> str:
+    """The kernel's name (a::b::k for one in a namespace), or a launcher's extern "C" function: a C++ name, which
+    the wrapper nvcc compiles takes the address of."""
+    name = _text(path, "entry", node)
+    if not _ENTRY.fullmatch(name) or (launcher and "::" in name):
+        what = "an extern \"C\" function name" if launcher else "a kernel name (a C++ identifier, or a::b::kernel)"
+        _fail(path, "entry", f"{name[:60]!r} is not {what}")
+    return name
+
+
+def _targets(path, node) -> list[str]:
+    if not isinstance(node, list) or not node or not all(isinstance(t, str) and _TARGET.fullmatch(t) for t in node):
+        _fail(path, "targets", f"{str(node)[:60]!r}: expected a list of architectures such as [sm_90a]")
+    return list(node)
 
 
 def _names(path, key, node) -> tuple[str, ...]:
@@ -273,14 +306,14 @@ def _names(path, key, node) -> tuple[str, ...]:
 
 
 def load_spec(path) -> KernelSpec:
+    from gemmprof.errors import InputError
+    from gemmprof.results.files import read_text
+
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        what = "a directory, not a spec file" if path.is_dir() else exc.strerror or exc
-        raise SpecError(f"--spec: cannot read {path}: {what}") from None
-    except UnicodeDecodeError:
-        raise SpecError(f"--spec: {path} is not a text file (not UTF-8): give a kernel spec .yaml") from None
+        text = read_text(path, "kernel spec .yaml", limit=SPEC_BYTES)
+    except InputError as exc:
+        raise SpecError(f"--spec: {exc}") from None
     return parse_spec(path.resolve(), text)
 
 

@@ -22,7 +22,7 @@ from typing import Any
 from gemmprof.errors import InputError
 from gemmprof.results import cells
 from gemmprof.results.fields import Fields
-from gemmprof.results.files import load_json, save_json
+from gemmprof.results.files import check_schema, load_json, save_json
 from gemmprof.results.run import RunResult
 from gemmprof.results.shape import GemmShape
 
@@ -176,6 +176,7 @@ class SweepSummary:
         if not isinstance(doc, dict) or doc.get("kind") != SWEEP_KIND:
             raise InputError(f"{source}: not a gemmprof sweep summary (kind is "
                              f"{doc.get('kind') if isinstance(doc, dict) else None!r})")
+        check_schema(doc, source, 1)
         f = Fields(doc, "")
         shapes = parse_shapes(" ".join(f.strs("shapes") or ()), f"{source}: shapes")
         found = {}

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from gemmprof.errors import InputError
-from gemmprof.results.files import parse_json
+from gemmprof.results.files import check_schema, parse_json
 from gemmprof.tune.records import Record
 from gemmprof.tune.space import config_key
 
@@ -130,6 +130,7 @@ class TuneCache:
     def _check_header(self, doc):
         if not isinstance(doc, dict) or doc.get("kind") != CACHE_KIND:
             raise InputError(f"{self.path}: not a gemmprof tune cache (first line has kind {doc.get('kind')!r})")
+        check_schema(doc, str(self.path), CACHE_VERSION, key="version")
         if doc.get("key") != self.key.to_dict():
             raise InputError(f"{self.path}: written for {doc.get('key')}, not {self.key.to_dict()}")
 
