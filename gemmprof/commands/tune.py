@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from gemmprof.commands._options import POSITIVE, resolve_shape, shape_options
+from gemmprof.commands._options import POSITIVE, FiniteFloat, resolve_shape, shape_options
 from gemmprof.errors import InputError
 from gemmprof.render.table import FORMATS, emit
 
@@ -16,9 +16,9 @@ from gemmprof.render.table import FORMATS, emit
 @click.option("--strategy", type=click.Choice(["exhaustive", "random", "optuna"]), default="exhaustive",
               show_default=True, help="optuna needs the extra: pip install 'gemmprof[tune]'.")
 @click.option("--budget-configs", type=click.IntRange(min=1), default=None, help="Stop after this many configurations.")
-@click.option("--budget-minutes", type=click.FloatRange(min=0, min_open=True), default=None,
+@click.option("--budget-minutes", type=FiniteFloat(positive=True, maximum=525600), default=None,
               help="Stop proposing new configurations after this long.")
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the random and optuna strategies.")
+@click.option("--seed", type=click.IntRange(0, 2 ** 32 - 1), default=0, show_default=True, help="Seed of the random and optuna strategies.")
 @click.option("--cache-dir", type=click.Path(file_okay=False), default=None,
               help="Where sweeps are cached (default: $GEMMPROF_CACHE/tune or ~/.cache/gemmprof/tune).")
 @click.option("--top", type=click.IntRange(min=1), default=5, show_default=True,
