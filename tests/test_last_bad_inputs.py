@@ -8,6 +8,7 @@ import math
 
 import click
 import pytest
+from conftest import FIXTURES
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -46,3 +47,93 @@ def test_every_float_option_refuses_what_is_not_finite(option, text):
         if param.callback is not None:  # a check made after the type (diff's --fail-on-regression)
             param.callback(ctx, param, value)
         assert math.isfinite(value)  # reached only when nothing refused it: fails the test
+
+
+# ---- every file a command reads: a FIFO, a folder, a device or nothing is one line, never a hang ----
+
+OUTPUTS = {"-o", "--output", "--plot", "--save", "--save-csv", "--save-report", "--table", "--cache-dir",
+           "--child-results"}
+RESULTS = str(FIXTURES / "results" / "h100_fix_4096.json")
+NCU_CSV = str(FIXTURES / "ncu" / "h100_naive_smem_details.csv")
+NSYS_STATS = str(FIXTURES / "nsys" / "a100_seed003_gpukernsum_4096.txt")
+# what else a command needs to reach the file: by command, or by (command, option)
+NEEDS = {"report": ["-o", "{tmp}/out.html"], "explain": ["--size", "64"], "tune": ["--stand-in"],
+         "occupancy": ["-t", "256", "-r", "32"], ("run", "--gpu-file"): ["1"], ("run", "--profile"): ["1"],
+         ("build", "--gpu-file"): ["1", "--size", "64"], ("build", "--profile"): ["1", "--size", "64"],
+         ("profile", "--gpu-file"): ["--from", NCU_CSV], ("profile", "--profile"): ["--from", NCU_CSV],
+         ("compare-nsys", "--gpu-file"): [NSYS_STATS], ("compare-nsys", "--profile"): [NSYS_STATS],
+         ("roofline", "--gpu-file"): ["--model-only"], ("roofline", "--profile"): ["--model-only"],
+         ("report", "--profile-results"): [RESULTS, "-o", "{tmp}/out.html"]}
+# readers whose file is not a click.Path: positional words that name a report or a results file
+WORD_READERS = [("compare-nsys", None, ".sqlite"), ("compare-nsys", None, ".txt"), ("roofline", None, ".json")]
+
+
+def _readers() -> list[tuple[str, str | None, str]]:
+    """(command, option or None for the positional argument, the file's suffix): every file input of the CLI."""
+    out = []
+    for name, (module, _) in COMMANDS.items():
+        for param in importlib.import_module(module).command.params:
+            if not isinstance(param.type, click.Path) or set(param.opts) & OUTPUTS:
+                continue
+            suffix = ".yaml" if param.opts[-1] in ("--spec", "--gpu-file", "--profile") else (
+                ".csv" if param.opts[-1] == "--from" else ".json")
+            out.append((name, param.opts[-1] if isinstance(param, click.Option) else None, suffix))
+    return [*out, *WORD_READERS]
+
+
+READERS = _readers()
+KINDS = ["FIFO", "folder", "character device", "missing", "broken link"]
+
+
+def test_the_readers_are_found():
+    found = {(c, o) for c, o, _ in READERS}
+    assert {("show", None), ("diff", None), ("report", None), ("profile", "--from"), ("explain", "--results"),
+            ("build", "--spec"), ("model", "--gpu-file"), ("compare-nsys", None)} <= found, found
+
+
+def _bad_file(tmp, kind: str, suffix: str):
+    import os
+
+    path = tmp / f"input{suffix}"
+    if kind == "FIFO":
+        os.mkfifo(path)
+    elif kind == "folder":
+        path.mkdir()
+    elif kind == "character device":
+        path.symlink_to(os.devnull)  # the suffix a reader goes by, on a device
+    elif kind == "broken link":
+        path.symlink_to(tmp / "gone")
+    return str(path)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize(("command", "option", "suffix"), READERS, ids=[f"{c}:{o or 'arg'}" for c, o, _ in READERS])
+def test_every_reader_refuses_what_is_not_a_file_in_one_line(tmp_path, monkeypatch, command, option, suffix, kind):
+    import signal
+
+    from click.testing import CliRunner
+    from clitools import invoke
+
+    monkeypatch.setenv("GEMMPROF_CACHE", str(tmp_path / "cache"))
+    bad = _bad_file(tmp_path, kind, suffix)
+    extra = [x.replace("{tmp}", str(tmp_path)) for x in NEEDS.get((command, option), NEEDS.get(command, []))]
+    argv = [command, *extra, *((option, bad) if option else (bad,))]
+    if command == "diff":
+        argv.append(bad)
+
+    def hang(*_):
+        raise TimeoutError(f"{argv} still reading after 20 s")
+
+    old = signal.signal(signal.SIGALRM, hang)
+    signal.alarm(20)
+    try:
+        r = invoke(CliRunner(), argv)
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, old)
+    lines = r.output.strip().splitlines()
+    assert r.exit_code != 0 and len(lines) == 1 and lines[0].startswith("error: "), (argv, r.output)
+    words = {"FIFO": "FIFO", "folder": "director", "character device": "device", "missing": "exist",
+             "broken link": "exist"}[kind]
+    assert words in lines[0] or (kind == "folder" and "folder" in lines[0]) or (
+        kind == "broken link" and "link" in lines[0]), (argv, lines[0])

@@ -146,9 +146,11 @@ def _multi_kernel_notes(findings) -> list[str]:
 def _read(path: str, ncu_path: str | None):
     from gemmprof.adapters.ncu import report as ncu
     from gemmprof.adapters.ncu import run as ncu_run
+    from gemmprof.results.files import not_a_file
 
-    if not Path(path).is_file():
-        raise InputError(f"--from: {path} does not exist")
+    why = not_a_file(path)
+    if why:
+        raise InputError(f"--from: {path} {why}")
     if path.endswith(".ncu-rep"):
         exe = ncu_run.find_ncu(ncu_path)
         details = ncu_run.diagnose(ncu_run.execute(ncu_run.import_command(exe, path, "details")), f"ncu --import {path}")
