@@ -3,13 +3,16 @@ option of every command, every reader of a file, every results layout, every int
 
 from __future__ import annotations
 
+import csv
 import importlib
+import io
 import math
+import re
 
 import click
 import pytest
 from conftest import FIXTURES
-from hypothesis import given
+from hypothesis import Phase, find, given, settings
 from hypothesis import strategies as st
 
 from gemmprof.cli import COMMANDS
@@ -137,3 +140,66 @@ def test_every_reader_refuses_what_is_not_a_file_in_one_line(tmp_path, monkeypat
              "broken link": "exist"}[kind]
     assert words in lines[0] or (kind == "folder" and "folder" in lines[0]) or (
         kind == "broken link" and "link" in lines[0]), (argv, lines[0])
+
+
+# ---- an ncu CSV whose every row is damaged: the cells are named, and with nothing left the exit is non-zero ----
+
+NCU_CSVS = sorted((FIXTURES / "ncu").glob("*.csv"))
+DAMAGED_NUMBERS = ["nan", "-nan", "inf", "-inf", "1e400", "-1e400", "9" * 5000]
+DATA_ROW = re.compile(r'^"[0-9]+",')
+
+
+@st.composite
+def every_row_damaged(draw):
+    """(layout, mode, text, rows): a real ncu CSV with every launch row damaged, in its ID or (details) its value;
+    `rows` is (launch rows, rows damaged)."""
+    path = draw(st.sampled_from(NCU_CSVS))
+    lines = path.read_text(encoding="utf-8").splitlines()
+    header = next(next(csv.reader([x])) for x in lines if x.startswith('"ID"'))
+    layout = "details" if "Metric Value" in header else "raw"
+    mode = draw(st.sampled_from(["id", "value"] if layout == "details" else ["id"]))
+    out, rows, damaged = [], 0, 0
+    for line in lines:
+        if DATA_ROW.match(line):
+            rows += 1
+            row = next(csv.reader([line]))
+            column = 0 if mode == "id" else header.index("Metric Value")
+            row[column] = draw(st.sampled_from(DAMAGED_NUMBERS + (["x1", "", "²"] if mode == "id" else [])))
+            buf = io.StringIO()
+            csv.writer(buf, quoting=csv.QUOTE_ALL, lineterminator="").writerow(row)
+            damaged += buf.getvalue() != line
+            line = buf.getvalue()
+        out.append(line)
+    return layout, mode, "\n".join(out) + "\n", (rows, damaged)
+
+
+@pytest.mark.filterwarnings("ignore::hypothesis.errors.HypothesisWarning")  # the CSVs are 100 kB
+def test_the_damage_reaches_every_layout_and_cell():
+    seen: set = set()
+
+    def all_seen(case):
+        seen.add(case[:2])
+        return seen >= {("details", "id"), ("details", "value"), ("raw", "id")}
+
+    find(every_row_damaged(), all_seen, settings=settings(max_examples=500, database=None, phases=(Phase.generate,)))
+
+
+@settings(max_examples=100)
+@given(every_row_damaged())
+def test_every_launch_row_is_damaged(case):
+    rows, damaged = case[3]
+    assert rows > 0 and damaged == rows
+
+
+@settings(max_examples=60)
+@given(every_row_damaged())
+def test_an_ncu_csv_with_every_row_damaged_exits_non_zero(tmp_path_factory, case):
+    from click.testing import CliRunner
+    from clitools import invoke
+
+    layout, mode, text, _ = case
+    path = tmp_path_factory.mktemp("ncu") / "damaged.csv"
+    path.write_text(text)
+    r = invoke(CliRunner(), ["profile", "--from", str(path)])
+    lines = r.output.strip().splitlines()
+    assert r.exit_code != 0 and len(lines) == 1 and "nothing to show" in lines[0], (layout, mode, r.output[-500:])

@@ -157,6 +157,9 @@ def _read(path: str, ncu_path: str | None):
         raw = ncu_run.diagnose(ncu_run.execute(ncu_run.import_command(exe, path, "raw")), f"ncu --import {path}")
         return ncu.merge(details, raw)
     report = ncu.read_csv_file(path)
+    if not any(launch.metrics for launch in report.launches) and report.warnings:  # every row left out
+        raise InputError(f"--from: {path}: nothing to show: every row is damaged ({len(report.warnings)} left out, "
+                         f"the first: {report.warnings[0]})")
     if not report.launches:  # say why when the file is ncu output that explains it (permissions, no kernel)
         text = Path(path).read_text(encoding="utf-8", errors="replace")
         try:
@@ -165,8 +168,13 @@ def _read(path: str, ncu_path: str | None):
             raise
         except ncu_run.NcuError:
             pass
+        if report.layout != "empty":
+            raise InputError(f"--from: {path}: nothing to show: its table has no launch rows (none with a launch "
+                             "ID in its first column)")
         raise InputError(f"--from: {path} holds no Nsight Compute CSV table (make one with ncu --csv ..., "
                          "or let gemmprof profile run ncu)")
+    if not any(launch.metrics for launch in report.launches):
+        raise InputError(f"--from: {path}: nothing to show: its launches hold no metric values")
     return report
 
 
