@@ -203,3 +203,120 @@ def test_an_ncu_csv_with_every_row_damaged_exits_non_zero(tmp_path_factory, case
     r = invoke(CliRunner(), ["profile", "--from", str(path)])
     lines = r.output.strip().splitlines()
     assert r.exit_code != 0 and len(lines) == 1 and "nothing to show" in lines[0], (layout, mode, r.output[-500:])
+
+
+# ---- a file of a newer layout is refused, never read as the old one ----
+
+LAYOUT_VALUES = st.one_of(st.integers(2, 10 ** 30), st.integers(-10 ** 6, 0), st.floats(allow_nan=True),
+                          st.text(max_size=5), st.booleans(), st.none(), st.lists(st.integers(), max_size=2))
+
+
+def _layout_files(tmp, value):
+    """(what, path, load) of every gemmprof file that carries a layout number, with it set to `value`."""
+    import json
+
+    from gemmprof.catalog.tuned_defaults import load_tuned_defaults
+    from gemmprof.results.loading import load
+    from gemmprof.results.sweep import load_sweep
+    from gemmprof.tune.cache import CACHE_KIND, CacheKey, TuneCache
+
+    run = json.loads((FIXTURES / "results" / "h100_fix_4096.json").read_text())
+    (tmp / "run.json").write_text(json.dumps({**run, "schema": value}))
+    sweep = {"kind": "gemmprof.sweep", "schema": value, "dtype": "fp32", "device": "x", "shapes": ["64x64x64"],
+             "files": [], "cells": [], "confirmed": []}
+    (tmp / "sweep.json").write_text(json.dumps(sweep))
+    (tmp / "tuned_defaults.json").write_text(json.dumps({"kind": "gemmprof.tuned-defaults", "version": value,
+                                                         "devices": {}}))
+    key = CacheKey("GPU", "nvcc", "k", "abc", "fp32", "64x64x64")
+    (tmp / key.filename()).write_text(json.dumps({"kind": CACHE_KIND, "version": value, "key": key.to_dict()}) + "\n")
+    return [("run results", tmp / "run.json", load), ("sweep", tmp / "sweep.json", load_sweep),
+            ("tuned defaults", tmp / "tuned_defaults.json", lambda p: load_tuned_defaults(p.parent, "GPU", "k")),
+            ("tune cache", tmp / key.filename(), lambda p: TuneCache(p, key))]
+
+
+@settings(max_examples=100)
+@given(LAYOUT_VALUES)
+def test_a_newer_or_unknown_layout_is_refused_naming_file_and_number(tmp_path_factory, value):
+    from gemmprof.errors import InputError
+
+    if value is None:
+        value = 99  # None is JSON null: a key that is present without a number; the key's absence is layout 1
+    tmp = tmp_path_factory.mktemp("layout")
+    for what, path, load in _layout_files(tmp, value):
+        with pytest.raises(InputError) as err:
+            load(path)
+        msg = str(err.value)
+        assert str(path) in msg and ("schema" in msg or "version" in msg) and "\n" not in msg, (what, msg)
+
+
+def test_layout_one_still_loads(tmp_path):
+    for _what, path, load in _layout_files(tmp_path, 1):
+        load(path)  # no error: the layout this gemmprof writes
+
+
+def test_show_refuses_schema_99(tmp_path):
+    from click.testing import CliRunner
+    from clitools import invoke
+
+    _layout_files(tmp_path, 99)
+    r = invoke(CliRunner(), ["show", str(tmp_path / "run.json")])
+    assert r.exit_code != 0 and "schema 99 is newer than this gemmprof reads" in r.output, r.output
+
+
+# ---- what a results file may cost once read: bytes unpacked, JSON values ----
+
+COSTLY_KINDS = ["zeros", "empty lists", "empty objects", "strings", "pairs", "nested", "bytes"]
+
+
+@st.composite
+def costly_json(draw):
+    """(kind, gzipped, extra): JSON text just past a limit (`costly_text` makes it): more values than MAX_VALUES
+    (of a drawn kind), or more bytes than MAX_FILE_BYTES (one long string), gzipped or plain."""
+    kind = draw(st.sampled_from(COSTLY_KINDS))
+    gz = draw(st.booleans()) or kind == "bytes"  # a plain file past the byte limit would be 256 MiB on disk
+    return kind, gz, draw(st.integers(1, 1000))
+
+
+def costly_text(kind: str, gz: bool, extra: int) -> bytes:
+    import gzip
+
+    from gemmprof.results import files
+
+    n = files.MAX_VALUES + extra
+    text = {"zeros": lambda: b"[" + b"0," * n + b"0]", "empty lists": lambda: b"[" + b"[]," * n + b"[]]",
+            "empty objects": lambda: b"[" + b"{}," * n + b"{}]", "strings": lambda: b"[" + b'"",' * n + b'""]',
+            "pairs": lambda: b'{"kind": "gemmprof.run", ' + b'"a":1,' * n + b'"b":1}',
+            "nested": lambda: b"[" + b"[[0]]," * (n // 2) + b"0]",
+            "bytes": lambda: b'"' + b"x" * (files.MAX_FILE_BYTES + extra) + b'"'}[kind]()
+    return gzip.compress(text, 6) if gz else text
+
+
+@settings(max_examples=12, deadline=None)
+@given(costly_json())
+def test_a_costly_results_file_is_refused_quickly(tmp_path_factory, case):
+    import time
+
+    from click.testing import CliRunner
+    from clitools import invoke
+
+    kind, gz, extra = case
+    data = costly_text(kind, gz, extra)
+    path = tmp_path_factory.mktemp("costly") / ("big.json.gz" if gz else "big.json")
+    path.write_bytes(data)
+    t0 = time.perf_counter()
+    r = invoke(CliRunner(), ["show", str(path)])
+    seconds = time.perf_counter() - t0
+    lines = r.output.strip().splitlines()
+    assert r.exit_code != 0 and len(lines) == 1 and str(path) in lines[0], (kind, r.output[-300:])
+    assert "JSON values" in lines[0] or "MiB" in lines[0], lines[0]  # names the limit
+    assert seconds < 20, (kind, seconds)
+
+
+def test_the_costly_files_are_of_every_kind():
+    seen: set = set()
+
+    def all_seen(case):
+        seen.add(case[:2])
+        return {k for k, _ in seen} >= set(COSTLY_KINDS) and {g for _, g in seen} == {True, False}
+
+    find(costly_json(), all_seen, settings=settings(max_examples=200, database=None, phases=(Phase.generate,)))
