@@ -320,3 +320,79 @@ def test_the_costly_files_are_of_every_kind():
         return {k for k, _ in seen} >= set(COSTLY_KINDS) and {g for _, g in seen} == {True, False}
 
     find(costly_json(), all_seen, settings=settings(max_examples=200, database=None, phases=(Phase.generate,)))
+
+
+# ---- a spec's entry that names no kernel of its .cu: an error naming entry and the file, never `ok` ----
+
+TWO_KERNELS = """__global__ void sgemm_a(int M, int N, int K, float alpha, const float* A, const float* B, float beta,
+                        float* C) { C[0] = alpha; }
+extern "C" __global__ void sgemm_b(int M, int N, int K, float alpha, const float* A, const float* B, float beta,
+                                   float* C) { C[0] = beta; }
+"""
+ENTRIES = st.from_regex(r"[A-Za-z_][A-Za-z0-9_]{0,16}(::[A-Za-z_][A-Za-z0-9_]{0,8})?", fullmatch=True).filter(
+    lambda e: e.split("::")[-1] not in ("sgemm_a", "sgemm_b"))
+
+
+@pytest.fixture(scope="module")
+def two_kernels(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("entry")
+    (folder / "two.cu").write_text(TWO_KERNELS)
+    return folder
+
+
+@settings(max_examples=40)
+@given(ENTRIES)
+def test_an_entry_missing_from_the_source_is_an_error_naming_entry_and_file(nvcc, two_kernels, monkeypatch, entry):
+    from gemmprof.catalog import spec as specmod
+    from gemmprof.catalog.binding import bind
+    from gemmprof.measure.build import nvcc_build
+
+    monkeypatch.setenv("GEMMPROF_CACHE", str(two_kernels / "cache"))  # one compile: the wrapper is the same
+    path = two_kernels / "s.yaml"
+    path.write_text(f"name: two\nfile: two.cu\nentry: '{entry}'\ngrid: [1]\nblock: [32]\n")
+    result = nvcc_build(bind(specmod.load_spec(path)), "sm_90", nvcc)
+    assert not result.ok and result.build is None
+    assert result.error.startswith(f"{path}: entry: no kernel {entry!r} in {two_kernels / 'two.cu'}"), result.error
+    assert "sgemm_a, sgemm_b" in result.error and "\n" not in result.error
+
+
+def test_build_and_explain_of_a_missing_entry_exit_non_zero(nvcc, two_kernels, tmp_path, monkeypatch):
+    from click.testing import CliRunner
+    from clitools import invoke
+
+    monkeypatch.setenv("GEMMPROF_CACHE", str(tmp_path))
+    path = two_kernels / "missing.yaml"
+    path.write_text("name: two\nfile: two.cu\nentry: sgemm_c\ngrid: [1]\nblock: [32]\n")
+    r = invoke(CliRunner(), ["build", "--spec", str(path)])
+    assert r.exit_code == 1 and "entry: no kernel 'sgemm_c'" in r.output and " ok " not in r.output, r.output
+    r = invoke(CliRunner(), ["explain", "1", "--spec", str(path), "--size", "256"])
+    last = r.output.strip().splitlines()[-1]
+    assert r.exit_code == 1 and last.startswith("error: two does not build: ") and "sgemm_c" in last, r.output
+    assert "naive" in r.output  # the rung beside it is still explained
+    good = two_kernels / "good.yaml"
+    good.write_text("name: two_b\nfile: two.cu\nentry: sgemm_b\ngrid: [1]\nblock: [32]\n")
+    assert invoke(CliRunner(), ["build", "--spec", str(good)]).exit_code == 0  # extern "C": found by its name
+
+
+def test_explain_of_a_spec_that_does_not_compile_exits_non_zero(nvcc, tmp_path, monkeypatch):
+    from click.testing import CliRunner
+    from clitools import invoke
+
+    monkeypatch.setenv("GEMMPROF_CACHE", str(tmp_path / "cache"))
+    (tmp_path / "bad.cu").write_text(TWO_KERNELS.replace("C[0] = alpha;", "C[0] = undefined_name;"))
+    path = tmp_path / "bad.yaml"
+    path.write_text("name: bad\nfile: bad.cu\nentry: sgemm_a\ngrid: [1]\nblock: [32]\n")
+    r = invoke(CliRunner(), ["explain", "--spec", str(path), "--size", "256"])
+    last = r.output.strip().splitlines()[-1]
+    assert r.exit_code == 1 and last.startswith("error: bad does not build: ") and "undefined_name" in last, last
+
+
+@pytest.mark.parametrize(("ladder", "fixture"), [("fp16", "results/h100_fix_4096.json"),
+                                                 ("fp32", "results/h100_fp16_8192.json")])
+def test_explain_ladder_without_its_rungs_exits_non_zero(ladder, fixture):
+    from click.testing import CliRunner
+    from clitools import invoke
+
+    r = invoke(CliRunner(), ["explain", "--ladder", ladder, "--results", str(FIXTURES / fixture)])
+    lines = r.output.strip().splitlines()
+    assert r.exit_code == 2 and len(lines) == 1 and f"--ladder {ladder}: nothing to check" in lines[0], r.output

@@ -114,6 +114,9 @@ def command(variants, archs, spec_files, params, jobs, size, m, n, k, gpu, gpu_f
     emit(Table(f"{version} build: " + ", ".join(archs) + shaped, cols, rows, notes), fmt, output)
     failed = [r for r in results if not r.ok]
     for r in failed:
-        click.echo(f"\n{r.name} ({r.arch}) failed to compile:\n{r.log}", err=True)
+        if r.error:  # it compiled; the one line says what is wrong
+            click.echo(f"\n{r.name} ({r.arch}): {r.error}", err=True)
+        else:
+            click.echo(f"\n{r.name} ({r.arch}) failed to compile:\n{r.log}", err=True)
     if failed:
         sys.exit(1)
