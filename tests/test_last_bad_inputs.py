@@ -396,3 +396,48 @@ def test_explain_ladder_without_its_rungs_exits_non_zero(ladder, fixture):
     r = invoke(CliRunner(), ["explain", "--ladder", ladder, "--results", str(FIXTURES / fixture)])
     lines = r.output.strip().splitlines()
     assert r.exit_code == 2 and len(lines) == 1 and f"--ladder {ladder}: nothing to check" in lines[0], r.output
+
+
+# ---- a --spec answering to a rung's, a baseline's or another --spec's id or name ----
+
+def _taken() -> list[tuple[str, str]]:
+    """(key, what names the owner in the refusal): every id, name and former name of a rung, every baseline."""
+    from gemmprof.catalog import spec as specmod
+    from gemmprof.catalog.baselines import by_name
+
+    out = [(k, str(s.path)) for s in specmod.ladder() for k in (s.id, s.name, *s.aliases)]
+    return out + [(name, "cuBLAS baseline") for name in by_name()]
+
+
+@settings(max_examples=200)
+@given(st.sampled_from(_taken()), st.sampled_from(["name", "id", "aliases"]))
+def test_a_spec_reusing_an_id_or_name_is_refused_naming_both(tmp_path_factory, taken, field):
+    from gemmprof.catalog import spec as specmod
+    from gemmprof.errors import SpecError
+
+    key, owner = taken
+    folder = tmp_path_factory.mktemp("dup")
+    (folder / "k.cu").write_text(TWO_KERNELS)
+    value = f"[{key!r}]" if field == "aliases" else repr(key)
+    own = "" if field == "name" else "name: mine_unique\n"
+    path = folder / "s.yaml"
+    path.write_text(f"{own}{field}: {value}\nfile: k.cu\nentry: sgemm_a\ngrid: [1]\nblock: [32]\n")
+    with pytest.raises(SpecError) as err:
+        specmod.load_user_specs([path])
+    msg = str(err.value)
+    assert msg.startswith(f"{path}: {field}: {key!r} is already") and owner in msg and "\n" not in msg, msg
+
+
+def test_two_specs_of_one_name_are_refused_and_a_rungs_own_file_is_the_rung(tmp_path):
+    from gemmprof.catalog import spec as specmod
+    from gemmprof.catalog.paths import KERNELS_DIR
+    from gemmprof.errors import SpecError
+
+    (tmp_path / "k.cu").write_text(TWO_KERNELS)
+    for name in ("a.yaml", "b.yaml"):
+        (tmp_path / name).write_text("name: mine\nfile: k.cu\nentry: sgemm_a\ngrid: [1]\nblock: [32]\n")
+    with pytest.raises(SpecError, match=r"b\.yaml: name: 'mine' is already the name of .*a\.yaml"):
+        specmod.load_user_specs([tmp_path / "a.yaml", tmp_path / "b.yaml"])
+    assert len(specmod.load_user_specs([tmp_path / "a.yaml", tmp_path / "a.yaml"])) == 1  # the same file twice
+    naive = KERNELS_DIR / "fp32" / "01_naive.yaml"
+    assert specmod.load_user_specs([naive]) == [s for s in specmod.ladder() if s.id == "1"]

@@ -333,6 +333,36 @@ def ladder() -> tuple[KernelSpec, ...]:
     return tuple(sorted(specs, key=lambda s: s.sort_key))
 
 
+def load_user_specs(paths) -> list[KernelSpec]:
+    """--spec files, each once: none may answer to the id, name or former name of a rung, of a cuBLAS baseline or
+    of an earlier --spec, since selection, results, diff and tuned defaults go by them. A rung's own file is the
+    rung."""
+    from gemmprof.catalog.baselines import by_name
+
+    rungs = {s.path.resolve(): s for s in ladder()}
+    taken: dict[str, str] = {}
+    for s in ladder():
+        for what, key in (("id", s.id), ("name", s.name), *(("former name", a) for a in s.aliases)):
+            taken.setdefault(key, f"the {what} of rung {s.id} ({s.path})")
+    taken.update((name, f"a cuBLAS baseline's name ({name})") for name in by_name())
+    out: list[KernelSpec] = []
+    for p in paths:
+        spec = load_spec(p)
+        own = rungs.get(spec.path.resolve())
+        if own is not None or any(o.path.resolve() == spec.path.resolve() for o in out):
+            if own is not None and own not in out:
+                out.append(own)
+            continue
+        for what, key in (("name", spec.name), ("id", spec.id), *(("aliases", a) for a in spec.aliases)):
+            if key in taken:
+                raise SpecError(f"{spec.path}: {what}: {key!r} is already {taken[key]}; give this kernel an id and "
+                                "name of its own (selection, results, diff and tuned defaults go by them)")
+        for what, key in (("name", spec.name), ("id", spec.id), *(("former name", a) for a in spec.aliases)):
+            taken.setdefault(key, f"the {what} of {spec.path}")
+        out.append(spec)
+    return out
+
+
 def select(selectors: tuple[str, ...] | list[str], *, all_: bool = False, dtype: str | None = None,
            specs: tuple[KernelSpec, ...] | None = None) -> list[KernelSpec]:
     """Pick rungs by name, id ("5", "3b", "h2"), range ("1-6", "h1-h3") or all of them (optionally of a dtype)."""

@@ -70,7 +70,7 @@ def command(rung, spec_file, size, m, n, k, strategy, budget_configs, budget_min
 
     if bool(rung) == bool(spec_file):
         raise InputError("give one rung (e.g. 10 or warptiling) or --spec FILE")
-    chosen = specmod.load_spec(spec_file) if spec_file else specmod.select([rung])
+    chosen = specmod.load_user_specs([spec_file]) if spec_file else specmod.select([rung])
     if isinstance(chosen, list):
         if len(chosen) != 1:
             raise InputError(f"{rung!r} selects {len(chosen)} rungs; tune one at a time")
