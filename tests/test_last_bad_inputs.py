@@ -441,3 +441,68 @@ def test_two_specs_of_one_name_are_refused_and_a_rungs_own_file_is_the_rung(tmp_
     assert len(specmod.load_user_specs([tmp_path / "a.yaml", tmp_path / "a.yaml"])) == 1  # the same file twice
     naive = KERNELS_DIR / "fp32" / "01_naive.yaml"
     assert specmod.load_user_specs([naive]) == [s for s in specmod.ladder() if s.id == "1"]
+
+
+# ---- integers a spec or an option holds, past what their C type takes ----
+
+C_INT = (-(2 ** 31), 2 ** 31 - 1)
+BEYOND_INT = st.one_of(st.integers(C_INT[1] + 1, 2 ** 64 + 5), st.integers(-(2 ** 64), C_INT[0] - 1),
+                       st.integers(10 ** 19, 10 ** 60), st.just(int("9" * 4000)))
+
+
+def _spec_with(tmp, extra: str):
+    path = tmp / "s.yaml"
+    (tmp / "k.cu").write_text(TWO_KERNELS)
+    path.write_text("name: big\nfile: k.cu\nentry: sgemm_a\ngrid: [1]\nblock: [32]\n" + extra)
+    return path
+
+
+@settings(max_examples=150)
+@given(BEYOND_INT, st.sampled_from(["params", "tune", "args", "args text", "--param"]))
+def test_an_integer_past_its_c_type_is_too_large_at_load(tmp_path_factory, value, where):
+    from gemmprof.catalog import spec as specmod
+    from gemmprof.catalog.binding import parse_param_overrides
+    from gemmprof.errors import SpecError
+
+    tmp = tmp_path_factory.mktemp("int")
+    extra = {"params": f"params: {{BM: {value}}}\n",
+             "tune": f"params: {{BM: 1}}\ntune: {{BM: [1, {value}]}}\n",
+             "args": f"args: [M, N, K, alpha, A, B, beta, C, {value}]\n",
+             "args text": f"args: [M, N, K, alpha, A, B, beta, C, '{value}']\n"}.get(where)
+    with pytest.raises(SpecError) as err:
+        if extra is None:
+            parse_param_overrides([f"BM={value}"])
+        else:
+            specmod.load_spec(_spec_with(tmp, extra))
+    msg = str(err.value)
+    key = {"params": "params.BM", "tune": "tune.BM", "args": "args[8]", "args text": "args[8]", "--param": "--param"}
+    assert key[where] in msg and "\n" not in msg, msg
+    assert "too large" in msg or "out of range" in msg, msg
+    assert str(C_INT[1]) in msg, msg  # says the range
+
+
+@settings(max_examples=60)
+@given(st.sampled_from(["1e39", "-1e39", "3.5e38f", "1e400", ".inf", "-.inf", ".nan", "'1e400'", "'nan'"]))
+def test_a_float_literal_past_float_is_refused_at_load(tmp_path_factory, text):
+    from gemmprof.catalog import spec as specmod
+    from gemmprof.errors import SpecError
+
+    path = _spec_with(tmp_path_factory.mktemp("float"), f"args: [M, N, K, alpha, A, B, beta, C, {text}]\n")
+    with pytest.raises(SpecError, match=r"args\[8\]: "):
+        specmod.load_spec(path)
+
+
+def test_the_literals_in_range_still_load(tmp_path):
+    from gemmprof.catalog import spec as specmod
+
+    spec = specmod.load_spec(_spec_with(tmp_path, f"args: [M, N, K, alpha, A, B, beta, C, {C_INT[1]}, {C_INT[0]}, "
+                                                  "3.4e38, 1.0f, '-7']\n"))
+    assert [a.literal for a in spec.abi.args[8:]] == [C_INT[1], C_INT[0], 3.4e38, 1.0, -7]
+
+
+def test_a_yaml_integer_too_long_for_python_is_one_line(tmp_path):
+    from gemmprof.catalog import spec as specmod
+    from gemmprof.errors import SpecError
+
+    with pytest.raises(SpecError, match="number too long"):
+        specmod.load_spec(_spec_with(tmp_path, f"params: {{BM: {'9' * 5000}}}\n"))
