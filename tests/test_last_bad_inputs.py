@@ -506,3 +506,25 @@ def test_a_yaml_integer_too_long_for_python_is_one_line(tmp_path):
 
     with pytest.raises(SpecError, match="number too long"):
         specmod.load_spec(_spec_with(tmp_path, f"params: {{BM: {'9' * 5000}}}\n"))
+
+
+# ---- a host launcher without a kernel of its own: it builds and runs, and the build says so truthfully ----
+
+@pytest.mark.parametrize("body", ["return (int)cudaMemsetAsync(C, 0, sizeof(float) * M * N, s);",
+                                  "return (int)cudaMemcpyAsync(C, A, sizeof(float) * M * N, "
+                                  "cudaMemcpyDeviceToDevice, s);"])
+def test_a_launcher_without_a_kernel_of_its_own_builds_ok(nvcc, tmp_path, monkeypatch, body):
+    from click.testing import CliRunner
+    from clitools import invoke
+
+    monkeypatch.setenv("GEMMPROF_CACHE", str(tmp_path / "cache"))
+    (tmp_path / "l.cu").write_text("#include <cuda_runtime.h>\nextern \"C\" int fill(int M, int N, int K, float alpha, "
+                                   "const float* A, const float* B, float beta, float* C, cudaStream_t s) {\n"
+                                   f"    {body}\n}}\n")
+    (tmp_path / "l.yaml").write_text("name: lib_only\nlauncher: l.cu\nentry: fill\n")
+    r = invoke(CliRunner(), ["build", "--spec", str(tmp_path / "l.yaml"), "--format", "json"])
+    assert r.exit_code == 0 and "failed" not in r.output, r.output
+    assert '"status": "ok"' in r.output and "no __global__ kernel of its own" in r.output and "exports fill" in r.output
+    (tmp_path / "l.yaml").write_text("name: lib_only\nlauncher: l.cu\nentry: fil\n")  # and a wrong entry still fails
+    r = invoke(CliRunner(), ["build", "--spec", str(tmp_path / "l.yaml")])
+    assert r.exit_code == 1 and "no extern \"C\" function 'fil'" in r.output, r.output

@@ -103,6 +103,7 @@ def command(variants, archs, spec_files, params, jobs, size, m, n, k, gpu, gpu_f
             *(SASS_COLUMNS if sass else [])]
     version = next((r.build.label for r in results if r.build), "nvcc")
     notes = ["nvcc: the compiler's wall time in this build ('-': read from the cache)."]
+    notes += [f"{r.name}: {r.log}" for r in results if r.ok and r.resources is None and not r.skipped]
     if sass:
         notes += ["SASS counts are static (each instruction in the binary once). loop FLOP/trip: FLOPs one block "
                  "does in one trip of the innermost loop holding FFMA/HMMA/HGMMA (2 per FFMA per thread, the MMA "

@@ -10,6 +10,8 @@ from gemmprof.measure import nvcc as nvccmod
 from gemmprof.measure import sass as sassmod
 from gemmprof.results.run import BuildInfo
 
+NO_KERNELS = ("its .cu defines no __global__ kernel of its own (it launches library kernels): no registers or SASS "
+              "to report; the library built and exports {entry}")
 _ENTRY = re.compile(r"Compiling entry function '([^']+)'")
 _SECTION = re.compile(r"^\s*\.section\s+\.text\.([^,\s]+),", re.M)
 _MANGLED = re.compile(r"^_Z(?:N\d+\w+?)?(\d+)")
@@ -56,9 +58,8 @@ def launcher_builds(kernel: BoundKernel, arch: str, nvcc: str | None = None, use
     if not out.ok or out.cubin is None:
         return [BuildResult(name, out.arch, False, None, out.log, kernel=kernel)]
     logs = ptxas_by_function(out.log)
-    if not logs:
-        return [BuildResult(name, out.arch, False, None, "the launcher's .cu holds no __global__ kernel: nothing "
-                            "to report (it still runs)", kernel=kernel)]
+    if not logs:  # it only calls libraries' kernels (cuBLAS...): the library built and exports entry, so it runs
+        return [BuildResult(name, out.arch, True, None, NO_KERNELS.format(entry=kernel.spec.entry), kernel=kernel)]
     listing = sassmod.disassemble(out.cubin)
     pieces = listing_by_function(listing) if listing else {}
     rows = []
