@@ -32,7 +32,7 @@ from gemmprof.render.sweep_tables import sweep_table
 from gemmprof.render.table import emit
 from gemmprof.results.run import load_run
 from gemmprof.results.shape import GemmShape
-from gemmprof.results.sweep import DEFAULT_SHAPES, parse_shapes, summarize
+from gemmprof.results.sweep import chosen_shapes, summarize
 
 
 def results_file(out_dir: Path, shape: GemmShape) -> Path:
@@ -145,16 +145,7 @@ def main(argv=None) -> int:
     ap.add_argument("--summarize-only", action="store_true", help="run nothing: summarise the results files there")
     args = ap.parse_args(argv)
     try:
-        if args.shapes and args.shapes_file:
-            raise InputError("--shapes and --shapes-file: give one of them")
-        if args.shapes_file:
-            try:
-                text = Path(args.shapes_file).read_text(encoding="utf-8")
-            except (OSError, UnicodeDecodeError) as exc:
-                raise InputError(f"--shapes-file {args.shapes_file}: cannot read ({exc})") from None
-            shapes = parse_shapes(text, args.shapes_file)
-        else:
-            shapes = parse_shapes(args.shapes if args.shapes else DEFAULT_SHAPES, "--shapes")
+        shapes = chosen_shapes(args.shapes, args.shapes_file)  # --shapes '' is an error, not the built-in list
         out_dir = Path(args.out_dir)
         if not out_dir.is_dir():
             raise InputError(f"--out-dir {out_dir}: not an existing folder")

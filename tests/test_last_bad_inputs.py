@@ -528,3 +528,51 @@ def test_a_launcher_without_a_kernel_of_its_own_builds_ok(nvcc, tmp_path, monkey
     (tmp_path / "l.yaml").write_text("name: lib_only\nlauncher: l.cu\nentry: fil\n")  # and a wrong entry still fails
     r = invoke(CliRunner(), ["build", "--spec", str(tmp_path / "l.yaml")])
     assert r.exit_code == 1 and "no extern \"C\" function 'fil'" in r.output, r.output
+
+
+# ---- scripts/shape_sweep.py --shapes '': an error, never the whole built-in list ----
+
+EMPTY_SHAPES = st.lists(st.sampled_from(["", " ", "\t", ",", "\n", "# 4096", ", ,", "#x\n"]), max_size=4).map("".join)
+
+
+def _shape_sweep():
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parent.parent / "scripts" / "shape_sweep.py"
+    spec = importlib.util.spec_from_file_location("shape_sweep_script", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+SHAPE_SWEEP = _shape_sweep()
+
+
+@given(EMPTY_SHAPES, st.booleans())
+def test_no_shapes_given_is_an_error_never_the_built_in_list(tmp_path_factory, capsys, text, as_file):
+    from gemmprof.errors import InputError
+    from gemmprof.results.sweep import chosen_shapes
+
+    tmp = tmp_path_factory.mktemp("shapes")
+    args = ["--dtype", "fp32", "--out-dir", str(tmp), "--summarize-only"]
+    if as_file:
+        (tmp / "shapes.txt").write_text(text)
+        args += ["--shapes-file", str(tmp / "shapes.txt")]
+    else:
+        args += ["--shapes", text]
+    with pytest.raises(InputError, match="no shapes given"):
+        chosen_shapes(None, str(tmp / "shapes.txt")) if as_file else chosen_shapes(text, None)
+    capsys.readouterr()
+    assert SHAPE_SWEEP.main(args) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "no shapes given" in err[0], err
+
+
+def test_a_shapes_file_that_is_a_fifo_is_refused(tmp_path, capsys):
+    import os
+
+    os.mkfifo(tmp_path / "shapes.txt")
+    assert SHAPE_SWEEP.main(["--dtype", "fp32", "--out-dir", str(tmp_path), "--summarize-only", "--shapes-file",
+                             str(tmp_path / "shapes.txt")]) == 2
+    assert "FIFO" in capsys.readouterr().err

@@ -67,6 +67,22 @@ def parse_shapes(text: str, where: str = "--shapes") -> tuple[GemmShape, ...]:
     return tuple(shapes)
 
 
+def chosen_shapes(shapes: str | None, shapes_file: str | None) -> tuple[GemmShape, ...]:
+    """The shapes of --shapes TEXT or --shapes-file FILE (one of them), else DEFAULT_SHAPES. Given but empty
+    (--shapes '', a file of comments) is an error, never the built-in list."""
+    from gemmprof.results.files import read_text
+
+    if shapes is not None and shapes_file is not None:
+        raise InputError("--shapes and --shapes-file: give one of them")
+    if shapes_file is not None:
+        try:
+            text = read_text(shapes_file, "file of shapes", limit=1 << 20)
+        except InputError as exc:
+            raise InputError(f"--shapes-file {exc}") from None
+        return parse_shapes(text, f"--shapes-file {shapes_file}")
+    return parse_shapes(DEFAULT_SHAPES if shapes is None else shapes, "--shapes")
+
+
 def _geomean(values: list[float]) -> float | None:
     return math.exp(sum(math.log(v) for v in values) / len(values)) if values else None
 
