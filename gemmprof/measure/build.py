@@ -69,8 +69,7 @@ def nvcc_build(kernel: BoundKernel, arch: str, nvcc: str | None = None, use_cach
 
 def _symbol(cubin, kernel: BoundKernel) -> tuple[str | None, str | None]:
     """(the entry's symbol in the cubin, None) or (None, one line naming the spec's entry and the file)."""
-    from gemmprof.measure.cubin import entry_symbol, function_symbols
-    from gemmprof.measure.launcher_build import plain_name
+    from gemmprof.measure.cubin import entry_symbol, function_symbols, plain_name
 
     spec = kernel.spec
     try:
