@@ -576,3 +576,68 @@ def test_a_shapes_file_that_is_a_fifo_is_refused(tmp_path, capsys):
     assert SHAPE_SWEEP.main(["--dtype", "fp32", "--out-dir", str(tmp_path), "--summarize-only", "--shapes-file",
                              str(tmp_path / "shapes.txt")]) == 2
     assert "FIFO" in capsys.readouterr().err
+
+
+# ---- every file a command writes: a FIFO or a folder there is one line, never a hang or a traceback ----
+
+WRITERS = {  # (command, option): (what else the command needs to get that far, the file's suffix)
+    ("list", "--output"): ([], ".json"), ("model", "--output"): (["--size", "64"], ".json"),
+    ("occupancy", "--output"): (["-t", "256", "-r", "32"], ".json"), ("gpus", "--output"): ([], ".json"),
+    ("profile", "--output"): (["--from", NCU_CSV], ".json"), ("profile", "--save"): (["--from", NCU_CSV], ".json"),
+    ("compare-nsys", "--output"): ([NSYS_STATS], ".json"), ("roofline", "--plot"): (["--model-only"], ".png"),
+    ("roofline", "--table"): (["--model-only"], ".json"), ("show", "--output"): ([RESULTS], ".json"),
+    ("diff", "--output"): ([RESULTS, RESULTS], ".json"), ("report", "--output"): ([RESULTS], ".html"),
+    ("tune", "--output"): (["10", "--stand-in", "--budget-configs", "1"], ".json"),
+    ("tune", "--plot"): (["10", "--stand-in", "--budget-configs", "1"], ".png"),
+    ("tune", "--cache-dir"): (["10", "--stand-in", "--budget-configs", "1"], ""),
+    ("build", "--output"): (["1"], ".json"), ("explain", "--output"): (["1", "--size", "64"], ".json"),
+}
+NOT_REACHED = {("run", "--output"): "needs a GPU first", ("run", "--child-results"): "needs a GPU first",
+               ("profile", "--save-csv"): "needs ncu first (refused with --from)",
+               ("profile", "--save-report"): "n/a", ("compare-nsys", "--save-report"): "runs nsys first"}
+
+
+def test_every_output_of_the_cli_is_tried():
+    found = {(name, param.opts[-1]) for name, (module, _) in COMMANDS.items()
+             for param in importlib.import_module(module).command.params
+             if isinstance(param.type, click.Path) and set(param.opts) & OUTPUTS}
+    assert found <= set(WRITERS) | set(NOT_REACHED), found - set(WRITERS) - set(NOT_REACHED)
+
+
+@pytest.mark.parametrize("kind", ["FIFO", "folder"])
+@pytest.mark.parametrize(("command", "option"), sorted(WRITERS), ids=[f"{c}:{o}" for c, o in sorted(WRITERS)])
+def test_every_writer_refuses_what_is_not_a_regular_file(tmp_path, monkeypatch, command, option, kind):
+    import os
+    import signal
+
+    from click.testing import CliRunner
+    from clitools import invoke
+    from context import find_tool
+
+    if command in ("build", "explain") and find_tool("nvcc") is None:
+        pytest.skip("nvcc not installed")
+    monkeypatch.setenv("GEMMPROF_CACHE", str(tmp_path / "cache"))
+    before, suffix = WRITERS[(command, option)]
+    target = tmp_path / f"out{suffix}"
+    if kind == "FIFO":
+        os.mkfifo(target)
+    elif option == "--cache-dir":
+        pytest.skip("a folder is what --cache-dir wants")
+    else:
+        target.mkdir()
+    argv = [command, *before, option, str(target)]
+
+    def hang(*_):
+        raise TimeoutError(f"{argv} still writing after 60 s")
+
+    old = signal.signal(signal.SIGALRM, hang)
+    signal.alarm(60)
+    try:
+        r = invoke(CliRunner(), argv)
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, old)
+    lines = r.output.strip().splitlines()
+    assert r.exit_code != 0 and lines and lines[-1].startswith("error: "), (argv, r.output[-500:])
+    assert any(w in lines[-1] for w in ("FIFO", "directory", "folder", "regular file")), (argv, lines[-1])
+    assert r.exception is None or isinstance(r.exception, SystemExit), (argv, repr(r.exception))

@@ -90,6 +90,8 @@ def command(variants, all_, spec_files, callables, c_dtype, arrays, size, m, n, 
     if from_file:
         if variants or all_ or spec_files or callables:
             raise InputError("give VARIANTS (or --spec) to profile, or --from FILE to read, not both")
+        if save_csv:  # it would be silently ignored: the CSV read is already on disk
+            raise InputError("--save-csv keeps the CSV of an ncu run; with --from FILE there is none (FILE is it)")
         shape = resolve_shape(size, m, n, k, default=None) if any(v is not None for v in (size, m, n, k)) else None
         report, infos, kernels = _read(from_file, ncu_path), _known_variants(notes), None
         source = {"csv": str(from_file), "layout": report.layout}

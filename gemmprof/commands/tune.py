@@ -75,6 +75,7 @@ def command(rung, spec_file, size, m, n, k, strategy, budget_configs, budget_min
         if len(chosen) != 1:
             raise InputError(f"{rung!r} selects {len(chosen)} rungs; tune one at a time")
         chosen = chosen[0]
+    _check_outputs(output, fmt, plot_file, cache_dir)  # before the sweep, not after it
     if not stand_in and not ray_address:
         from gemmprof.errors import require_cupy
 
@@ -114,3 +115,30 @@ def _stderr_console():
     from rich.console import Console
 
     return Console(stderr=True)
+
+
+def _check_outputs(output, fmt, plot_file, cache_dir) -> None:
+    """Before the sweep, not after it: -o's format, --plot's image format, each a regular file (or none yet) in a
+    folder that exists, and --cache-dir a folder if it exists."""
+    import os
+
+    from gemmprof.render.table import choose_format
+    from gemmprof.results.files import file_kind
+
+    if output and not output.lower().endswith(".json"):
+        choose_format(fmt, output)
+    if plot_file and os.path.splitext(plot_file)[1].lower() not in (".png", ".svg", ".pdf"):
+        raise InputError(f"--plot {plot_file}: cannot draw a {os.path.splitext(plot_file)[1] or 'extension-less'} "
+                         "image (use .png, .svg or .pdf)")
+    for option, path in (("-o", output), ("--plot", plot_file)):
+        if not path:
+            continue
+        folder = os.path.dirname(os.path.abspath(path))
+        if not os.path.isdir(folder):
+            raise InputError(f"{option} {path}: the folder {folder} does not exist")
+        kind = file_kind(path)
+        if kind not in ("file", "does not exist"):
+            raise InputError(f"{option} {path}: it is {'a folder' if kind == 'folder' else kind}; gemmprof writes "
+                             "only regular files")
+    if cache_dir and os.path.exists(cache_dir) and not os.path.isdir(cache_dir):
+        raise InputError(f"--cache-dir {cache_dir}: not a folder ({file_kind(cache_dir)})")
