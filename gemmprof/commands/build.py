@@ -67,10 +67,15 @@ def command(variants, archs, spec_files, params, jobs, size, m, n, k, gpu, gpu_f
       gemmprof build 10 --param BK=16 --arch sm_90
       gemmprof build 14 -m 4095 -n 4097 -k 1023
     """
+    import re
+
     from gemmprof.catalog.selection import choose
     from gemmprof.measure.compile_pool import nvcc_build_all
     from gemmprof.measure.pools import default_jobs
 
+    for arch in archs:  # one line here, rather than nvcc's complaint once per kernel
+        if not re.fullmatch(r"sm_[0-9]{2,3}[af]?", arch):
+            raise InputError(f"--arch {arch[:40]!r}: expected an architecture such as sm_80, sm_90 or sm_90a")
     kernels = choose(variants, spec_files=spec_files, params=params, everything_by_default=True)
     shaped = ""
     if (size, m, n, k) != (None,) * 4:

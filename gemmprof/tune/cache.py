@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from gemmprof.errors import InputError
-from gemmprof.results.files import check_schema, parse_json
+from gemmprof.results.files import check_schema, parse_json, read_file
 from gemmprof.tune.records import Record
 from gemmprof.tune.space import config_key
 
@@ -64,9 +64,9 @@ class TuneCache:
         if not self.path.exists():
             return
         try:
-            data = self.path.read_bytes()
-        except OSError as exc:
-            raise InputError(f"cannot read the tune cache {self.path}: {exc.strerror or exc}") from None
+            data = read_file(self.path, "tune cache")  # a regular file (a FIFO would block), bounded
+        except InputError as exc:
+            raise InputError(f"cannot read the tune cache: {exc}") from None
         if data and not data.strip(b"\x00"):
             raise InputError(f"{self.path}: holds only NUL bytes ({len(data)}; a crash while the file was "
                              "extended?); move the file away to start over")
