@@ -641,3 +641,11 @@ def test_every_writer_refuses_what_is_not_a_regular_file(tmp_path, monkeypatch, 
     assert r.exit_code != 0 and lines and lines[-1].startswith("error: "), (argv, r.output[-500:])
     assert any(w in lines[-1] for w in ("FIFO", "directory", "folder", "regular file")), (argv, lines[-1])
     assert r.exception is None or isinstance(r.exception, SystemExit), (argv, repr(r.exception))
+
+
+def test_every_integer_option_is_bounded_above():
+    """An unbounded count (tune --rounds 999999999 re-timed for ever) is a hang, not an input."""
+    unbounded = [(name, p.opts[-1]) for name, (module, _) in COMMANDS.items()
+                 for p in importlib.import_module(module).command.params
+                 if isinstance(p.type, click.types.IntParamType) and getattr(p.type, "max", None) is None]
+    assert unbounded == [], unbounded
