@@ -306,6 +306,8 @@ def test_spec_names_that_reach_the_build_are_c_names(tmp_path):
         ("entry: 'k; } int x = 1; {'\n", "entry"),
         ("targets: ['sm_90$(x)']\n", "targets"),
         ("defines: {X: null}\n", "defines.X"),
+        ("name: \"k\\n\"\n", "name"),  # a newline, which a pattern's $ lets through
+        (f"name: {'k' * 101}\n", "name"),  # the build's file name: too long for the file system at 256
     ]
     for extra, key in cases:
         text = base.replace("entry: k\n", "") if extra.startswith("entry") else base
@@ -313,3 +315,7 @@ def test_spec_names_that_reach_the_build_are_c_names(tmp_path):
         path.write_text(text + extra)
         with pytest.raises(SpecError, match=rf"s\.yaml: {re.escape(key)}"):
             specmod.load_spec(path)
+    path = tmp_path / "l.yaml"
+    path.write_text('launcher: k.cu\nentry: k\nlibs: ["m\\n"]\n')  # linked as -lNAME, which nvcc passes bare
+    with pytest.raises(SpecError, match=r"l\.yaml: libs"):
+        specmod.load_spec(path)

@@ -79,7 +79,7 @@ def parse_build_fields(path: Path, doc: dict, params: dict) -> tuple[tuple[str, 
     if libs is not None:
         if launcher is None:
             _fail(path, "libs", "only a launcher links libraries (a kernel is built as a cubin)")
-        if not isinstance(libs, list) or not all(isinstance(x, str) and _LIB.match(x) for x in libs):
+        if not isinstance(libs, list) or not all(isinstance(x, str) and _LIB.fullmatch(x) and len(x) <= 100 for x in libs):
             _fail(path, "libs", "expected a list of library names (cublas, cublasLt: linked as -lNAME)")
     return tuple(by_param), BuildFields(tuple(include_dirs), check_flags(path, "flags", doc.get("flags")), tuple(literal),
                                         launcher, tuple(libs or ()))

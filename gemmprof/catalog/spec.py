@@ -23,7 +23,7 @@ from gemmprof.catalog.yamlfile import parse_mapping
 from gemmprof.errors import SpecError
 
 _ID = re.compile(r"^(?P<prefix>h?)(?P<num>\d+)(?P<letter>[a-z]?)$")
-_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.+-]*$")
+_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.+-]{0,99}$")  # a file name of its build, a row of results
 _REQUIRED = ("file", "entry", "grid", "block")  # a minimal spec; the rest has defaults (docs/kernel-spec.md)
 _LADDER_REQUIRED = ("id", "name", "title", "description", "source", "dtype", "layout")
 COMPILERS = ("nvcc", "nvrtc")
@@ -201,8 +201,8 @@ def parse_spec(path: Path, text: str) -> KernelSpec:
     if ladder_file and not _ID.match(sid):
         _fail(path, "id", f"{sid!r} is not a rung id like 5, 3b or h2")
     for key, value in (("id", sid), ("name", name)):
-        if not _NAME.match(value):
-            _fail(path, key, f"{value!r}: use letters, digits, _, ., + and - (no spaces)")
+        if not _NAME.fullmatch(value):
+            _fail(path, key, f"{value[:60]!r}: use letters, digits, _, ., + and - (no spaces), at most 100")
     doc.setdefault("dtype", "fp32")
     doc.setdefault("layout", {"A": "row", "B": "row", "C": "row"})
     doc.setdefault("source", {"document": ""})
@@ -300,8 +300,8 @@ def _targets(path, node) -> list[str]:
 def _names(path, key, node) -> tuple[str, ...]:
     if node is None:
         return ()
-    if not isinstance(node, list) or not all(isinstance(n, str) and _NAME.match(n) for n in node):
-        _fail(path, key, "expected a list of names (lower-case letters, digits and _)")
+    if not isinstance(node, list) or not all(isinstance(n, str) and _NAME.fullmatch(n) for n in node):
+        _fail(path, key, "expected a list of names (letters, digits, _, ., + and -, at most 100 each)")
     return tuple(node)
 
 
