@@ -200,7 +200,7 @@ def parse_spec(path: Path, text: str) -> KernelSpec:
     sid = str(doc.get("id", name))
     if ladder_file and not _ID.match(sid):
         _fail(path, "id", f"{sid!r} is not a rung id like 5, 3b or h2")
-    for key, value in (("id", sid), ("name", name)):
+    for key, value in (("name", name), ("id", sid)):
         if not _NAME.fullmatch(value):
             _fail(path, key, f"{value[:60]!r}: use letters, digits, _, ., + and - (no spaces), at most 100")
     doc.setdefault("dtype", "fp32")
