@@ -187,11 +187,12 @@ def check_flags(path, key: str, node) -> tuple[str, ...]:
         return ()
     if not isinstance(node, list):
         _fail(path, key, "expected a list of nvcc options, one argument each (e.g. [-maxrregcount=128])")
-    i = 0
+    i, out = 0, []
     while i < len(node):
         flag, at = node[i], f"{key}[{i}]"
         if not isinstance(flag, str) or not flag:
             _fail(path, at, f"{_shown(flag)}: expected an nvcc option (a string such as -lineinfo)")
+        out.append(flag)
         if flag in PLAIN:
             i += 1
             continue
@@ -204,15 +205,18 @@ def check_flags(path, key: str, node) -> tuple[str, ...]:
                                 f"{VALUED[name].allowed}")
             i += 1
             value, at = node[i], f"{key}[{i}]"
+            if isinstance(value, int) and not isinstance(value, bool):
+                value = str(value)  # YAML reads [-maxrregcount, 64] with a number
             if not isinstance(value, str):
                 _fail(path, at, f"{_shown(value)}: the value of {name} is a string: {VALUED[name].allowed}")
+            out.append(value)
         rule = VALUED[name]
         if not rule.ok(value):
             bad = next((p for p in value.split(",") if not rule.piece.ok(p)), value) if rule.piece else value
             part = f" ({bad[:40]!r} is not)" if bad != value else ""
             _fail(path, at, f"{value[:60]!r} is not a value gemmprof allows for {name}{part}: {rule.allowed}")
         i += 1
-    return tuple(node)
+    return tuple(out)
 
 
 def _refuse(path, at: str, flag: str, name: str):
