@@ -22,8 +22,8 @@ POINTERS = ("A", "B", "C", "workspace")  # device pointers
 NAMES = SIZES + SCALARS + POINTERS + ("stream",)
 DEFAULT_ARGS = ("M", "N", "K", "alpha", "A", "B", "beta", "C")
 C_DTYPES = ("fp32", "fp16", "bf16")
-_INT = re.compile(r"^[-+]?\d+$")
-_FLOAT = re.compile(r"^[-+]?(\d+\.\d*|\.\d+|\d+)([eE][-+]?\d+)?[fF]?$")
+_INT = re.compile(r"^[-+]?[0-9]+$")  # ASCII digits: int() also reads '٣٢'
+_FLOAT = re.compile(r"^[-+]?([0-9]+\.[0-9]*|\.[0-9]+|[0-9]+)([eE][-+]?[0-9]{1,4})?[fF]?$")
 
 
 @dataclass(frozen=True)
@@ -103,18 +103,27 @@ def _fail(path, key, problem):
     raise SpecError(f"{path}: {key}: {problem}")
 
 
+INT_RANGE = (-(2 ** 31), 2 ** 31 - 1)  # a literal int is passed as a C int (np.int32, ctypes.c_int)
+FLOAT_MAX = 3.4028234663852886e38  # and a literal float as a C float
+
+
 def _literal(path, key, node) -> Arg:
     if isinstance(node, bool):
         _fail(path, key, f"{node!r}: write a number (0, 1, 1.0f) or a name")
-    if isinstance(node, int):
-        return Arg(literal=int(node))
-    if isinstance(node, float):
-        return Arg(literal=float(node))
-    text = str(node).strip()
-    if _INT.match(text):
-        return Arg(literal=int(text))
-    if _FLOAT.match(text):
-        return Arg(literal=float(text.rstrip("fF")))
+    text = str(node).strip() if isinstance(node, (int, float, str)) else ""
+    if isinstance(node, int) or (isinstance(node, str) and _INT.match(text)):
+        value = node if isinstance(node, int) else (int(text) if len(text) <= 20 else None)
+        lo, hi = INT_RANGE
+        if value is None or not lo <= value <= hi:
+            _fail(path, key, f"{text[:40]}{'...' if len(text) > 40 else ''} is out of range for the int it is "
+                             f"passed as: {lo} to {hi}")
+        return Arg(literal=int(value))
+    if isinstance(node, float) or (isinstance(node, str) and _FLOAT.match(text)):
+        value = node if isinstance(node, float) else float(text.rstrip("fF"))
+        if not abs(value) <= FLOAT_MAX:  # NaN too
+            _fail(path, key, f"{text[:40]} is out of range for the float it is passed as: a finite number of "
+                             f"magnitude at most {FLOAT_MAX:.7g}")
+        return Arg(literal=float(value))
     close = difflib.get_close_matches(text, NAMES, n=1)
     hint = f" (did you mean {close[0]}?)" if close else ""
     _fail(path, key, f"{text[:40]!r} is not a parameter gemmprof passes{hint}: give {' '.join(NAMES)}, "

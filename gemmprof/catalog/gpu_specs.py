@@ -205,13 +205,14 @@ def parse_gpu_spec(path: Path, text: str) -> GpuSpec:
 
 
 def load_gpu_file(path) -> GpuSpec:
+    from gemmprof.errors import InputError
+    from gemmprof.results.files import read_text
+
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise GpuSpecError(f"--gpu-file: cannot read {path}: {'a directory, not a GPU spec file' if path.is_dir() else exc.strerror or exc}") from None
-    except UnicodeDecodeError:
-        raise GpuSpecError(f"--gpu-file: {path} is not a text file (not UTF-8): give a GPU spec .yaml") from None
+        text = read_text(path, "GPU spec .yaml", limit=4 << 20)
+    except InputError as exc:
+        raise GpuSpecError(f"--gpu-file: {exc}") from None
     return parse_gpu_spec(path, text)
 
 

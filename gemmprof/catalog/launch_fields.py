@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gemmprof.catalog import expr
+from gemmprof.catalog.nvcc_flags import MACRO_NAME
 from gemmprof.catalog.spec_fields import check_keys
 from gemmprof.errors import SpecError
 
@@ -52,8 +53,8 @@ def launch_fields(path, doc: dict) -> dict:
     if not isinstance(dtypes, list) or not all(d in DTYPE_NAMES for d in dtypes) or dtype not in dtypes:
         _fail(path, "dtypes", f"expected a list of {', '.join(DTYPE_NAMES)} that holds dtype ({dtype})")
     define = doc.get("dtype_define")
-    if define is not None and (not isinstance(define, str) or not define.isidentifier()):
-        _fail(path, "dtype_define", f"{str(define)[:40]!r} is not a macro name")
+    if define is not None and (not isinstance(define, str) or not MACRO_NAME.fullmatch(define)):
+        _fail(path, "dtype_define", f"{str(define)[:40]!r} is not a macro name (ASCII letters, digits and _)")
     if len(dtypes) > 1 and define is None:
         _fail(path, "dtype_define", "a spec with several dtypes names the macro that selects bf16")
     tma = doc.get("tma_args") or []
@@ -107,8 +108,8 @@ def _specialize(path, doc: dict) -> dict:
     taken = {str(d).split("=", 1)[0] for d in doc.get("defines") or ()} | ({doc["dtype_define"]}
                                                                          if doc.get("dtype_define") else set())
     for k, v in node.items():
-        if not isinstance(k, str) or not k.isidentifier():
-            _fail(path, "specialize", f"{str(k)[:40]!r} is not a macro name")
+        if not isinstance(k, str) or not MACRO_NAME.fullmatch(k):
+            _fail(path, "specialize", f"{str(k)[:40]!r} is not a macro name (ASCII letters, digits and _)")
         if k in taken:
             _fail(path, f"specialize.{k}", "is already a macro of defines or dtype_define")
         _expr(path, f"specialize.{k}", v)

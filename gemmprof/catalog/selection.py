@@ -25,7 +25,7 @@ def choose(variants=(), *, all_: bool = False, dtype: str | None = None, spec_fi
         chosen = [s for s in specmod.ladder() if dtype is None or dtype == s.dtype or dtype in s.dtypes]
     else:
         chosen = []
-    chosen += [specmod.load_spec(f) for f in spec_files]
+    chosen += [s for s in specmod.load_user_specs(spec_files) if s not in chosen]
     if not chosen:
         raise InputError(NOTHING_CHOSEN)
     if overrides and not any(set(overrides) <= set(s.params) for s in chosen):

@@ -13,6 +13,7 @@ from gemmprof.catalog.abi import Abi, parse_abi
 from gemmprof.catalog.accesses import AccessBlock, parse_accesses
 from gemmprof.catalog.build_fields import BuildFields, parse_build_fields
 from gemmprof.catalog.launch_fields import DTYPE_NAMES, TmaArg, launch_fields
+from gemmprof.catalog.nvcc_flags import MACRO_NAME, check_flags
 from gemmprof.catalog.paths import KERNELS_DIR
 from gemmprof.catalog.spec_fields import NESTED_KEYS, SPEC_KEYS, check_keys
 from gemmprof.catalog.spec_fields import names as _param_names
@@ -22,10 +23,12 @@ from gemmprof.catalog.yamlfile import parse_mapping
 from gemmprof.errors import SpecError
 
 _ID = re.compile(r"^(?P<prefix>h?)(?P<num>\d+)(?P<letter>[a-z]?)$")
-_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.+-]*$")
+_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.+-]{0,99}$")  # a file name of its build, a row of results
 _REQUIRED = ("file", "entry", "grid", "block")  # a minimal spec; the rest has defaults (docs/kernel-spec.md)
 _LADDER_REQUIRED = ("id", "name", "title", "description", "source", "dtype", "layout")
 COMPILERS = ("nvcc", "nvrtc")
+SPEC_BYTES = 4 << 20  # the ladder's largest spec is a few KiB
+PARAM_LIMIT = 2 ** 31  # a parameter is a C int in the kernel's template or -D flag
 
 
 @dataclass(frozen=True)
@@ -174,7 +177,10 @@ def _tune_space(path, node, params) -> dict[str, tuple[int, ...]]:
         if not isinstance(values, list) or not values:
             _fail(path, f"tune.{k}", "expected a non-empty list of integers")
         if any(isinstance(v, bool) or not isinstance(v, int) for v in values):
-            _fail(path, f"tune.{k}", f"expected integers, got {values!r}")
+            _fail(path, f"tune.{k}", f"expected integers, got {str(values)[:60]}")
+        if any(not -PARAM_LIMIT <= v < PARAM_LIMIT for v in values):
+            _fail(path, f"tune.{k}", f"{str(values)[:60]}: too large: a parameter is a C int, {-PARAM_LIMIT} to "
+                                     f"{PARAM_LIMIT - 1}")
         out[str(k)] = tuple(dict.fromkeys(values))
     return out
 
@@ -194,9 +200,9 @@ def parse_spec(path: Path, text: str) -> KernelSpec:
     sid = str(doc.get("id", name))
     if ladder_file and not _ID.match(sid):
         _fail(path, "id", f"{sid!r} is not a rung id like 5, 3b or h2")
-    for key, value in (("id", sid), ("name", name)):
-        if not _NAME.match(value):
-            _fail(path, key, f"{value!r}: use letters, digits, _, ., + and - (no spaces)")
+    for key, value in (("name", name), ("id", sid)):
+        if not _NAME.fullmatch(value):
+            _fail(path, key, f"{value[:60]!r}: use letters, digits, _, ., + and - (no spaces), at most 100")
     doc.setdefault("dtype", "fp32")
     doc.setdefault("layout", {"A": "row", "B": "row", "C": "row"})
     doc.setdefault("source", {"document": ""})
@@ -216,8 +222,14 @@ def parse_spec(path: Path, text: str) -> KernelSpec:
     if not isinstance(params, dict):
         _fail(path, "params", "expected a mapping NAME: integer")
     for k, v in params.items():
-        if not isinstance(k, str) or isinstance(v, bool) or not isinstance(v, int) or abs(v) > 2 ** 31:
+        if not isinstance(k, str) or not MACRO_NAME.fullmatch(k):
+            _fail(path, f"params.{str(k)[:40]}", "not a parameter name (a C identifier: ASCII letters, digits and _, "
+                                                 "not starting with a digit)")
+        if isinstance(v, bool) or not isinstance(v, int):
             _fail(path, f"params.{k}", f"expected an integer default, got {str(v)[:40]!r}")
+        if not -PARAM_LIMIT <= v < PARAM_LIMIT:
+            _fail(path, f"params.{k}", f"{str(v)[:40]} is too large: a parameter is a C int, {-PARAM_LIMIT} to "
+                                       f"{PARAM_LIMIT - 1}")
     template = _param_names(path, "template", doc.get("template"))
     for n in template:
         if n not in params:
@@ -249,38 +261,59 @@ def parse_spec(path: Path, text: str) -> KernelSpec:
     return KernelSpec(
         id=sid, name=name, title=str(doc.get("title", name)), description=str(doc.get("description", "")).strip(),
         source={k: str(v) for k, v in source.items()}, dtype=doc["dtype"], layout=dict(layout), file=cu,
-        entry=_text(path, "entry", doc["entry"]), backend=backend, template=template, defines=defines, params=dict(params),
+        entry=_entry(path, doc["entry"], launcher), backend=backend, template=template, defines=defines, params=dict(params),
         derived={k: v for k, v in derived.items()}, constraints=_constraints(path, "constraints", doc.get("constraints")),
         shape_constraints=_constraints(path, "shape_constraints", doc.get("shape_constraints")),
         grid=_triple(path, "grid", doc.get("grid", [1])), block=_triple(path, "block", doc.get("block", [1])),
         smem_dynamic=smem_dynamic,
-        traffic=traffic, path=path, compile_options=_param_names(path, "compile_options", doc.get("compile_options")),
+        traffic=traffic, path=path, compile_options=check_flags(path, "compile_options", doc.get("compile_options")),
         aliases=_names(path, "aliases", doc.get("aliases")),
         accesses=parse_accesses(path, doc.get("accesses")),
         tune=_tune_space(path, doc.get("tune"), params),
-        extra={k: doc[k] for k in ("arch_suffix", "targets") if k in doc}, compiler=compiler,
+        extra={**({"arch_suffix": doc["arch_suffix"]} if "arch_suffix" in doc else {}),
+               **({"targets": _targets(path, doc["targets"])} if "targets" in doc else {})}, compiler=compiler,
         compiler_reason=str(doc.get("compiler_reason") or ""), reads_c=bool(doc.get("reads_c", False)),
         abi=parse_abi(path, doc, launcher), build_fields=build_fields, **launch_fields(path, doc),
     )
 
 
+_ENTRY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:::[A-Za-z_][A-Za-z0-9_]*)*")
+_TARGET = re.compile(r"sm_[0-9]{2,3}a?")
+
+
+def _entry(path, node, launcher: bool) -> str:
+    """The kernel's name (a::b::k for one in a namespace), or a launcher's extern "C" function: a C++ name, which
+    the wrapper nvcc compiles takes the address of."""
+    name = _text(path, "entry", node)
+    if not _ENTRY.fullmatch(name) or (launcher and "::" in name):
+        what = "an extern \"C\" function name" if launcher else "a kernel name (a C++ identifier, or a::b::kernel)"
+        _fail(path, "entry", f"{name[:60]!r} is not {what}")
+    return name
+
+
+def _targets(path, node) -> list[str]:
+    if not isinstance(node, list) or not node or not all(isinstance(t, str) and _TARGET.fullmatch(t) for t in node):
+        _fail(path, "targets", f"{str(node)[:60]!r}: expected a list of architectures such as [sm_90a]")
+    return list(node)
+
+
 def _names(path, key, node) -> tuple[str, ...]:
     if node is None:
         return ()
-    if not isinstance(node, list) or not all(isinstance(n, str) and _NAME.match(n) for n in node):
-        _fail(path, key, "expected a list of names (lower-case letters, digits and _)")
+    if not isinstance(node, list) or not all(isinstance(n, str) and _NAME.fullmatch(n) for n in node):
+        _fail(path, key, "expected a list of names (letters, digits, _, ., + and -, at most 100 each)")
     return tuple(node)
 
 
 def load_spec(path) -> KernelSpec:
+    from gemmprof.errors import InputError
+    from gemmprof.results.files import read_text
+
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        what = "a directory, not a spec file" if path.is_dir() else exc.strerror or exc
-        raise SpecError(f"--spec: cannot read {path}: {what}") from None
-    except UnicodeDecodeError:
-        raise SpecError(f"--spec: {path} is not a text file (not UTF-8): give a kernel spec .yaml") from None
+        text = read_text(path, "kernel spec .yaml", limit=SPEC_BYTES)
+    except InputError as exc:
+        raise SpecError(f"--spec: {exc}") from None
     return parse_spec(path.resolve(), text)
 
 
@@ -298,6 +331,36 @@ def ladder() -> tuple[KernelSpec, ...]:
                 raise SpecError(f"{s.path}: id/name {key!r} is also used by {seen[key]}")
             seen[key] = s.path
     return tuple(sorted(specs, key=lambda s: s.sort_key))
+
+
+def load_user_specs(paths) -> list[KernelSpec]:
+    """--spec files, each once: none may answer to the id, name or former name of a rung, of a cuBLAS baseline or
+    of an earlier --spec, since selection, results, diff and tuned defaults go by them. A rung's own file is the
+    rung."""
+    from gemmprof.catalog.baselines import by_name
+
+    rungs = {s.path.resolve(): s for s in ladder()}
+    taken: dict[str, str] = {}
+    for s in ladder():
+        for what, key in (("id", s.id), ("name", s.name), *(("former name", a) for a in s.aliases)):
+            taken.setdefault(key, f"the {what} of rung {s.id} ({s.path})")
+    taken.update((name, f"a cuBLAS baseline's name ({name})") for name in by_name())
+    out: list[KernelSpec] = []
+    for p in paths:
+        spec = load_spec(p)
+        own = rungs.get(spec.path.resolve())
+        if own is not None or any(o.path.resolve() == spec.path.resolve() for o in out):
+            if own is not None and own not in out:
+                out.append(own)
+            continue
+        for what, key in (("name", spec.name), ("id", spec.id), *(("aliases", a) for a in spec.aliases)):
+            if key in taken:
+                raise SpecError(f"{spec.path}: {what}: {key!r} is already {taken[key]}; give this kernel an id and "
+                                "name of its own (selection, results, diff and tuned defaults go by them)")
+        for what, key in (("name", spec.name), ("id", spec.id), *(("former name", a) for a in spec.aliases)):
+            taken.setdefault(key, f"the {what} of {spec.path}")
+        out.append(spec)
+    return out
 
 
 def select(selectors: tuple[str, ...] | list[str], *, all_: bool = False, dtype: str | None = None,

@@ -5,7 +5,9 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from gemmprof.catalog.nvcc_flags import check_path
 from gemmprof.errors import SpecError
+from gemmprof.results.files import file_kind
 
 SOURCES_ANYWHERE = "GEMMPROF_SPEC_SOURCES_ANYWHERE"  # set to 1: a spec's file: may leave the spec's folder
 
@@ -39,13 +41,16 @@ def source_file(path, node, key: str = "file") -> Path:
         # errors) whatever file it names, e.g. a spec downloaded with file: ../../etc/shadow
         _fail(path, "file", f"{name[:60]!r} is outside the spec's folder {folder}; keep the source beside the "
                             f"spec or below it (or set {SOURCES_ANYWHERE}=1 to allow it)")
-    try:
-        found = cu.is_file()
-    except OSError as exc:
-        _fail(path, key, f"{name[:60]!r}: {exc.strerror or exc}")
-    if not found:
-        _fail(path, key, f"{cu} does not exist")
+    kind = file_kind(cu)
+    if kind != "file":
+        _fail(path, key, f"{cu} {kind if kind.startswith(('does not', 'cannot')) else 'is ' + _a(kind)}, not a "
+                         "source file")
+    check_path(path, key, cu)  # the wrapper #includes it and nvcc gets its folder as -I
     return cu
+
+
+def _a(kind: str) -> str:
+    return "a folder" if kind == "folder" else kind
 
 
 # every key a spec may have (docs/kernel-spec.md); anything else is refused, with the key probably meant

@@ -67,10 +67,15 @@ def command(variants, archs, spec_files, params, jobs, size, m, n, k, gpu, gpu_f
       gemmprof build 10 --param BK=16 --arch sm_90
       gemmprof build 14 -m 4095 -n 4097 -k 1023
     """
+    import re
+
     from gemmprof.catalog.selection import choose
     from gemmprof.measure.compile_pool import nvcc_build_all
     from gemmprof.measure.pools import default_jobs
 
+    for arch in archs:  # one line here, rather than nvcc's complaint once per kernel
+        if not re.fullmatch(r"sm_[0-9]{2,3}[af]?", arch):
+            raise InputError(f"--arch {arch[:40]!r}: expected an architecture such as sm_80, sm_90 or sm_90a")
     kernels = choose(variants, spec_files=spec_files, params=params, everything_by_default=True)
     shaped = ""
     if (size, m, n, k) != (None,) * 4:
@@ -103,6 +108,7 @@ def command(variants, archs, spec_files, params, jobs, size, m, n, k, gpu, gpu_f
             *(SASS_COLUMNS if sass else [])]
     version = next((r.build.label for r in results if r.build), "nvcc")
     notes = ["nvcc: the compiler's wall time in this build ('-': read from the cache)."]
+    notes += [f"{r.name}: {r.log}" for r in results if r.ok and r.resources is None and not r.skipped]
     if sass:
         notes += ["SASS counts are static (each instruction in the binary once). loop FLOP/trip: FLOPs one block "
                  "does in one trip of the innermost loop holding FFMA/HMMA/HGMMA (2 per FFMA per thread, the MMA "
@@ -114,6 +120,9 @@ def command(variants, archs, spec_files, params, jobs, size, m, n, k, gpu, gpu_f
     emit(Table(f"{version} build: " + ", ".join(archs) + shaped, cols, rows, notes), fmt, output)
     failed = [r for r in results if not r.ok]
     for r in failed:
-        click.echo(f"\n{r.name} ({r.arch}) failed to compile:\n{r.log}", err=True)
+        if r.error:  # it compiled; the one line says what is wrong
+            click.echo(f"\n{r.name} ({r.arch}): {r.error}", err=True)
+        else:
+            click.echo(f"\n{r.name} ({r.arch}) failed to compile:\n{r.log}", err=True)
     if failed:
         sys.exit(1)

@@ -14,7 +14,7 @@ from gemmprof.commands._options import (
     resolve_shape,
     shape_options,
 )
-from gemmprof.errors import InputError
+from gemmprof.errors import GemmprofError, InputError
 
 
 @click.command("explain")
@@ -87,7 +87,11 @@ def command(variants, spec_files, callables, c_dtype, size, m, n, k, dtype, para
                              "-k, --dtype or --param")
         if not runs:
             raise InputError("--ladder: give the run(s) that timed the ladder with --results FILE.json")
-        result, _ = inputs.explain_ladder(ladder, runs, profiles, spec)
+        result, explained = inputs.explain_ladder(ladder, runs, profiles, spec)
+        if not result.steps:  # an empty check is no check: say what the runs lack
+            found = (f"of its rungs only {', '.join(sorted(explained))} passed there, no step's two ends"
+                     if explained else f"they hold no verified {ladder} rung")
+            raise InputError(f"--ladder {ladder}: nothing to check in --results {', '.join(results_files)}: {found}")
         emit_many([ladder_table(result)], fmt, output)
         return
     from gemmprof.catalog.selection import choose
@@ -102,8 +106,12 @@ def command(variants, spec_files, callables, c_dtype, size, m, n, k, dtype, para
         names = [kern.spec.name for kern in kernels if Path(kern.spec.path).resolve() not in own]
         with tempfile.TemporaryDirectory() as tmp:
             profiles = [inputs.measure_profile(names, spec_files, shape, dtype, tmp, params)]
-    explanations = inputs.explain_kernels(kernels, shape, spec, runs, profiles)
+    failures: list[str] = []
+    explanations = inputs.explain_kernels(kernels, shape, spec, runs, profiles, failures)
     emit_many([explanation_table(e) for e in explanations], fmt, output)
+    if failures:  # explained from the model without SASS, but the kernel as written does not build
+        more = f" (and {len(failures) - 1} more)" if len(failures) > 1 else ""
+        raise GemmprofError(f"{failures[0]}{more}")
 
 
 def _typed(doc, kind, path, option, made_by):

@@ -43,7 +43,7 @@ def command(dtype, spec_files, explain_rungs, params, size, m, n, k, fmt, output
         _explain(explain_rungs, params, resolve_shape(size, m, n, k), fmt, output)
         return
     specs = [s for s in specmod.ladder() if dtype is None or dtype == s.dtype or dtype in s.dtypes]
-    specs += [specmod.load_spec(f) for f in spec_files]
+    specs += [s for s in specmod.load_user_specs(spec_files) if s not in specs]
     rows = [{"id": s.id, "name": s.name, "title": s.title, "description": s.description,
              "source": s.source_text(), "dtype": s.dtype,
              "dtypes": ", ".join(s.dtypes or (s.dtype,)), "layout": f"A {s.layout['A']}, B {s.layout['B']}",

@@ -91,6 +91,8 @@ def command(variants, all_, spec_files, callables, c_dtype, arrays, size, m, n, 
     if from_file:
         if variants or all_ or spec_files or callables:
             raise InputError("give VARIANTS (or --spec) to profile, or --from FILE to read, not both")
+        if save_csv:  # it would be silently ignored: the CSV read is already on disk
+            raise InputError("--save-csv keeps the CSV of an ncu run; with --from FILE there is none (FILE is it)")
         shape = resolve_shape(size, m, n, k, default=None) if any(v is not None for v in (size, m, n, k)) else None
         report, infos, kernels = _read(from_file, ncu_path), _known_variants(notes), None
         source = {"csv": str(from_file), "layout": report.layout}
@@ -147,12 +149,17 @@ def _multi_kernel_notes(findings) -> list[str]:
 def _read(path: str, ncu_path: str | None):
     from gemmprof.adapters.ncu import report as ncu
     from gemmprof.adapters.ncu import run as ncu_run
+    from gemmprof.results.files import not_a_file
 
-    if not Path(path).is_file():
-        raise InputError(f"--from: {path} does not exist")
+    why = not_a_file(path)
+    if why:
+        raise InputError(f"--from: {path} {why}")
     if path.endswith((".ncu-rep", ".ncu-repz")):
         return _read_report(path, ncu_path)
     report = ncu.read_csv_file(path)
+    if not any(launch.metrics for launch in report.launches) and report.warnings:  # every row left out
+        raise InputError(f"--from: {path}: nothing to show: every row is damaged ({len(report.warnings)} left out, "
+                         f"the first: {report.warnings[0]})")
     if not report.launches:  # say why when the file is ncu output that explains it (permissions, no kernel)
         text = Path(path).read_text(encoding="utf-8", errors="replace")
         try:
@@ -161,8 +168,13 @@ def _read(path: str, ncu_path: str | None):
             raise
         except ncu_run.NcuError:
             pass
+        if report.layout != "empty":
+            raise InputError(f"--from: {path}: nothing to show: its table has no launch rows (none with a launch "
+                             "ID in its first column)")
         raise InputError(f"--from: {path} holds no Nsight Compute CSV table (make one with ncu --csv ..., "
                          "or let gemmprof profile run ncu)")
+    if not any(launch.metrics for launch in report.launches):
+        raise InputError(f"--from: {path}: nothing to show: its launches hold no metric values")
     return report
 
 

@@ -149,6 +149,8 @@ def command(variants, all_, dtype, spec_files, callables, c_dtype, arrays, size,
     kernels = choose(variants, all_=all_, dtype=dtype, spec_files=spec_files, params=params) if any_kernels else []
     compilers = _compilers(compiler)
     py_jobs = python_jobs.load_all(refs, dtype or "fp32", arrays, c_dtype)  # a bad file or function fails before the GPU
+    if gpu or gpu_file:
+        resolve_gpu(gpu, gpu_file)  # so does a bad GPU spec
     require_cupy()
     device = None if spec_defaults or not any_kernels else _device_name()
     if device:  # the device's tuned defaults (`gemmprof tune --keep`) are kept per device model

@@ -100,10 +100,11 @@ def load(ref: CallableRef) -> PyCallable:
 
 
 def _must_exist(ref: CallableRef) -> None:
-    path = Path(ref.path)
-    if not path.is_file():
-        raise CallableError(f"--callable {ref.text}: {path} " + ("is a directory" if path.is_dir() else
-                                                                  "does not exist"))
+    from gemmprof.results.files import not_a_file
+
+    why = not_a_file(Path(ref.path))  # a FIFO would block the import until something writes to it
+    if why:
+        raise CallableError(f"--callable {ref.text}: {ref.path} {why}")
 
 
 def _import_file(path: Path, where: str):

@@ -100,6 +100,9 @@ def facts_for(kernel, shape: mdl.GemmShape, gpu, variant=None, findings=None, sa
         applied=applied, measured_s=measured_s, profile=findings)
 
 
+BUILD_FAILED = "does not build"  # a note of build_facts that is a failure, not a limitation of this machine
+
+
 def build_facts(kernel, arch: str = "sm_90"):
     """(sass facts, resources, note) from compiling `kernel` here with nvcc; without nvcc, or when the kernel does
     not compile, no SASS and a note saying why (the model still explains it)."""
@@ -112,7 +115,9 @@ def build_facts(kernel, arch: str = "sm_90"):
     except GemmprofError as exc:
         return None, None, f"not compiled ({exc})"
     if not result.ok:
-        return None, None, f"nvcc failed on {kernel.variant_name}: {(result.log.strip().splitlines() or ['?'])[-1]}"
+        lines = result.log.strip().splitlines() or ["?"]
+        why = result.error or next((x.strip() for x in lines if "error" in x.lower()), lines[-1])
+        return None, None, f"{kernel.variant_name} {BUILD_FAILED}: {why}"
     if result.skipped or result.cubin is None:
         return None, result.resources, f"not compiled: {result.log}"
     return facts(result.cubin, keep=True), result.resources, None
@@ -167,9 +172,10 @@ def explain_ladder(ladder: str, runs, profiles, gpu):
     return check(ladder, explanations, timings), explanations
 
 
-def explain_kernels(kernels, shape, gpu, runs=(), profiles=()) -> list:
+def explain_kernels(kernels, shape, gpu, runs=(), profiles=(), failures: list | None = None) -> list:
     """explain for each kernel at `shape`: SASS and median from the latest run that has it at this shape, else
-    SASS from an nvcc build here; ncu's findings from the latest profile of it at this shape."""
+    SASS from an nvcc build here; ncu's findings from the latest profile of it at this shape. A kernel that does
+    not build is still explained from the model; `failures` (when given) gets one line for each."""
     from gemmprof.model.explain import explain
 
     runs_given = bool(runs)
@@ -184,6 +190,8 @@ def explain_kernels(kernels, shape, gpu, runs=(), profiles=()) -> list:
         sass = resources = built = None
         if variant is None or variant.build is None or not variant.build.sass:
             sass, resources, built = build_facts(kernel.for_shape(shape, gpu.sm_count))  # as run builds it
+            if built and f" {BUILD_FAILED}: " in built and failures is not None:
+                failures.append(built)
         facts = facts_for(kernel, shape, gpu, variant=variant, findings=findings, sass=sass, resources=resources)
         notes = [built] if built else []
         if runs_given and variant is None:

@@ -15,7 +15,7 @@ from gemmprof.errors import InputError
 from gemmprof.results import clocks as _clocks
 from gemmprof.results.clocks import ClockRecord, EnergyRecord, WarmUpRecord
 from gemmprof.results.fields import MAX_COUNT, Fields
-from gemmprof.results.files import load_json, save_json
+from gemmprof.results.files import check_schema, load_json, save_json
 from gemmprof.results.shape import GemmShape
 from gemmprof.results.stages import (  # noqa: F401 - the per-stage records, imported from here by callers
     STABLE_SPREAD,
@@ -281,6 +281,7 @@ class RunResult:
         if doc.get("kind") != RUN_KIND:
             kind = doc.get("kind")
             raise InputError(f"{source}: not a gemmprof run results file (kind is {kind!r})")
+        check_schema(doc, source, SCHEMA_VERSION)
         try:
             return cls._checked(doc)
         except InputError as exc:

@@ -28,7 +28,7 @@ from typing import Any
 from gemmprof.errors import InputError
 from gemmprof.results import cells
 from gemmprof.results.fields import Fields
-from gemmprof.results.files import load_json, save_json
+from gemmprof.results.files import check_schema, load_json, save_json
 from gemmprof.results.run import RunResult, VariantResult
 from gemmprof.results.shape import GemmShape
 
@@ -74,6 +74,22 @@ def parse_shapes(text: str, where: str = "--shapes") -> tuple[GemmShape, ...]:
     if not shapes:
         raise InputError(f"{where}: no shapes given")
     return tuple(shapes)
+
+
+def chosen_shapes(shapes: str | None, shapes_file: str | None) -> tuple[GemmShape, ...]:
+    """The shapes of --shapes TEXT or --shapes-file FILE (one of them), else DEFAULT_SHAPES. Given but empty
+    (--shapes '', a file of comments) is an error, never the built-in list."""
+    from gemmprof.results.files import read_text
+
+    if shapes is not None and shapes_file is not None:
+        raise InputError("--shapes and --shapes-file: give one of them")
+    if shapes_file is not None:
+        try:
+            text = read_text(shapes_file, "file of shapes", limit=1 << 20)
+        except InputError as exc:
+            raise InputError(f"--shapes-file {exc}") from None
+        return parse_shapes(text, f"--shapes-file {shapes_file}")
+    return parse_shapes(DEFAULT_SHAPES if shapes is None else shapes, "--shapes")
 
 
 def _geomean(values: list[float]) -> float | None:
@@ -248,6 +264,7 @@ class SweepSummary:
         if not isinstance(doc, dict) or doc.get("kind") != SWEEP_KIND:
             raise InputError(f"{source}: not a gemmprof sweep summary (kind is "
                              f"{doc.get('kind') if isinstance(doc, dict) else None!r})")
+        check_schema(doc, source, 1)
         f = Fields(doc, "")
         shapes = parse_shapes(" ".join(f.strs("shapes") or ()), f"{source}: shapes")
         found = {}

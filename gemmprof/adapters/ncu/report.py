@@ -360,9 +360,10 @@ def read_csv_file(path) -> NcuReport:
     """Read a saved ncu CSV, or raise InputError naming the file and the problem."""
     from pathlib import Path
 
-    p = Path(path)
+    from gemmprof.results.files import read_file
+
     try:
-        text = p.read_text(encoding="utf-8", errors="replace")
-    except OSError as exc:
-        raise InputError(f"--from: cannot read {p}: {exc.strerror or exc}") from None
+        text = read_file(Path(path), "ncu CSV").decode("utf-8", errors="replace")  # never a FIFO; bounded
+    except InputError as exc:
+        raise InputError(f"--from: {exc}") from None
     return parse_csv(text)

@@ -31,6 +31,11 @@ SQLITE_MAGIC = b"SQLite format 3\x00"
 # reading files ------------------------------------------------------------------------------------------------
 
 def detect_format(path: Path) -> str:
+    from gemmprof.results.files import not_a_file
+
+    why = not_a_file(path)  # a FIFO would block the open below until something writes to it
+    if why:
+        raise ReportError(f"{path}: {why}" if why.startswith("is") else f"{path}: cannot read ({why})")
     try:
         with open(path, "rb") as fh:
             head = fh.read(len(SQLITE_MAGIC))
@@ -54,10 +59,12 @@ def load_report(path: str | os.PathLike) -> NsysReport:
         return read_sqlite(path, label)
     if fmt == "nsys-rep":
         return _read_nsys_rep(path, label)
+    from gemmprof.results.files import read_file
+
     try:
-        text = path.read_bytes().decode("utf-8", errors="replace")
-    except OSError as exc:
-        raise ReportError(f"{label}: cannot read ({exc.strerror or exc})") from None
+        text = read_file(path, "nsys report").decode("utf-8", errors="replace")
+    except InputError as exc:
+        raise ReportError(str(exc).replace(str(path), label, 1)) from None
     return parse_stats(text, label, fmt)
 
 
