@@ -5,7 +5,7 @@ if [ ! -d .old/gemmprof ]; then
 else
   MAIN="run --all --dtype fp32 --size 4096"
   step overhead_warm "${GP[@]}" $MAIN --regime burst -o "$B/overhead_warm.json"
-  for i in 1 2 3; do  # python3 -m runs the gemmprof of the folder it starts in
+  for i in 1 2; do  # python3 -m runs the gemmprof of the folder it starts in
     step "overhead_old_$i" bash -c "cd .old && t0=\$(date +%s%N) && PYTHONPATH=. python3 -m gemmprof $MAIN -o $B/overhead_old_$i.json >/dev/null && echo wall_ms \$(( (\$(date +%s%N) - t0) / 1000000 ))"
     step "overhead_new_$i" bash -c "t0=\$(date +%s%N) && python3 -m gemmprof $MAIN --regime burst -o $B/overhead_new_$i.json >/dev/null && echo wall_ms \$(( (\$(date +%s%N) - t0) / 1000000 ))"
   done
