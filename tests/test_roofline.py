@@ -266,7 +266,7 @@ def test_l2_and_shared_memory_roofs_when_the_profile_gives_them(runner, drawn, t
     del doc["measured"]
     mine = tmp_path / "card.yaml"
     mine.write_text(yaml.safe_dump(doc))
-    fig, _ = plot(runner, drawn, tmp_path, FIX, "--profile", mine)
+    fig, _ = plot(runner, drawn, tmp_path, FIX, "--gpu-file", mine)
     roofs = by_gid(fig, "roof:")
     assert {g for g in roofs if g.startswith("roof:memory")} == {"roof:memory:dram:datasheet",
                                                                   "roof:memory:l2:datasheet",

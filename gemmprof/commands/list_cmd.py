@@ -93,9 +93,22 @@ def _explain(rungs, params, shape, fmt, output):
         return
     text = "\n\n".join(e.text if e else f"{b.spec.id} {b.spec.name}: no accesses: block in its spec"
                        for b, e in found)
+    text = _wrapped(text)
     if output:
         from gemmprof.results.files import write_atomic
 
         write_atomic(output, text + "\n")
     else:
         click.echo(text)
+
+
+def _wrapped(text: str) -> str:
+    """Each line wrapped at the terminal's width (render.table.text_width), continued under its own indent."""
+    from gemmprof.render.table import text_width, wrap_text
+
+    width, out = text_width(), []
+    for line in text.splitlines():
+        indent = " " * (len(line) - len(line.lstrip()))
+        pieces = wrap_text(line.strip(), max(20, width - len(indent) - 2)) if line.strip() else [""]
+        out += [indent + pieces[0]] + [indent + "  " + p for p in pieces[1:]]
+    return "\n".join(out)

@@ -106,23 +106,41 @@ def _depth(doc) -> int:
 MAX_GUNZIPPED = 1 << 30  # a results file gzipped (records keep large ones so) unpacks to far less than this
 
 
-def load_json(path) -> dict:
-    """A results file, plain or gzipped (`.json.gz`)."""
+def read_bytes(path) -> bytes:
+    """A saved file's bytes, unpacked when it is gzipped (`.gz`): every reader of saved results goes through here,
+    so a record's `.json.gz` or `.csv.gz` reads as the file it packs."""
     path = Path(path)
     try:
-        text = path.read_bytes()
+        data = path.read_bytes()
     except OSError as exc:
         raise InputError(f"{path}: cannot read ({exc.strerror or exc})") from None
-    if path.suffix == ".gz":
+    if path.suffix.lower() == ".gz" or data[:2] == b"\x1f\x8b":
         import gzip
         import io
         import zlib
 
         try:
-            with gzip.GzipFile(fileobj=io.BytesIO(text)) as fh:
-                text = fh.read(MAX_GUNZIPPED + 1)
+            with gzip.GzipFile(fileobj=io.BytesIO(data)) as fh:
+                data = fh.read(MAX_GUNZIPPED + 1)
         except (OSError, EOFError, zlib.error) as exc:
             raise InputError(f"{path}: not a readable gzip file ({exc})") from None
-        if len(text) > MAX_GUNZIPPED:
+        if len(data) > MAX_GUNZIPPED:
             raise InputError(f"{path}: unpacks to more than {MAX_GUNZIPPED >> 20} MiB, too large for a results file")
+    return data
+
+
+def read_text(path) -> str:
+    """A saved text file (an ncu or nsys CSV, nsys's printed tables), plain or gzipped, bad bytes replaced."""
+    return read_bytes(path).decode("utf-8", errors="replace")
+
+
+def unpacked_name(path) -> str:
+    """The file's name without a `.gz` ending: what it holds (`ncu.csv.gz` holds `ncu.csv`)."""
+    name = Path(path).name
+    return name[:-3] if name.lower().endswith(".gz") else name
+
+
+def load_json(path) -> dict:
+    """A results file, plain or gzipped (`.json.gz`)."""
+    text = read_bytes(path)
     return parse_json(text, str(path))

@@ -355,12 +355,12 @@ def merge(primary: NcuReport, secondary: NcuReport) -> NcuReport:
 
 
 def read_csv_file(path) -> NcuReport:
-    """Read a saved ncu CSV, or raise InputError naming the file and the problem."""
-    from pathlib import Path
+    """Read a saved ncu CSV, plain or gzipped (`.csv.gz`, as records keep them), or raise InputError naming the
+    file and the problem."""
+    from gemmprof.results.files import read_text
 
-    p = Path(path)
     try:
-        text = p.read_text(encoding="utf-8", errors="replace")
-    except OSError as exc:
-        raise InputError(f"--from: cannot read {p}: {exc.strerror or exc}") from None
+        text = read_text(path)
+    except InputError as exc:
+        raise InputError(f"--from: {exc}") from None
     return parse_csv(text)
