@@ -44,7 +44,9 @@ def _sass_columns(kernel, r) -> dict:
 @click.argument("variants", nargs=-1)
 @click.option("--arch", "archs", multiple=True, default=("sm_90",), show_default=True,
               help="Target architecture (repeatable), e.g. --arch sm_80 --arch sm_90.")
-@click.option("--spec", "spec_files", multiple=True, type=click.Path(dir_okay=False), help="Also build these specs.")
+@click.option("--spec", "spec_files", multiple=True, type=click.Path(dir_okay=False),
+              help="Build your own kernel from its YAML spec (repeatable); alone it builds only these, with VARIANTS "
+                   "those too.")
 @click.option("--param", "params", multiple=True, metavar="NAME=VALUE", help="Override a parameter.")
 @click.option("-j", "--jobs", type=click.IntRange(1, 256), default=None,
               help="Parallel nvcc processes (default: CPU cores less two, 1 to 16).")

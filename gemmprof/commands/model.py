@@ -21,7 +21,8 @@ from gemmprof.render.table import Column, Table, emit_many
 @shape_options
 @click.option("--dtype", type=click.Choice(["fp32", "fp16", "bf16", "tf32"]), default="fp32", show_default=True,
               help="Element type: sizes and the peak used (bf16: with --ladder, the rungs built for bf16, h4-h13).")
-@click.option("--alpha", type=FINITE, default=1.0, show_default=True)
+@click.option("--alpha", type=FINITE, default=1.0, show_default=True,
+              help="C = alpha * A @ B + beta * C (alpha costs no traffic; the epilogue's FLOPs: --flop-convention).")
 @click.option("--beta", type=FINITE, default=0.0, show_default=True, help="C is read only when beta != 0.")
 @gpu_options
 @click.option("--peak-tflops", type=POSITIVE, default=None, help="Compute ceiling instead of the GPU spec's.")

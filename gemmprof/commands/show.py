@@ -25,7 +25,7 @@ def command(results, top, wide, columns, fmt, output):
     \b
     Examples:
       gemmprof show results.json
-      gemmprof show results.json --wide           # every column; the default fits 120 characters
+      gemmprof show results.json --wide           # every column that fits the terminal
       gemmprof show results.json --format csv -o results.csv
       gemmprof show profile.json --top 5
     """
