@@ -1,4 +1,4 @@
-// gemmprof host launcher for kernel 12 of pranjalssh/fast.cu (MIT, see LICENSE and SOURCE.md beside this file).
+// gemmprof host launcher for kernel 12 of pranjalssh/fast.cu (MIT, see LICENSE and README.md beside this file).
 // matmul_12.cuh is included verbatim; this file supplies what fast.cu's matmul.cu defines before including it
 // and replaces its runKernel12 with a launcher that takes gemmprof's stream and caches its host-side setup.
 //

@@ -176,7 +176,7 @@ FAMILIES = (
 )
 OTHER_FAMILY = "other kernels"
 FAMILY_COLOURS = ("#1b9e77", "#d95f02", "#7570b3", "#e7298a", "#66a61e", "#e6ab02", "#a6761d", "#17becf",
-                  "#9467bd", "#8c564b", "#bcbd22", "#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#7f7f7f")
+                  "#1f3a93", "#8c564b", "#bcbd22", "#111111", "#d62728", "#2ca02c", "#ff7f0e", "#7f7f7f")
 RUNG_MARKERS = ("o", "s", "^", "D", "v", "P", "X", "<", ">", "p")
 FILL = {"model": "full", "l2": "bottom", "dram": "none", "min": "full"}  # the point's level, by its fill
 

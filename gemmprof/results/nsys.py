@@ -10,6 +10,7 @@ import statistics
 from dataclasses import dataclass, field
 
 from gemmprof.errors import InputError
+from gemmprof.results import cells
 from gemmprof.results.fields import Fields
 from gemmprof.results.files import load_json, save_json
 from gemmprof.results.shape import GemmShape
@@ -153,10 +154,14 @@ class CompareRow:
         if unknown:
             raise InputError(f"{where}: unknown key {unknown[0]!r}")
         shape = f.str("shape")
-        dims = re.fullmatch(r"(\d{1,10})x(\d{1,10})x(\d{1,10})", shape or "")
-        if shape and not dims:
-            f._bad("shape", "a shape MxNxK")
-        shape = GemmShape(*map(int, dims.groups())) if dims else None
+        if shape:
+            try:
+                dims = cells.integers(shape, minimum=1) if re.fullmatch(r"[0-9]+x[0-9]+x[0-9]+", shape) else ()
+            except cells.CellError:
+                dims = ()
+            if len(dims) != 3:
+                f._bad("shape", "a shape MxNxK")
+            shape = GemmShape(*dims)
         stats = KernelStats(name=f.name("kernel"), instances=f.int("instances", 0), total_ns=f.num("total_ns", 0) or 0.0,
                             avg_ns=f.num("avg_ns", 0) or 0.0, med_ns=f.num("med_ns", 0), min_ns=f.num("min_ns", 0),
                             max_ns=f.num("max_ns", 0), stddev_ns=f.num("stddev_ns", 0), range=f.str("range"),

@@ -2,7 +2,7 @@
 
 The summary keeps, per shape and variant, the status, TFLOP/s and % of cuBLAS of the same dtype in that shape's run;
 everything else is derived from those cells: per rung the geometric mean and the minimum of % of cuBLAS over the
-shapes it ran, and the same for the best rung of each shape (issue 26: "the geometric mean of % of cuBLAS per rung").
+shapes it ran, and the same for the best rung of each shape.
 A shape where a rung did not run (rejected, FAIL, error, skipped) is left out of that rung's mean and named as missing.
 
 A sweep may also hold confirmations: per shape, its contenders (the first run's best and the rungs close to it)
