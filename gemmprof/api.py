@@ -10,7 +10,7 @@ CALLABLE_DTYPES = ("fp32", "fp16", "bf16")
 FILLS = ("uniform", "uniform01", "randn", "zeros", "ints")
 
 
-def bench(fn, *, m: int, n: int, k: int, dtype: str = "fp32", c_dtype: str = "fp32", arrays: str = "cupy",
+def bench(fn, *, m: int, n: int, k: int, dtype: str = "fp32", c_dtype: str | None = None, arrays: str = "cupy",
           alpha: float = 1.0, beta: float = 0.0, name: str | None = None, baselines: bool = True,
           seed: int | None = None, budget_s: float = 1.0, max_reps: int = 200, flush_l2: bool = True,
           precision: float = 0.005, warmup: int = 3, gpu: str | None = None, regime: str = "sustained",
@@ -20,8 +20,10 @@ def bench(fn, *, m: int, n: int, k: int, dtype: str = "fp32", c_dtype: str = "fp
     fn must fill C = alpha * A @ B + beta * C in place and enqueue its work on CuPy's current stream. A (m x k)
     and B (k x n) come in `dtype` (fp32, fp16, or bf16: uint16 bit patterns for CuPy arrays, torch.bfloat16 for
     torch), C (m x n) in `c_dtype` (fp32, or fp16 or bf16 for a GEMM that writes half C: verified with that C's
-    tolerance, beside cuBLAS writing the same C); `arrays` is "cupy" or "torch" (tensors over the same memory,
-    through DLPack). With `baselines`, cuBLAS of the same input and C dtypes and torch.matmul (where torch is
+    tolerance, beside cuBLAS writing the same C). Without `c_dtype`, half inputs get C inferred from one call
+    over fp32 C (callables.choose_c_dtype: fp32 if it fills it; the inputs' type if it raised there, or wrote
+    only half numbers into it, and fills a C of that type) and the row's note says which and why. `arrays` is
+    "cupy" or "torch" (tensors over the same memory, through DLPack). With `baselines`, cuBLAS of the same input and C dtypes and torch.matmul (where torch is
     installed) are timed beside it. `warmup` calls precede the timed ones, which stop once the median's 95%
     confidence interval is within +-`precision` (a fraction; 0: spend all of `budget_s`, up to `max_reps` calls).
     `regime` "sustained" (default) warms each variant until NVML's SM clock and power settle before timing it, as
@@ -41,7 +43,7 @@ def bench(fn, *, m: int, n: int, k: int, dtype: str = "fp32", c_dtype: str = "fp
     from gemmprof.model.annotate import annotate
     from gemmprof.model.traffic import GemmShape
 
-    for key, value in (("dtype", dtype), ("c_dtype", c_dtype)):
+    for key, value in (("dtype", dtype), ("c_dtype", c_dtype or "fp32")):
         if value not in CALLABLE_DTYPES:
             raise InputError(f"bench: {key} {value!r}: give one of {', '.join(CALLABLE_DTYPES)}")
     if isinstance(warmup, bool) or not isinstance(warmup, int) or warmup < 0:
@@ -52,7 +54,7 @@ def bench(fn, *, m: int, n: int, k: int, dtype: str = "fp32", c_dtype: str = "fp
             raise InputError(f"bench: {key} {value!r}: give one of {', '.join(allowed)}")
     timing.capture()  # before fn's own module could matter: CuPy's timing functions as they are now
     shape = GemmShape(m, n, k)
-    call = replace(callables.from_function(fn, name=name), c_dtype=c_dtype)
+    call = callables.from_function(fn, name=name)
     adapter = arrays_mod.adapter(arrays)
     require_cupy()
     gpu_spec = gpu_specs.get_gpu(gpu) if gpu else (current_device_gpu() or gpu_specs.get_gpu("h100"))
@@ -61,6 +63,11 @@ def bench(fn, *, m: int, n: int, k: int, dtype: str = "fp32", c_dtype: str = "fp
                                              precision=precision, warmup=warmup, regime=regime, fill=fill, l2=l2,
                                              checks=checks, energy=energy))
     runner = Runner(gpu_spec, options)
+    inferred = ""
+    if c_dtype is None:
+        c_dtype, inferred = callables.choose_c_dtype(
+            dtype, lambda c: callables.attempt_call(runner, fn, dtype, adapter, c))
+    call = replace(call, c_dtype=c_dtype)
     command = (f"gemmprof.bench({call.name}, m={m}, n={n}, k={k}, dtype={dtype!r}, "
                + (f"c_dtype={c_dtype!r}, " if c_dtype != "fp32" else "") + f"arrays={arrays!r})")
     result = new_result(gpu_spec, options, runner, command)
@@ -73,6 +80,8 @@ def bench(fn, *, m: int, n: int, k: int, dtype: str = "fp32", c_dtype: str = "fp
             if kind == "callable":
                 result.variants.append(callables.lost_row(item, str(exc)))
             break
+        if kind == "callable" and inferred:
+            row.message = "; ".join(x for x in (inferred, row.message) if x)
         result.variants.append(annotate(row, shape, options.beta, gpu_spec, l2_policy=options.timing.l2_policy))
     runner.close()
     return result

@@ -58,9 +58,9 @@ def cli():
 
     \b
     Examples:
-      gemmprof model --size 4096 --gpu h100            # FLOPs, bytes, bounds: no GPU needed
-      gemmprof run --all --size 4096 -o results.json   # the whole fp32 ladder on your GPU
-      gemmprof roofline results.json -o roofline.png   # plot it, on any machine
+      gemmprof model --size 4096 --gpu h100                         # FLOPs, bytes, bounds: no GPU needed
+      gemmprof run --all --dtype fp32 --size 4096 -o results.json   # the fp32 ladder on your GPU
+      gemmprof roofline results.json -o roofline.png                # plot it, on any machine
     """
 
 

@@ -37,9 +37,16 @@ def test_load_returns_the_typed_result_by_kind(path):
     assert isinstance(loaded, RunResult if kind == "gemmprof.run" else ProfileResults)
 
 
+def test_a_records_compare_nsys_file_loads_as_a_comparison():
+    from gemmprof.results.nsys import Comparison
+
+    cmp = gemmprof.load(ROOT / "tests/fixtures/records/2026-11-22_h100_nsys/nsys_4096.json")
+    assert isinstance(cmp, Comparison) and cmp.rows and all(r.stats.avg_ns > 0 for r in cmp.rows)
+
+
 def test_load_refuses_other_kinds_naming_the_kind():
-    with pytest.raises(InputError, match="gemmprof.nsys-compare"):
-        gemmprof.load(ROOT / "tests/fixtures/records/2026-11-22_h100_nsys/nsys_4096.json")
+    with pytest.raises(InputError, match="gemmprof.tune"):
+        gemmprof.load(ROOT / "tests/fixtures/results/h100_tune_16_1000.json.gz")
 
 
 def test_import_gemmprof_stays_light():

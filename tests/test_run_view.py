@@ -43,7 +43,7 @@ def realistic_run():
 
 def test_default_table_fits_120_columns_without_a_wrapped_row():
     run = realistic_run()
-    text = render_text(terminal_view(run_table(run)), width=120)
+    text = render_text(terminal_view(run_table(run), width=120), width=120)
     lines = text.splitlines()
     assert max(len(line) for line in lines) <= 120
     header = [line for line in lines if line.startswith("┃")]
@@ -57,7 +57,7 @@ def test_default_table_fits_120_columns_without_a_wrapped_row():
 
 def test_long_notes_become_numbered_footnotes_with_the_whole_text():
     run = realistic_run()
-    view = terminal_view(run_table(run))
+    view = terminal_view(run_table(run), width=120)
     text = render_text(view, width=120)
     fail_note = next(v.message for v in run.variants if v.status == "FAIL")
     row = next(r for r in view.rows if r["id"] == "u2")
@@ -73,7 +73,7 @@ def test_long_notes_become_numbered_footnotes_with_the_whole_text():
 def test_json_and_csv_keep_every_field():
     run = realistic_run()
     full = run_table(run)
-    view = terminal_view(full)
+    view = terminal_view(full, width=120)
     assert [c.key for c in view.columns] == list(DEFAULT_COLUMNS)
     header = to_csv(full).splitlines()[0]
     for col in ("min (ms)", "% peak", "AI model (FLOP/B)", "regs", "occ (%)", "rel err"):

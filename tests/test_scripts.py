@@ -34,7 +34,8 @@ def run_script(*args, timeout=120, env=None):
 def test_every_script_is_covered_here():
     """A new script needs a test in this file; a removed one leaves its test behind as a failure."""
     covered = {"gpu_batch.sh", "compiler_check.py", "ncu_vs_events.py", "record.py", "tune_speedup.py",
-               "tune_multigpu.py", "startup_times.py", "specialize_perf.py", "l2_cold_check.py"}  # these two: --help below (GPU runs)
+               "tune_multigpu.py", "startup_times.py", "specialize_perf.py", "l2_cold_check.py",  # --help below
+               "readme_roofline.py"}
     elsewhere = {"shape_sweep.py": "test_shape_sweep.py", "regime_check.py": "test_callables.py",
                  "fetch_public_kernel.py": "test_examples.py"}  # scripts with a test file of their own
     for script, test in elsewhere.items():
@@ -93,6 +94,31 @@ def test_record_writes_the_command_device_and_table():
     assert f"## `{run.command}`" in res.stdout and run.device["name"] in res.stdout
     assert f"GPU spec {run.gpu_spec}" in res.stdout
     assert all(v.name in res.stdout for v in run.variants)
+
+
+# -- readme_roofline.py: the README's picture, drawn from the records, checked against them -----------------------
+def test_the_readme_roofline_shows_the_records_variants():
+    """CI: the picture in docs/ holds every verified row of the records it is drawn from, and nothing else."""
+    res = run_script(SCRIPTS / "readme_roofline.py", "--check")
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert "variants are the records'" in res.stdout
+    assert "docs/roofline_h100_4096.png" in (ROOT / "README.md").read_text()
+
+
+def test_readme_roofline_draws_what_it_says_and_check_catches_a_stale_picture(tmp_path):
+    sys.path.insert(0, str(SCRIPTS))
+    try:
+        script = importlib.import_module("readme_roofline")
+    finally:
+        sys.path.remove(str(SCRIPTS))
+    out = tmp_path / "roof.png"
+    drawn = script.draw(out, dpi=50)
+    assert drawn == script.records_variants() == script.picture_variants(out)
+    assert len(drawn) >= 30 and {"fp32 split_k_small_problems", "fp16 cluster_split_k", "fp16 wmma_seed001"} <= set(drawn)
+    stale = tmp_path / "stale.png"  # a picture of fewer runs: what the old README picture was
+    script.draw(stale, runs=script.RUNS[:1], dpi=50)
+    res = run_script(SCRIPTS / "readme_roofline.py", "--check", "-o", stale)
+    assert res.returncode == 1 and "only in the records" in res.stderr and "cluster_split_k" in res.stderr
 
 
 # -- tune_speedup.py and tune_multigpu.py through gemmprof tune's stand-in compiler and GPU ------------------------

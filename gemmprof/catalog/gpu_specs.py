@@ -210,7 +210,7 @@ def load_gpu_file(path) -> GpuSpec:
 
     path = Path(path)
     try:
-        text = read_text(path, "GPU spec .yaml", limit=4 << 20)
+        text = read_text(path, "GPU spec .yaml", limit=4 << 20, strict=True)
     except InputError as exc:
         raise GpuSpecError(f"--gpu-file: {exc}") from None
     return parse_gpu_spec(path, text)

@@ -311,7 +311,7 @@ def load_spec(path) -> KernelSpec:
 
     path = Path(path)
     try:
-        text = read_text(path, "kernel spec .yaml", limit=SPEC_BYTES)
+        text = read_text(path, "kernel spec .yaml", limit=SPEC_BYTES, strict=True)
     except InputError as exc:
         raise SpecError(f"--spec: {exc}") from None
     return parse_spec(path.resolve(), text)

@@ -87,9 +87,14 @@ def output_options(func):
     return wrapper
 
 
+def deprecated_alias(old: str, new: str, what: str) -> None:
+    """One line on stderr when a script uses an option's old spelling: it still works, and says what replaces it."""
+    click.echo(f"gemmprof: {old} is the old spelling of {new} ({what}); it still works, but use {new}.", err=True)
+
+
 def gpu_options(func):
     """--gpu NAME or --gpu-file FILE.yaml: the GPU spec sheet (peaks, SM limits). `--profile FILE` is the old,
-    hidden spelling of --gpu-file, kept for one release ("profile" now means Nsight Compute's)."""
+    hidden spelling of --gpu-file: it still works and says so on stderr ("profile" means Nsight Compute's)."""
     @click.option("--gpu", "gpu", default=None, metavar="NAME",
                   help="GPU spec name (see `gemmprof gpus`); default: the current device, else H100 SXM.")
     @click.option("--gpu-file", "gpu_file", type=click.Path(dir_okay=False), default=None,
@@ -100,6 +105,7 @@ def gpu_options(func):
         if gpu_file_old is not None:
             if kwargs.get("gpu_file") is not None:
                 raise InputError("--gpu-file and --profile (its old name): give one")
+            deprecated_alias("--profile FILE.yaml", "--gpu-file", "a GPU spec sheet")
             kwargs["gpu_file"] = gpu_file_old
         return func(*args, **kwargs)
 

@@ -10,7 +10,7 @@ from gemmprof.commands._options import gpu_options, output_options, resolve_gpu,
 from gemmprof.errors import InputError
 from gemmprof.render.table import Column, Table, emit
 
-SASS_COLUMNS = [Column("FFMA", "FFMA"), Column("HMMA", "HMMA"), Column("HGMMA", "HGMMA"), Column("LDS", "LDS"),
+SASS_COLUMNS = [Column("FFMA", "FFMA", drop=-1), Column("HMMA", "HMMA", drop=-1), Column("HGMMA", "HGMMA", drop=-1), Column("LDS", "LDS"),
                 Column("LDS.64", "LDS.64"), Column("LDS.128", "LDS.128"), Column("LDG", "LDG"),
                 Column("LDG.64", "LDG.64"), Column("LDG.128", "LDG.128"), Column("LDGSTS", "LDGSTS"),
                 Column("STG", "STG"), Column("BAR", "BAR"), Column("LDL", "LDL"), Column("STL", "STL"),
@@ -44,7 +44,9 @@ def _sass_columns(kernel, r) -> dict:
 @click.argument("variants", nargs=-1)
 @click.option("--arch", "archs", multiple=True, default=("sm_90",), show_default=True,
               help="Target architecture (repeatable), e.g. --arch sm_80 --arch sm_90.")
-@click.option("--spec", "spec_files", multiple=True, type=click.Path(dir_okay=False), help="Also build these specs.")
+@click.option("--spec", "spec_files", multiple=True, type=click.Path(dir_okay=False),
+              help="Build your own kernel from its YAML spec (repeatable); alone it builds only these, with VARIANTS "
+                   "those too.")
 @click.option("--param", "params", multiple=True, metavar="NAME=VALUE", help="Override a parameter.")
 @click.option("-j", "--jobs", type=click.IntRange(1, 256), default=None,
               help="Parallel nvcc processes (default: CPU cores less two, 1 to 16).")
@@ -101,10 +103,10 @@ def command(variants, archs, spec_files, params, jobs, size, m, n, k, gpu, gpu_f
                      "stack_frame": res.stack_frame if res else None,
                      "compile_s": r.build.compile_s if r.build else None})
     sass = find_disassembler() is not None or any(r.build and r.build.sass for r in results)
-    cols = [Column("name", "kernel", fmt="s"), Column("arch", "arch", fmt="s"), Column("status", "status", fmt="s"),
-            Column("registers", "regs/thread"), Column("static_smem", "static smem", "B"),
+    cols = [Column("name", "kernel", fmt="s"), Column("arch", "arch", fmt="s", drop=int(len(archs) == 1)),
+            Column("status", "status", fmt="s"), Column("registers", "regs/thread", drop=-1), Column("static_smem", "static smem", "B"),
             Column("spill_stores", "spill st", "B"), Column("spill_loads", "spill ld", "B"),
-            Column("stack_frame", "stack", "B"), Column("compile_s", "nvcc", "s", fmt=".1f"),
+            Column("stack_frame", "stack", "B", drop=1), Column("compile_s", "nvcc", "s", fmt=".1f", drop=2),
             *(SASS_COLUMNS if sass else [])]
     version = next((r.build.label for r in results if r.build), "nvcc")
     notes = ["nvcc: the compiler's wall time in this build ('-': read from the cache)."]

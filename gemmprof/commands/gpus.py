@@ -25,7 +25,15 @@ def command(name, gpu_file, gpu_file_old, fmt, output):
     """
     from gemmprof.catalog import gpu_specs
 
-    gpu_file = gpu_file or gpu_file_old  # --profile: the old name of --gpu-file
+    if gpu_file_old is not None:  # --profile: the old name of --gpu-file
+        from gemmprof.commands._options import deprecated_alias
+
+        if gpu_file is not None:
+            from gemmprof.errors import InputError
+
+            raise InputError("--gpu-file and --profile (its old name): give one")
+        deprecated_alias("--profile FILE.yaml", "--gpu-file", "a GPU spec sheet")
+        gpu_file = gpu_file_old
     if name or gpu_file:
         from gemmprof.render.table import choose_format
 
@@ -61,7 +69,7 @@ def _detail(p) -> Table:
     if p.smem_bandwidth_gbs:
         add("smem_bandwidth_gbs", p.smem_bandwidth_gbs, "GB/s")
     for k, v in p.sm_limits.__dict__.items():
-        add(f"sm_limits.{k}", list(v) if isinstance(v, tuple) else v)
+        add(f"sm_limits.{k}", ", ".join(f"{x:g}" for x in v) if isinstance(v, tuple) else v)
     for k, v in p.measured.items():
         add(f"measured.{k}", v)
     cols = [Column("figure", "figure", fmt="s"), Column("value", "value"), Column("unit", "unit", fmt="s"),

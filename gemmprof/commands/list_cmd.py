@@ -21,9 +21,10 @@ from gemmprof.render.table import Column, Table, emit
 def command(dtype, spec_files, explain_rungs, params, size, m, n, k, fmt, output):
     """Show the kernel ladder: rung, name, technique, source document, dtype, parameters.
 
-    The sources "seed 000" to "seed 004" are the study notes the ladder was built from: seed 004 translates
-    Simon Boehm's "How to Optimize a CUDA Matmul Kernel" (rungs 1-12 follow its kernels); a name ending in
-    _seed00N is our implementation of that document's kernel, beside the rung it resembles.
+    The sources "seed 000" to "seed 004" are the study notes the ladder started from (the note under the table
+    says what each is): seed 004 translates Simon Boehm's "How to Optimize a CUDA Matmul Kernel for cuBLAS-like
+    Performance" (rungs 1-12 follow its kernels); a name ending in _seed00N is our implementation of that note's
+    kernel, beside the rung it resembles.
 
     With --explain RUNG, say for each of the rung's described memory accesses (its spec's `accesses:` block) how
     many 32-byte sectors and 128-byte lines one warp request touches and how much of them it uses, how many
@@ -58,12 +59,15 @@ def command(dtype, spec_files, explain_rungs, params, size, m, n, k, fmt, output
     emit(Table("The GEMM ladder", cols, rows, [SEEDS]), fmt, output)
 
 
-SEEDS = ("Sources: seed 000 to seed 004 are the five study notes the ladder was built from. Seed 004 translates "
-         "Simon Boehm's 'How to Optimize a CUDA Matmul Kernel for cuBLAS-like Performance' (rungs 1-12 follow "
-         "its kernels); seeds 000, 002 and 003 are GEMM notes and seed 001 teaches WMMA and mma.sync. A name ending "
-         "in _seed00N (1b, 3b, 3c, 5b, h1) is our implementation of that document's kernel, beside the rung it "
-         "resembles; "
-         "`gemmprof model --flop-convention seed004|seed003` counts FLOPs the way those notes do.")
+SEEDS = ("Sources: \"seed 000\" to \"seed 004\" are the five study notes the ladder started from (README, \"Where the "
+         "ladder comes from\"). Seed 004 translates Simon Boehm's \"How to Optimize a CUDA Matmul Kernel for "
+         "cuBLAS-like Performance\" (siboehm.com/articles/22/CUDA-MMM; rungs 1-12 follow its kernels); seeds 000 and "
+         "002 walk through an SGEMM series from a naive kernel to register tiles (github.com/ifromeast/cuda_learning); "
+         "seed 003 times naive to shared-memory kernels against cuBLAS under Nsight Systems; seed 001 teaches WMMA "
+         "and mma.sync (after github.com/KnowingNothing/MatmulTutorial). A name ending in _seed00N (1b, 3b, 3c, 5b, "
+         "h1) is our implementation of that note's kernel, beside the rung it resembles; `gemmprof model --flop-convention "
+         "seed004|seed003` counts FLOPs the way those notes do. \"Beyond the seeds\": public techniques, in code of "
+         "the project's own.")
 
 
 EXPLAIN_COLUMNS = [Column("rung", "rung", fmt="s"), Column("access", "access", fmt="s"),
@@ -94,9 +98,22 @@ def _explain(rungs, params, shape, fmt, output):
         return
     text = "\n\n".join(e.text if e else f"{b.spec.id} {b.spec.name}: no accesses: block in its spec"
                        for b, e in found)
+    text = _wrapped(text)
     if output:
         from gemmprof.results.files import write_atomic
 
         write_atomic(output, text + "\n")
     else:
         click.echo(text)
+
+
+def _wrapped(text: str) -> str:
+    """Each line wrapped at the terminal's width (render.table.text_width), continued under its own indent."""
+    from gemmprof.render.table import text_width, wrap_text
+
+    width, out = text_width(), []
+    for line in text.splitlines():
+        indent = " " * (len(line) - len(line.lstrip()))
+        pieces = wrap_text(line.strip(), max(20, width - len(indent) - 2)) if line.strip() else [""]
+        out += [indent + pieces[0]] + [indent + "  " + p for p in pieces[1:]]
+    return "\n".join(out)

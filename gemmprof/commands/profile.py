@@ -39,8 +39,9 @@ from gemmprof.measure.arrays import ARRAY_KINDS
 @click.option("--param", "params", multiple=True, metavar="NAME=VALUE", help="Override a rung parameter (repeatable).")
 @click.option("--cublas", is_flag=True, help="Also profile the cuBLAS baselines of the selected rungs' dtypes.")
 @click.option("--from", "from_file", type=click.Path(dir_okay=False), default=None, metavar="FILE",
-              help="Read an ncu CSV (details or raw page) or an .ncu-rep report instead of running ncu (a report "
-                   "through the ncu-report wheel where installed, else through ncu --import; --ncu forces ncu).")
+              help="Read an ncu CSV (details or raw page; plain or .csv.gz) or an .ncu-rep report instead of "
+                   "running ncu (a report through the ncu-report wheel where installed, else through ncu --import; "
+                   "--ncu forces ncu).")
 @click.option("--dtype", type=click.Choice(["fp32", "tf32", "fp16", "bf16"]), default=None,
               help="Only rungs of this dtype; with --from, the dtype of kernels gemmprof does not know.")
 @click.option("--section", "sections", multiple=True, metavar="NAME",
@@ -161,7 +162,9 @@ def _read(path: str, ncu_path: str | None):
         raise InputError(f"--from: {path}: nothing to show: every row is damaged ({len(report.warnings)} left out, "
                          f"the first: {report.warnings[0]})")
     if not report.launches:  # say why when the file is ncu output that explains it (permissions, no kernel)
-        text = Path(path).read_text(encoding="utf-8", errors="replace")
+        from gemmprof.results.files import read_text
+
+        text = read_text(path)
         try:
             ncu_run.diagnose(ncu_run.Completed(0, text, ""), f"--from {path}")
         except (ncu_run.NcuPermissionError, ncu_run.NoKernelsProfiledError):

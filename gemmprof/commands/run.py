@@ -36,7 +36,7 @@ def view_options(f):
                      help="Table columns to show, by key or header (e.g. rung,name,median_ms,regs,occ,note).")(f)
     return click.option("--wide", is_flag=True,
                         help="Show every column (min, spread, % peak, model intensity, registers, shared memory, "
-                             "occupancy, error, clocks); the default fits 120 characters.")(f)
+                             "occupancy, error, clocks) that fits the terminal; the default shows the main ones.")(f)
 
 
 @click.command("run")
@@ -77,7 +77,7 @@ def view_options(f):
 @click.option("--budget", type=FiniteFloat(positive=True, maximum=3600), default=1.0, show_default=True,
               help="Seconds of timed launches per variant, at most (see --precision).")
 @click.option("--precision", type=FiniteFloat(minimum=0, maximum=100), default=0.5, show_default=True, metavar="PCT",
-              help="Stop timing a variant once the 95%% confidence interval of its median is within +-PCT%% of it "
+              help="Stop timing a variant once the 95% confidence interval of its median is within +-PCT% of it "
                    "(at least 10 launches); 0 spends the whole --budget. --interleave always spends it.")
 @click.option("--max-reps", type=click.IntRange(1, 10 ** 6), default=200, show_default=True,
               help="At most this many timed launches per variant (--budget decides how many: at least 10 where "
@@ -106,7 +106,8 @@ def command(variants, all_, dtype, spec_files, callables, c_dtype, arrays, size,
     --c-dtype names), verified and timed the same way (and a torch.matmul row where torch is installed).
     Every launch runs inside an NVTX range "gemmprof NAME MxNxK" so nsys and ncu can find it. Every nvcc build
     starts first, in a pool of processes; each kernel is verified and timed as soon as its own build is done.
-    The table fits 120 columns; --wide or --columns show the rest, JSON and CSV (-o) keep every field.
+    The table fits the terminal (COLUMNS when piped, else 80); --wide or --columns show more, JSON and CSV (-o)
+    keep every field.
 
     \b
     Examples:

@@ -31,7 +31,8 @@ from gemmprof.render.table import FORMATS, emit
 @click.option("--ray", "ray_address", default=None, metavar="auto|local|ADDRESS",
               help="Measure on a Ray cluster, one actor per GPU (pip install 'gemmprof[ray]'); local: a private "
                    "one-host instance.")
-@click.option("--jobs", type=click.IntRange(1, 256), default=None, help="Compile processes (default: CPUs - 2, at most 8).")
+@click.option("--jobs", type=click.IntRange(1, 256), default=None,
+              help="Compile processes (default: the CPU cores less two, 1 to 16).")
 @click.option("--serial", is_flag=True, help="Compile, verify and time one configuration after another (no overlap).")
 @click.option("--budget", "timing_budget", type=POSITIVE, default=0.15, show_default=True,
               help="Seconds of timed launches per configuration.")

@@ -229,3 +229,86 @@ def _raise_if_context_lost(message: str) -> None:
 
     if not runner_module._context_alive():
         raise runner_module.ContextLost(message)
+
+
+# C's dtype, inferred: `gemmprof.bench(fn, ...)` without c_dtype ---------------------------------------------------
+@dataclass(frozen=True)
+class Attempt:
+    """One call of a function over a C of one dtype, made to choose its C: what happened."""
+
+    outcome: str  # ok (within that C's tolerance) | raised | unwritten | wrong
+    detail: str = ""  # the exception, the check's finding, or what the function returned
+    half_values: bool = False  # an fp32 C holding only numbers of the inputs' half type: a half product, cast
+
+
+def choose_c_dtype(dtype: str, attempt: Callable[[str], Attempt]) -> tuple[str, str]:
+    """The C a function with `dtype` inputs fills, and the sentence that says how it was decided.
+
+    fp32 inputs: fp32 C. Half inputs: one call over fp32 C; if it writes fp32 C within its tolerance, fp32. If it
+    raised, or wrote only numbers of the half type into the fp32 C (a half product cast: torch.matmul's fp16
+    result copied into C), one call over C of the inputs' type decides: within that C's tolerance, that C.
+    Anything else stays fp32, and the run's verification reports what the function did."""
+    if dtype not in HALF_TYPES:
+        return "fp32", ""
+    first = attempt("fp32")
+    if first.outcome == "ok":
+        return "fp32", f"C: fp32, inferred (it filled fp32 C from {dtype} inputs)"
+    if first.outcome == "raised" or (first.outcome == "wrong" and first.half_values):
+        second = attempt(dtype)
+        if second.outcome == "ok":
+            why = (f"over fp32 C it raised {first.detail}" if first.outcome == "raised"
+                   else f"it wrote only {dtype} numbers into fp32 C, out of {dtype}'s precision")
+            return dtype, f"C: {dtype}, inferred ({why}; c_dtype='{dtype}' says so)"
+    said = {"raised": f"over fp32 C it raised {first.detail}", "unwritten": first.detail or "it left C unwritten",
+            "wrong": f"its fp32 C was wrong ({first.detail})"}.get(first.outcome, first.detail)
+    return "fp32", f"C: fp32, not inferred ({said}; give c_dtype= if it writes half C)"
+
+
+HALF_TYPES = ("fp16", "bf16")
+
+
+def attempt_call(runner, fn, dtype: str, arrays, c_dtype: str) -> Attempt:
+    """Call fn over the runner's problem with a C of `c_dtype` and check it as verification does: over C poisoned
+    with NaN and, where beta = 0, again over a finite sentinel (two calls)."""
+    import cupy
+
+    from gemmprof.measure.problem import tolerance, verify
+
+    problem = runner.problem(dtype, c_dtype)
+    outputs = [problem.fresh_output()] + ([problem.sentinel_output()] if problem.beta == 0 else [])
+    returned = None
+    with arrays.stream():
+        A, B = arrays.operands(problem)
+        for out in outputs:
+            C, before, after = arrays.output(out, c_dtype)
+            try:
+                if before:
+                    before()
+                returned = fn(A, B, C, problem.alpha, problem.beta)
+                if after:
+                    after()
+            except Exception as exc:
+                _raise_if_context_lost(str(exc))
+                return Attempt("raised", f"{type(exc).__name__}: {_one_line(exc, 160)}")
+        cupy.cuda.Device().synchronize()
+    check = verify(outputs[0], outputs[1] if len(outputs) > 1 else None, problem, tolerance(dtype, c_dtype))
+    if check.passed:
+        return Attempt("ok")
+    shape = problem.shape
+    if check.unwritten >= 0.99 * shape.M * shape.N:
+        kind = getattr(returned, "dtype", None)
+        what = f"it returned a {kind} array and left C unwritten" if kind is not None else "it left C unwritten"
+        return Attempt("unwritten", what + ": gemmprof reads C, filled in place")
+    return Attempt("wrong", check.describe(), c_dtype == "fp32" and _only_half_numbers(outputs[-1], dtype))
+
+
+def _only_half_numbers(c32, dtype: str) -> bool:
+    """Every element of an fp32 array is finite and a number of the half type `dtype` (fp16 or bf16)."""
+    import numpy as np
+
+    x = np.asarray(c32.get() if hasattr(c32, "get") else c32, dtype=np.float32)
+    if x.size == 0 or not np.isfinite(x).all():
+        return False
+    if dtype == "fp16":
+        return bool(np.array_equal(x, x.astype(np.float16).astype(np.float32)))
+    return bool(((x.view(np.uint32) & np.uint32(0xFFFF)) == 0).all())

@@ -198,7 +198,7 @@ def explain_kernels(kernels, shape, gpu, runs=(), profiles=(), failures: list | 
             notes.append(f"--results: no verified run of {kernel.variant_name} at {shape.label} with these "
                          "parameters; SASS from nvcc here")
         if profiles and findings is None:
-            notes.append(f"--profile: no launch of {kernel.variant_name} at {shape.label}")
+            notes.append(f"--profile-results: no launch of {kernel.variant_name} at {shape.label}")
         e = explain(facts, gpu)
         out.append(replace(e, notes=e.notes + tuple(notes)) if notes else e)
     return out

@@ -103,7 +103,7 @@ def run_table(result: RunResult) -> Table:
             "tflop_per_joule": v.tflop_per_joule,
             "checked": len(v.checks.checked) if v.checks else None,
         })
-    cols = [Column("id", "rung", fmt="s"), Column("name", "name", fmt="s"), Column("compiler", "compiler", fmt="s"),
+    cols = [Column("id", "rung", fmt="s"), Column("name", "name", fmt="s", drop=-1), Column("compiler", "compiler", fmt="s"),
             Column("status", "status", fmt="s"), Column("median_ms", "median", "ms", ".3f"), Column("min_ms", "min", "ms", ".3f"),
             Column("spread_pct", "spread", "%", ".1f"), Column("tflops", "TFLOP/s", fmt=".2f"),
             Column("pct_peak", "% peak", fmt=".1f"), Column("pct_cublas", "% cuBLAS", fmt=".1f"),
@@ -174,17 +174,21 @@ def _clock_cell(v) -> str | None:
 
 # The terminal's default view: what a reader needs first. --wide shows every column, --columns names them.
 DEFAULT_COLUMNS = ("id", "name", "status", "median_ms", "tflops", "pct_cublas", "message")
-TERMINAL_WIDTH = 120
-NAME_MAX = 30
+NAME_MAX = 30  # at 120 columns and wider; narrower, names are cut further (to NAME_MIN) before notes wrap
+NAME_MIN = 12
 ID_MAX = 8  # "cuBLAS", "5b", "h6"; a user's spec may name itself at any length
 _MIN_NOTE = 16
 
 
 def terminal_view(full: Table, columns: tuple[str, ...] | None = None, wide: bool = False,
-                  width: int = TERMINAL_WIDTH) -> Table:
-    """The run table for a terminal: the default columns fit `width` (names cut, long notes moved under the table
-    as numbered footnotes); --wide keeps every column, `columns` (keys or headers) chooses them. JSON and CSV are
+                  width: int | None = None) -> Table:
+    """The run table for a terminal: the default columns fit `width` (default: the terminal's, render.table's
+    text_width) with names cut and long notes moved under the table as numbered footnotes; --wide keeps every
+    column, `columns` (keys or headers) chooses them (what does not fit is left out and named). JSON and CSV are
     written from `full`, which keeps every field."""
+    from gemmprof.render.table import text_width
+
+    width = width or text_width()
     keys = _chosen(full, columns) if columns else [c.key for c in full.columns] if wide else \
         [k for k in DEFAULT_COLUMNS if any(c.key == k for c in full.columns)]
     if not columns and not wide and len({r.get("compiler") for r in full.rows} - {None, "cuBLAS", "cuBLASLt"}) > 1:
@@ -197,8 +201,11 @@ def terminal_view(full: Table, columns: tuple[str, ...] | None = None, wide: boo
     fit = not columns and not wide
     if fit:  # the whole id and name stay in JSON, CSV and footnotes
         for r in rows:
-            r["name"] = _cut(r.get("name") or "", NAME_MAX)
             r["id"] = _cut(str(r.get("id") or ""), ID_MAX)
+        fixed = sum(_width(c, rows) for c in cols if c.key not in ("name", "message")) + 3 * len(cols) + 1
+        room = width - fixed - (_MIN_NOTE if "message" in keys else 0)
+        for r in rows:
+            r["name"] = _cut(r.get("name") or "", max(NAME_MIN, min(NAME_MAX, room)))
     notes = [legend(keys)] + full.notes[1:]
     if "message" in keys:
         others = sum(_width(c, rows) for c in cols if c.key != "message") + 3 * len(cols) + 1
@@ -240,7 +247,9 @@ def _width(col: Column, rows: list[dict]) -> int:
 
 
 def _cut(text: str, width: int) -> str:
-    return text if len(text) <= width else text[: max(1, width - 1)] + "…"
+    from gemmprof.render.table import ellipsize
+
+    return ellipsize(text, max(2, width))
 
 
 def _without_name(text: str, name) -> str:

@@ -166,14 +166,6 @@ def read_file(path, what: str = "file", limit: int = MAX_FILE_BYTES) -> bytes:
     return data
 
 
-def read_text(path, what: str = "file", limit: int = MAX_FILE_BYTES) -> str:
-    """read_file, decoded as UTF-8 (one InputError naming the file otherwise)."""
-    try:
-        return read_file(path, what, limit).decode("utf-8")
-    except UnicodeDecodeError:
-        raise InputError(f"{path}: not a text file (not UTF-8): give a {what}") from None
-
-
 def _values_bound(chunk: bytes | str) -> int:
     """An upper bound on the JSON values a piece of text adds: every value but the first follows a comma or a
     colon, or opens a container (commas and colons inside strings only make the bound looser)."""
@@ -199,21 +191,45 @@ def _bounded(fh, where: str, limit: int) -> bytes:
         parts.append(chunk)
 
 
-def load_json(path) -> dict:
-    """A results file, plain or gzipped (`.json.gz`), bounded in what it may cost: a regular file, at most
-    MAX_FILE_BYTES once unpacked, at most MAX_VALUES values, nested at most MAX_DEPTH deep."""
+def read_bytes(path, what: str = "file", limit: int = MAX_FILE_BYTES) -> bytes:
+    """A saved file's bytes, unpacked when it is gzipped (`.gz`, or gzip's magic bytes): every reader of saved
+    results goes through here, so a record's `.json.gz` or `.csv.gz` reads as the file it packs. Bounded as
+    read_file is, and once unpacked (at most `limit` bytes, at most MAX_VALUES JSON values)."""
     path = Path(path)
-    data = read_file(path, "results file")
-    if path.suffix == ".gz":
+    data = read_file(path, what, limit)
+    if path.suffix.lower() == ".gz" or data[:2] == b"\x1f\x8b":
         import gzip
         import io
         import zlib
 
         try:
             with gzip.GzipFile(fileobj=io.BytesIO(data)) as fh:
-                text = _bounded(fh, str(path), MAX_FILE_BYTES)
+                data = _bounded(fh, str(path), limit)
         except (OSError, EOFError, zlib.error) as exc:
             raise InputError(f"{path}: not a readable gzip file ({exc})") from None
-    else:
-        text = data
+    return data
+
+
+def read_text(path, what: str = "file", limit: int = MAX_FILE_BYTES, strict: bool = False) -> str:
+    """A saved text file (an ncu or nsys CSV, nsys's printed tables, a spec), plain or gzipped: bad bytes replaced,
+    or with `strict` one InputError naming the file."""
+    data = read_bytes(path, what, limit)
+    if not strict:
+        return data.decode("utf-8", errors="replace")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise InputError(f"{path}: not a text file (not UTF-8): give a {what}") from None
+
+
+def unpacked_name(path) -> str:
+    """The file's name without a `.gz` ending: what it holds (`ncu.csv.gz` holds `ncu.csv`)."""
+    name = Path(path).name
+    return name[:-3] if name.lower().endswith(".gz") else name
+
+
+def load_json(path) -> dict:
+    """A results file, plain or gzipped (`.json.gz`), bounded in what it may cost: a regular file, at most
+    MAX_FILE_BYTES once unpacked, at most MAX_VALUES values, nested at most MAX_DEPTH deep."""
+    text = read_bytes(path, "results file")
     return parse_json(text, str(path))

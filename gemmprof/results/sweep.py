@@ -85,7 +85,7 @@ def chosen_shapes(shapes: str | None, shapes_file: str | None) -> tuple[GemmShap
         raise InputError("--shapes and --shapes-file: give one of them")
     if shapes_file is not None:
         try:
-            text = read_text(shapes_file, "file of shapes", limit=1 << 20)
+            text = read_text(shapes_file, "file of shapes", limit=1 << 20, strict=True)
         except InputError as exc:
             raise InputError(f"--shapes-file {exc}") from None
         return parse_shapes(text, f"--shapes-file {shapes_file}")

@@ -357,13 +357,12 @@ def merge(primary: NcuReport, secondary: NcuReport) -> NcuReport:
 
 
 def read_csv_file(path) -> NcuReport:
-    """Read a saved ncu CSV, or raise InputError naming the file and the problem."""
-    from pathlib import Path
-
-    from gemmprof.results.files import read_file
+    """Read a saved ncu CSV, plain or gzipped (`.csv.gz`, as records keep them), or raise InputError naming the
+    file and the problem."""
+    from gemmprof.results.files import read_text
 
     try:
-        text = read_file(Path(path), "ncu CSV").decode("utf-8", errors="replace")  # never a FIFO; bounded
+        text = read_text(path, "ncu CSV")  # plain or gzipped; never a FIFO; bounded
     except InputError as exc:
         raise InputError(f"--from: {exc}") from None
     return parse_csv(text)

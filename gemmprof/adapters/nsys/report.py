@@ -19,6 +19,7 @@ from gemmprof.adapters.nsys.text import parse_stats
 from gemmprof.errors import InputError, ToolNotFoundError
 from gemmprof.measure.child import ChildRun
 from gemmprof.model.traffic import GemmShape
+from gemmprof.results.files import read_text, unpacked_name
 from gemmprof.results.nsys import NsysReport
 
 NSYS_PLACES = "/opt/nvidia/nsight-systems/<version>/bin or inside Nsight Compute's host/target-linux-x64"
@@ -43,7 +44,7 @@ def detect_format(path: Path) -> str:
         raise ReportError(f"{path}: cannot read ({exc.strerror or exc})") from None
     if head == SQLITE_MAGIC:
         return "sqlite"
-    name = path.name.lower()
+    name = unpacked_name(path).lower()  # stats.csv.gz holds stats.csv
     for suffix, fmt in REPORT_SUFFIXES.items():
         if name.endswith(suffix):
             return fmt
@@ -59,10 +60,8 @@ def load_report(path: str | os.PathLike) -> NsysReport:
         return read_sqlite(path, label)
     if fmt == "nsys-rep":
         return _read_nsys_rep(path, label)
-    from gemmprof.results.files import read_file
-
     try:
-        text = read_file(path, "nsys report").decode("utf-8", errors="replace")
+        text = read_text(path, "nsys report")
     except InputError as exc:
         raise ReportError(str(exc).replace(str(path), label, 1)) from None
     return parse_stats(text, label, fmt)
