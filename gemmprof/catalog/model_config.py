@@ -112,12 +112,16 @@ def load_model_config(path) -> ModelConfig:
     p = Path(path)
     where = f"--model {path}"
     if p.is_dir():
+        if not (p / "config.json").exists():
+            raise InputError(f"{where}: a directory without a config.json (give the model's folder or its config)")
         p = p / "config.json"  # a model's folder, as transformers takes it
         where = f"--model {p}"
-    try:
-        text = p.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"{where}: cannot read ({exc.strerror or exc})") from None
+    from gemmprof.results.files import read_text
+
+    try:  # a regular file (never a FIFO or a device), bounded
+        text = read_text(p, "model config.json", limit=16 << 20, strict=True)
+    except InputError as exc:
+        raise InputError(f"--model {exc}") from None
     try:
         doc = json.loads(text)
     except json.JSONDecodeError as exc:

@@ -80,6 +80,8 @@ def command(variants, spec_files, callables, c_dtype, size, m, n, k, dtype, para
         profile_files = (*profile_files, *profile_files_old)
     files = [*profile_files, *results_files]
     refuse_directories(files, "a results file")
+    if gpu_file:  # a GPU spec file is read now: a bad one is one line before anything else runs
+        resolve_gpu(gpu, gpu_file)
     refuse_overwrite({"-o": output}, [*files, gpu_file])
     if measure and profile_files:
         raise InputError("--profile-results and --measure: give one (--measure profiles now, --profile-results "

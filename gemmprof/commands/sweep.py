@@ -129,6 +129,10 @@ def command(variants, spec_files, callables, c_dtype, arrays, dtypes, shapes, sh
     extra = _run_args(run_options, {flag: v for (flag, _), v in zip(PASSED, (regime, fill, l2), strict=True)
                                     if v is not None})
     root = Path(out_dir or f"sweep-{model or 'shapes'}-{'-'.join(dtype_list)}")
+    if root.exists() and not root.is_dir():
+        from gemmprof.results.files import file_kind
+
+        raise InputError(f"--out-dir {root}: {file_kind(root)}, not a folder")
     requests = []
     for dt in dtype_list:
         folder = root if len(dtype_list) == 1 else root / dt
@@ -173,7 +177,6 @@ def _dtypes(text: str) -> list[str]:
 
 def _shapes(shapes, shapes_file, model_file, tokens):
     """(shapes, {shape: layer}, model name) from --shapes, --shapes-file or --model and --tokens."""
-    from gemmprof.results.sweep import DEFAULT_SHAPES, parse_shapes
 
     given = [n for n, v in (("--shapes", shapes), ("--shapes-file", shapes_file), ("--model", model_file))
              if v is not None]
@@ -194,13 +197,9 @@ def _shapes(shapes, shapes_file, model_file, tokens):
         for note in config.notes:
             click.echo(f"note: --model {model_file}: {note}", err=True)
         return tuple(x.shape for x in found), {x.shape: x.layer for x in found}, config.name
-    if shapes_file is not None:
-        try:
-            text = Path(shapes_file).read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            raise InputError(f"--shapes-file {shapes_file}: cannot read ({exc})") from None
-        return parse_shapes(text, f"--shapes-file {shapes_file}"), {}, ""
-    return parse_shapes(DEFAULT_SHAPES if shapes is None else shapes, "--shapes"), {}, ""
+    from gemmprof.results.sweep import chosen_shapes
+
+    return chosen_shapes(shapes, shapes_file), {}, ""  # a file: a regular one, bounded; given but empty: refused
 
 
 def _baseline(text: str) -> str:
