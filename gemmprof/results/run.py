@@ -22,6 +22,7 @@ from gemmprof.results.stages import (  # noqa: F401 - the per-stage records, imp
     LaunchConfig,
     Measurement,
     ModelFigures,
+    PlanChoice,
     Resources,
     Verification,
 )
@@ -51,6 +52,7 @@ class VariantResult:
     model: ModelFigures | None = None
     clocks: ClockRecord | None = None  # SM clock and temperature around the timing loop (NVML)
     c_dtype: str = "fp32"  # the type C is written in (a kernel's `c_dtype:`, --c-dtype, a half-C baseline)
+    plan: PlanChoice | None = None  # a planning entry's row: the rung it chose at this shape, and why
 
     @property
     def passed(self) -> bool:
@@ -104,6 +106,7 @@ class VariantResult:
             "achieved_tflops": self.achieved_flops / 1e12 if self.achieved_flops else None,
             **(self.clocks.to_dict() if self.clocks else _clocks.empty_dict()),
             **({"c_dtype": self.c_dtype} if self.c_dtype != "fp32" else {}),  # files of fp32 C stay as they were
+            **({"plan": self.plan.to_dict()} if self.plan else {}),  # only a planning entry's row has one
         }
 
     @classmethod
@@ -143,7 +146,8 @@ class VariantResult:
                    params_source=f.str("params_source") or "",
                    launch=launch, resources=res, build=_checked_build(d, where), occupancy=occupancy,
                    verification=ver, timing=timing, model=mod, clocks=_checked_clocks(d, where),
-                   c_dtype=_c_dtype(d, where))
+                   c_dtype=_c_dtype(d, where),
+                   plan=PlanChoice.from_dict(d["plan"], f"{where}.plan") if d.get("plan") is not None else None)
 
 
 def _c_dtype(d: dict, where: str) -> str:
