@@ -164,7 +164,9 @@ def explain_ladder(ladder: str, runs, profiles, gpu):
 
 def explain_kernels(kernels, shape, gpu, runs=(), profiles=()) -> list:
     """explain for each kernel at `shape`: SASS and median from the latest run that has it at this shape, else
-    SASS from an nvcc build here; ncu's findings from the latest profile of it at this shape."""
+    SASS from an nvcc build here; ncu's findings from the latest profile of it at this shape. A planning entry is
+    explained as the rung it chooses at `shape` on `gpu`'s SM count."""
+    from gemmprof.catalog.plan import resolve
     from gemmprof.model.explain import explain
 
     runs_given = bool(runs)
@@ -172,6 +174,7 @@ def explain_kernels(kernels, shape, gpu, runs=(), profiles=()) -> list:
     profiles = _latest_first(profiles)
     out = []
     for kernel in kernels:
+        kernel = resolve(kernel, shape, gpu.sm_count)
         # the run's build is this kernel's only with the same parameters (a --param or a kept tune differs)
         variant = next((v for r in runs for v in r.variants if v.name == kernel.variant_name and v.passed
                         and (not v.params or v.params == kernel.params)), None)
