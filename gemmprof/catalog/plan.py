@@ -34,7 +34,7 @@ def entries() -> list[KernelSpec]:
     from gemmprof.catalog.spec import plans
 
     for s in plans():
-        check_plan(s, ladder())
+        _checked(s)
     return list(plans())
 
 
@@ -65,16 +65,34 @@ def check_plan(spec: KernelSpec, rungs) -> None:
                                                 f"{rung.id}'s names: {', '.join([*rung.params, *rung.derived, *rung.decomposition])})")
 
 
+_CHECKED: dict[int, KernelSpec] = {}  # id -> the spec itself (kept, so that its id is not reused)
+
+
+def _checked(spec: KernelSpec) -> None:
+    """check_plan once per spec object (resolve runs at every shape)."""
+    if _CHECKED.get(id(spec)) is not spec:
+        check_plan(spec, ladder())
+        _CHECKED[id(spec)] = spec
+
+
 def _find(name: str, rungs) -> KernelSpec | None:
     return next((s for s in rungs if not s.plan and s.answers_to(name)), None)
 
 
 def rule_kernel(spec: KernelSpec, rule: PlanRule, dtype: str = "") -> BoundKernel:
     """A rule's rung bound to the rule's parameters, for `dtype` ("": the plan's own)."""
-    rung = _find(rule.rung, ladder())
-    if rung is None:  # check_plan says so first; a spec built by hand may not have been checked
-        raise SpecError(f"{spec.path}: plan: {rule.rung!r} is not a rung of the ladder")
-    return bind(rung, rule.params, dtype=dtype if dtype and dtype != rung.dtype else None)
+    key = (id(spec), id(rule), dtype)
+    kept = _RULE_KERNELS.get(key)
+    if kept is None or kept[0] is not spec:  # bound once per plan, rule and dtype (resolve runs at every shape)
+        rung = _find(rule.rung, ladder())
+        if rung is None:  # check_plan says so first; a spec built by hand may not have been checked
+            raise SpecError(f"{spec.path}: plan: {rule.rung!r} is not a rung of the ladder")
+        kept = _RULE_KERNELS[key] = (spec, bind(rung, rule.params, dtype=dtype if dtype and dtype != rung.dtype
+                                                 else None))
+    return kept[1]
+
+
+_RULE_KERNELS: dict[tuple[int, int, str], tuple[KernelSpec, BoundKernel]] = {}
 
 
 def resolve(kernel: BoundKernel, shape: GemmShape, sms: int | None) -> BoundKernel:
@@ -86,7 +104,7 @@ def resolve(kernel: BoundKernel, shape: GemmShape, sms: int | None) -> BoundKern
         return kernel
     if not sms:
         raise SpecError(f"{spec.name}: chooses its rung from the SM count too: needs a device (or a GPU spec)")
-    check_plan(spec, ladder())
+    _checked(spec)
     kernel.check_shape(shape)
     for i, rule in enumerate(spec.plan, 1):
         chosen = rule_kernel(spec, rule, kernel.run_dtype)
