@@ -245,6 +245,18 @@ def test_a_wrong_plan_is_one_clear_line(tmp_path, runner, edit, problem):
     assert len(res.output.strip().splitlines()) == 1
 
 
+def test_the_documented_example_is_a_valid_plan(tmp_path):
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "kernel-spec.md").read_text()
+    section = doc.split("## Planning entries (`plan:`)", 1)[1]
+    example = section.split("```yaml\n", 1)[1].split("```", 1)[0]
+    path = tmp_path / "my_plan.yaml"
+    path.write_text(example)
+    spec = specmod.load_spec(path)
+    planmod.check_plan(spec, specmod.ladder())
+    chosen = planmod.resolve(bind(spec), GemmShape(4096, 4096, 4096), SMS)
+    assert (chosen.spec.id, chosen.params["STAGES"], chosen.plan.rule) == ("h12", 3, 3)
+
+
 def test_a_plan_of_your_own_runs_its_rules(tmp_path):
     path = tmp_path / "my_plan.yaml"
     path.write_text(GOOD)

@@ -120,7 +120,7 @@ def _latest_first(docs):
 def _variant_of(runs, rung: str, dtype: str):
     for r in runs:
         for v in r.variants:
-            if v.id == rung and v.dtype == dtype and v.passed:
+            if v.id == rung and v.dtype == dtype and v.passed and v.plan is None:  # a rung's own row, not plan's
                 return v
     return None
 
@@ -151,7 +151,8 @@ def explain_ladder(ladder: str, runs, profiles, gpu):
     rungs = [r for g in STEPS[ladder] for r in g.split("/")]
     explanations, timings = {}, []
     for r in runs:
-        timings.append({v.id: v.median_s for v in r.variants if v.id in rungs and v.dtype == dtype and v.median_s})
+        timings.append({v.id: v.median_s for v in r.variants if v.id in rungs and v.dtype == dtype and v.median_s
+                        and v.plan is None})
     for spec in specmod.select(rungs):
         variant = _variant_of(runs, spec.id, dtype)
         if variant is None:
@@ -231,6 +232,8 @@ def explain_run(run, profile, gpu) -> list:
             continue
         kernel = bind(spec, {k: p for k, p in v.params.items() if k in spec.params},
                               dtype=v.dtype if v.dtype in spec.dtypes else None)
+        if v.plan is not None:  # a planning entry's row: its rung, named as the run named it (plan)
+            kernel = replace(kernel, plan=v.plan)
         findings = _launch_of([profile] if profile else [], v.name, run.shape)
         out.append(explain(facts_for(kernel, run.shape, gpu, variant=v, findings=findings), gpu))
     return out
