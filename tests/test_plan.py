@@ -411,3 +411,21 @@ def test_the_compile_pool_builds_the_rung_the_plan_chooses(monkeypatch):
     with compile_pool.for_run([(_plan(), None)], GemmShape(64, 64, 100), None, arch="sm_90a", build=fake,
                               sms=SMS) as ahead:
         assert len(ahead) == 0  # rejected by the plan: the runner says why in the row
+
+
+# --- on the GPU: every rule's rung verified as the plan runs it ---------------------------------------------------
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("shape,dtype,rung", [
+    ("64x4096x4096", "fp16", "h11"), ("1024x1024x1024", "fp16", "h8"), ("256x4096x11008", "fp16", "h13"),
+    ("4095x4097x1024", "fp16", "h9"), ("1024x11008x4096", "fp16", "h12"), ("1024x4096x16392", "fp16", "h6"),
+    ("1024x1024x1024", "bf16", "h8"), ("4095x4097x1024", "bf16", "h9"),
+])
+def test_the_plan_runs_its_rung_verified_and_says_so(runner, tmp_path, shape, dtype, rung):
+    from hopper_runs import needs_hopper, verified
+
+    needs_hopper()
+    m, n, k = shape.split("x")
+    row = verified(runner, tmp_path, "plan", ["--dtype", dtype, "-m", m, "-n", n, "-k", k])
+    assert row["id"] == rung and row["plan"]["rung"] == rung and row["message"].startswith(f"plan: {rung}")
+    assert row["name"] == ("plan" if dtype == "fp16" else "plan_bf16")
