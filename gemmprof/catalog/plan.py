@@ -52,6 +52,10 @@ def check_plan(spec: KernelSpec, rungs) -> None:
                                             f"the plan is for {', '.join(spec.dtypes)} (dtype {spec.dtype} first)")
         if rung.layout != spec.layout:
             _fail(spec.path, f"{key}.rung", f"{rung.id} stores A, B, C as {rung.layout}, the plan as {spec.layout}")
+        unknown = sorted(set(rule.params) - set(rung.params))
+        if unknown:
+            _fail(spec.path, f"{key}.params", f"{rung.id} has no parameter {', '.join(unknown)} (it has "
+                                              f"{', '.join(rung.params) or 'none'})")
         for d in spec.dtypes:
             try:
                 bind(rung, rule.params, dtype=None if d == rung.dtype else d)
@@ -61,8 +65,9 @@ def check_plan(spec: KernelSpec, rungs) -> None:
             known = {*rung.params, *rung.derived, *rung.decomposition, *SHAPE_NAMES}
             unknown = sorted(expr.names(rule.when) - known)
             if unknown:
+                names = ", ".join([*rung.params, *rung.derived, *rung.decomposition])
                 _fail(spec.path, f"{key}.when", f"unknown name {', '.join(unknown)} (it may read M, N, K, SMS and "
-                                                f"{rung.id}'s names: {', '.join([*rung.params, *rung.derived, *rung.decomposition])})")
+                                                f"{rung.id}'s names: {names})")
 
 
 _CHECKED: dict[int, KernelSpec] = {}  # id -> the spec itself (kept, so that its id is not reused)
@@ -123,10 +128,6 @@ def resolve(kernel: BoundKernel, shape: GemmShape, sms: int | None) -> BoundKern
         return replace(chosen, plan=PlanChoice(spec.name, chosen.spec.id, chosen.spec.name, i, rule.when or "",
                                                rule.why, dict(rule.params)))
     raise SpecError(f"{spec.name}: no rule of its plan holds at {shape.label}")  # the last rule has no condition
-
-
-def resolve_all(kernels, shape: GemmShape, sms: int | None) -> list[BoundKernel]:
-    return [resolve(k, shape, sms) for k in kernels]
 
 
 def rule_kernels(kernel: BoundKernel) -> list[BoundKernel]:
