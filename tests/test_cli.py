@@ -73,7 +73,7 @@ def test_list_shows_the_ladder(runner):
     (["model", "--size", "0"], "--size': 0 is not in the range 1<=x<=2147483647"),
     (["model", "--size", "64", "--gpu", "nope"], "unknown GPU 'nope'"),
     (["occupancy", "-t", "4096", "-r", "32"], "--threads: 4096 is outside"),
-    (["gpus", "--gpu-file", "/no/such.yaml"], "cannot read /no/such.yaml"),
+    (["gpus", "--gpu-file", "/no/such.yaml"], "/no/such.yaml: cannot read"),
     (["model", "--tiles", "1,2", "--size", "8"], "--tiles '1,2'"),
     (["run", "nope", "--size", "64"], "unknown variant 'nope'"),
     (["run", "5", "--param", "BK=x"], "expected NAME=INTEGER"),

@@ -142,7 +142,7 @@ def test_list_shows_every_dtype_a_rung_builds_for(runner):
     rows = json.loads(r.output)["rows"]
     assert [(row["id"], row["dtype"], row["dtypes"]) for row in rows] == [(h, "fp16", "fp16, bf16")
                                                                           for h in ("h4", "h5", "h6", "h7", "h8", "h9", "h10", "h11",
-                                                                                        "h12", "h13")]
+                                                                                        "h12", "h13", "hp")]
 
 
 def _cpu_runner(shape, compute_capability="9.0"):

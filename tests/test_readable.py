@@ -58,7 +58,7 @@ def test_list_explains_the_seeds(cli):
     text = " ".join(res.output.split())
     assert '"seed 000" to "seed 004" are the five study notes' in text and "siboehm.com/articles/22/CUDA-MMM" in text
     assert "_seed00N" in text and "--flop-convention" in text
-    assert "our implementation of that document's kernel" in text and "own kernel" not in text
+    assert "our implementation of that note's kernel" in text and "own kernel" not in text
     assert "Simon Boehm" in " ".join(invoke(cli, ["list", "--help"]).output.split())
 
 

@@ -11,6 +11,7 @@ from gemmprof.results.shape import GemmShape, Tiles
 
 if TYPE_CHECKING:
     from gemmprof.catalog.spec import Constraint, KernelSpec
+    from gemmprof.results.stages import PlanChoice
 
 
 _GENERAL_SHAPE = GemmShape(1 << 16, 1 << 16, 1 << 16)  # too large for any spec's shape rule (h8's skinny tile)
@@ -28,6 +29,7 @@ class BoundKernel:
     params_source: str = ""  # where the parameters come from when not the spec ("tuned on DEVICE ...")
     shape_defines: tuple[tuple[str, int], ...] = ()  # the spec's `specialize` at one shape (see for_shape)
     built_for: tuple[GemmShape, int | None] | None = None  # the shape and SM count for_shape built it for
+    plan: PlanChoice | None = None  # chosen by a planning entry (catalog/plan.py): which rule, and why
 
     @property
     def run_dtype(self) -> str:
@@ -35,8 +37,10 @@ class BoundKernel:
 
     @property
     def variant_name(self) -> str:
-        """Its name in results and NVTX ranges: the spec's, with the dtype added when it is not the spec's own."""
-        return self.spec.name if self.run_dtype == self.spec.dtype else f"{self.spec.name}_{self.run_dtype}"
+        """Its name in results and NVTX ranges: the spec's (the planning entry's where one chose it), with the dtype
+        added when it is not the spec's own."""
+        name = self.plan.entry if self.plan else self.spec.name
+        return name if self.run_dtype == self.spec.dtype else f"{name}_{self.run_dtype}"
 
     @property
     def template_args(self) -> tuple[int, ...]:
@@ -106,6 +110,10 @@ class BoundKernel:
         env = self._shape_env_with(self.spec.cluster, shape, sms)
         dims = tuple(int(expr.evaluate(c, env)) for c in self.spec.cluster)
         return None if dims == (1, 1, 1) else dims
+
+    def shape_names(self, shape: GemmShape, sms: int | None = None) -> dict[str, int]:
+        """Every name at `shape`: the parameters, the derived names, M, N, K, SMS and the decomposition's."""
+        return {**self._shape_env(shape, sms), **self.decomposition(shape, sms)}
 
     def _shape_env(self, shape: GemmShape, sms: int | None) -> dict[str, int]:
         return {**self.env, "M": shape.M, "N": shape.N, "K": shape.K, **({"SMS": sms} if sms else {})}

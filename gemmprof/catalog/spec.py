@@ -15,6 +15,7 @@ from gemmprof.catalog.build_fields import BuildFields, parse_build_fields
 from gemmprof.catalog.launch_fields import DTYPE_NAMES, TmaArg, launch_fields
 from gemmprof.catalog.nvcc_flags import MACRO_NAME, check_flags
 from gemmprof.catalog.paths import KERNELS_DIR
+from gemmprof.catalog.plan_rules import PLAN_KEYS, PlanRule, parse_rules
 from gemmprof.catalog.spec_fields import NESTED_KEYS, SPEC_KEYS, check_keys
 from gemmprof.catalog.spec_fields import names as _param_names
 from gemmprof.catalog.spec_fields import source_file as _source_file
@@ -23,6 +24,7 @@ from gemmprof.catalog.yamlfile import parse_mapping
 from gemmprof.errors import SpecError
 
 _ID = re.compile(r"^(?P<prefix>h?)(?P<num>\d+)(?P<letter>[a-z]?)$")
+_PLAN_ID = re.compile(r"^h?p$")  # the ladder's planning entries: p (fp32), hp (fp16/bf16)
 _NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.+-]{0,99}$")  # a file name of its build, a row of results
 _REQUIRED = ("file", "entry", "grid", "block")  # a minimal spec; the rest has defaults (docs/kernel-spec.md)
 _LADDER_REQUIRED = ("id", "name", "title", "description", "source", "dtype", "layout")
@@ -77,6 +79,7 @@ class KernelSpec:
     note: tuple[str, ...] | None = None  # the decomposition names a run's note shows (None: those the grid reads)
     abi: Abi = Abi()  # its parameters in order (`args`), C's dtype, the workspace
     build_fields: BuildFields = BuildFields()  # include_dirs, flags, literal defines, a host launcher, libs
+    plan: tuple[PlanRule, ...] = ()  # a planning entry's rules (catalog/plan.py); it then has no kernel of its own
 
     @property
     def launcher(self) -> Path | None:
@@ -187,6 +190,8 @@ def _tune_space(path, node, params) -> dict[str, tuple[int, ...]]:
 
 def parse_spec(path: Path, text: str) -> KernelSpec:
     doc = parse_mapping(path, text, SpecError)
+    if "plan" in doc:
+        return _parse_plan_spec(path, doc)
     check_keys(path, "", doc, SPEC_KEYS)
     for key, known in NESTED_KEYS.items():
         if isinstance(doc.get(key), dict):
@@ -297,6 +302,51 @@ def _targets(path, node) -> list[str]:
     return list(node)
 
 
+def _parse_plan_spec(path: Path, doc: dict) -> KernelSpec:
+    """A planning entry: its rules (`plan:`), the dtypes and layout its rungs share, the shapes it accepts; no kernel
+    of its own (catalog/plan.py)."""
+    for key in doc:
+        if key in SPEC_KEYS and key not in PLAN_KEYS:
+            _fail(path, key, "a plan chooses among rungs and has no kernel of its own: its rungs have the "
+                             f"{key}: (a plan has {', '.join(PLAN_KEYS)})")
+    check_keys(path, "", doc, PLAN_KEYS)
+    for key, known in NESTED_KEYS.items():
+        if isinstance(doc.get(key), dict):
+            check_keys(path, key, doc[key], known)
+    ladder_file = path.is_relative_to(KERNELS_DIR.resolve())
+    for key in ("name", *(("id", "title", "description", "source") if ladder_file else ())):
+        if key not in doc:
+            _fail(path, key, "missing")
+    name = str(doc["name"])
+    sid = str(doc.get("id", name))
+    if ladder_file and not _PLAN_ID.match(sid):
+        _fail(path, "id", f"{sid!r}: a planning entry of the ladder is p or hp")
+    for key, value in (("id", sid), ("name", name)):
+        if not _NAME.match(value):
+            _fail(path, key, f"{value!r}: use letters, digits, _, ., + and - (no spaces)")
+    dtype = doc.setdefault("dtype", "fp32")
+    if dtype not in DTYPE_NAMES:
+        _fail(path, "dtype", f"{dtype!r} is not one of {', '.join(DTYPE_NAMES)}")
+    dtypes = doc.get("dtypes") or [dtype]
+    if not isinstance(dtypes, list) or not all(d in DTYPE_NAMES for d in dtypes) or dtype not in dtypes:
+        _fail(path, "dtypes", f"expected a list of {', '.join(DTYPE_NAMES)} that holds dtype ({dtype})")
+    layout = doc.get("layout", {"A": "row", "B": "row", "C": "row"})
+    if not isinstance(layout, dict) or set(layout) != {"A", "B", "C"} or not all(
+            v in ("row", "col") for v in layout.values()):
+        _fail(path, "layout", "expected {A: row|col, B: row|col, C: row|col}")
+    source = doc.get("source") or {"document": ""}
+    if not isinstance(source, dict) or "document" not in source:
+        _fail(path, "source", "expected {document: ..., section: ...}")
+    return KernelSpec(
+        id=sid, name=name, title=str(doc.get("title", name)), description=str(doc.get("description", "")).strip(),
+        source={k: str(v) for k, v in source.items()}, dtype=dtype, layout=dict(layout), file=path, entry="",
+        backend="nvcc", template=(), defines=(), params={}, derived={}, constraints=(),
+        shape_constraints=_constraints(path, "shape_constraints", doc.get("shape_constraints")),
+        grid=(1, 1, 1), block=(1, 1, 1), smem_dynamic=0, traffic={}, path=path,
+        aliases=_names(path, "aliases", doc.get("aliases")), dtypes=tuple(dtypes),
+        plan=parse_rules(path, doc["plan"]))
+
+
 def _names(path, key, node) -> tuple[str, ...]:
     if node is None:
         return ()
@@ -319,7 +369,20 @@ def load_spec(path) -> KernelSpec:
 
 @lru_cache(maxsize=1)
 def ladder() -> tuple[KernelSpec, ...]:
-    """Every spec under kernels/, in ladder order (fp32 rungs by number, then fp16)."""
+    """Every rung under kernels/, in ladder order (fp32 rungs by number, then fp16); the planning entries beside
+    them are plans()."""
+    return tuple(sorted((s for s in _catalog() if not s.plan), key=lambda s: s.sort_key))
+
+
+@lru_cache(maxsize=1)
+def plans() -> tuple[KernelSpec, ...]:
+    """The ladder's planning entries (specs with `plan:` under kernels/); catalog/plan.py checks their rules
+    against the rungs wherever one is chosen, listed or resolved."""
+    return tuple(s for s in _catalog() if s.plan)
+
+
+def _catalog() -> list[KernelSpec]:
+    """Every spec under kernels/, rungs and plans, their ids, names and former names unique among all."""
     specs = [load_spec(p) for p in sorted(KERNELS_DIR.glob("*/*.yaml"))]
     if not specs:  # an install without its data must say so, not print an empty ladder
         raise SpecError(f"no kernel specs under {KERNELS_DIR}: a broken install? reinstall gemmprof, or set "
@@ -330,7 +393,7 @@ def ladder() -> tuple[KernelSpec, ...]:
             if key in seen:
                 raise SpecError(f"{s.path}: id/name {key!r} is also used by {seen[key]}")
             seen[key] = s.path
-    return tuple(sorted(specs, key=lambda s: s.sort_key))
+    return specs
 
 
 def load_user_specs(paths) -> list[KernelSpec]:
@@ -365,9 +428,12 @@ def load_user_specs(paths) -> list[KernelSpec]:
 
 def select(selectors: tuple[str, ...] | list[str], *, all_: bool = False, dtype: str | None = None,
            specs: tuple[KernelSpec, ...] | None = None) -> list[KernelSpec]:
-    """Pick rungs by name, id ("5", "3b", "h2"), range ("1-6", "h1-h3") or all of them (optionally of a dtype)."""
+    """Pick rungs by name, id ("5", "3b", "h2"), range ("1-6", "h1-h3") or all of them (optionally of a dtype); a
+    planning entry (plans()) by its name or id only, never by a range or --all."""
+    entries = plans() if specs is None else ()
     specs = ladder() if specs is None else specs
     pool = [s for s in specs if dtype is None or dtype == s.dtype or dtype in s.dtypes]
+    named = [s for s in entries if dtype is None or dtype == s.dtype or dtype in s.dtypes]
     if all_:
         if not selectors:
             return pool
@@ -379,14 +445,14 @@ def select(selectors: tuple[str, ...] | list[str], *, all_: bool = False, dtype:
             part = part.strip()
             if not part:
                 continue
-            matched = _match(part, pool)
+            matched = [s for s in named if s.answers_to(part)] or _match(part, pool)
             if not matched:
-                raise SpecError(_not_found(part, pool, specs, dtype))
+                raise SpecError(_not_found(part, pool + named, (*specs, *entries), dtype))
             chosen.extend(m for m in matched if m not in chosen)
     return chosen
 
 
-def _not_found(part: str, pool: list[KernelSpec], specs: tuple[KernelSpec, ...], dtype: str | None) -> str:
+def _not_found(part: str, pool: list[KernelSpec], specs, dtype: str | None) -> str:
     known = ", ".join(f"{s.id}:{s.name}" for s in pool)
     other = _match(part, list(specs)) if dtype else []
     if other:  # the rung exists, only not for this dtype

@@ -40,6 +40,12 @@ def _sass_columns(kernel, r) -> dict:
     return out
 
 
+def _name(r) -> str:
+    """A build's row name; a planning entry's says which rung it built: "plan:h12 tma_store_epilogue"."""
+    chose = r.kernel.plan if r.kernel is not None else None
+    return f"{r.name}:{chose.rung} {chose.rung_name}" if chose else r.name
+
+
 @click.command("build")
 @click.argument("variants", nargs=-1)
 @click.option("--arch", "archs", multiple=True, default=("sm_90",), show_default=True,
@@ -59,9 +65,10 @@ def command(variants, archs, spec_files, params, jobs, size, m, n, k, gpu, gpu_f
     With no VARIANTS, every rung of the ladder is built. A host launcher (`launcher:` in its spec) gets a row per
     kernel in its .cu, named LAUNCHER:KERNEL. Exits non-zero if any kernel fails to compile.
 
-    Without a shape each kernel is built to run at every shape. With one (--size or -m/-n/-k) a kernel whose spec
-    has `specialize` (rungs 14-16) is built as `run` builds it for that shape, on the GPU of --gpu (its SM count;
-    default: the current device, else H100 SXM).
+    Without a shape each kernel is built to run at every shape, and a planning entry (plan) builds every rung it
+    may choose, a row each (plan:h12 ...). With one (--size or -m/-n/-k) a kernel whose spec has `specialize`
+    (rungs 14-16, h8-h13) is built as `run` builds it for that shape, on the GPU of --gpu (its SM count; default:
+    the current device, else H100 SXM), and a planning entry as the rung it chooses there.
 
     \b
     Examples:
@@ -71,6 +78,7 @@ def command(variants, archs, spec_files, params, jobs, size, m, n, k, gpu, gpu_f
     """
     import re
 
+    from gemmprof.catalog import plan
     from gemmprof.catalog.selection import choose
     from gemmprof.measure.compile_pool import nvcc_build_all
     from gemmprof.measure.pools import default_jobs
@@ -83,11 +91,13 @@ def command(variants, archs, spec_files, params, jobs, size, m, n, k, gpu, gpu_f
     if (size, m, n, k) != (None,) * 4:
         shape, sms = resolve_shape(size, m, n, k, default=None), resolve_gpu(gpu, gpu_file,
                                                                             prefer_current_device=True).sm_count
-        kernels = [kernel.for_shape(shape, sms) for kernel in kernels]
+        kernels = [plan.resolve(kernel, shape, sms).for_shape(shape, sms) for kernel in kernels]
         shaped = f" for {shape.label} on {sms} SMs"
     elif gpu or gpu_file:
         raise InputError("--gpu/--gpu-file: give a shape too (--size or -m/-n/-k): the GPU's SM count is used only "
                          "to build kernels for a shape")
+    else:  # a planning entry without a shape: every rung it may choose
+        kernels = [rung for kernel in kernels for rung in plan.rule_kernels(kernel)]
     n = len(kernels) * len(archs)
     workers = max(1, min(jobs or default_jobs(), n))
     click.echo(f"compiling {n} kernel{'s' * (n != 1)} with nvcc on {workers} worker{'s' * (workers != 1)}...", err=True)
@@ -97,7 +107,7 @@ def command(variants, archs, spec_files, params, jobs, size, m, n, k, gpu, gpu_f
     rows = []
     for r in results:
         res = r.resources
-        rows.append({**_sass_columns(r.kernel, r), "name": r.name, "arch": r.arch, "status": "skipped" if r.skipped else ("ok" if r.ok else "error"),
+        rows.append({**_sass_columns(r.kernel, r), "name": _name(r), "arch": r.arch, "status": "skipped" if r.skipped else ("ok" if r.ok else "error"),
                      "registers": res.registers if res else None, "static_smem": res.static_smem if res else None,
                      "spill_stores": res.spill_stores if res else None, "spill_loads": res.spill_loads if res else None,
                      "stack_frame": res.stack_frame if res else None,

@@ -19,7 +19,8 @@ from gemmprof.render.table import Column, Table, emit
 @shape_options
 @output_options
 def command(dtype, spec_files, explain_rungs, params, size, m, n, k, fmt, output):
-    """Show the kernel ladder: rung, name, technique, source document, dtype, parameters.
+    """Show the kernel ladder: rung, name, technique, source document, dtype, parameters; then the planning
+    entries (plan), each with the rules by which it chooses a rung and its parameters from the shape.
 
     The sources "seed 000" to "seed 004" are the study notes the ladder started from (the note under the table
     says what each is): seed 004 translates Simon Boehm's "How to Optimize a CUDA Matmul Kernel for cuBLAS-like
@@ -38,25 +39,39 @@ def command(dtype, spec_files, explain_rungs, params, size, m, n, k, fmt, output
       gemmprof list --explain 8
       gemmprof list --explain 1-2 --explain h3 --size 8192
     """
+    from gemmprof.catalog import plan
     from gemmprof.catalog import spec as specmod
+    from gemmprof.catalog.plan_rules import rules_text
 
     if explain_rungs:
         _explain(explain_rungs, params, resolve_shape(size, m, n, k), fmt, output)
         return
-    specs = [s for s in specmod.ladder() if dtype is None or dtype == s.dtype or dtype in s.dtypes]
+    specs = [s for s in (*specmod.ladder(), *plan.entries()) if dtype is None or dtype == s.dtype or dtype in s.dtypes]
     specs += [s for s in specmod.load_user_specs(spec_files) if s not in specs]
+    for s in specs:
+        if s.plan:
+            plan.check_plan(s, specmod.ladder())
     rows = [{"id": s.id, "name": s.name, "title": s.title, "description": s.description,
              "source": s.source_text(), "dtype": s.dtype,
              "dtypes": ", ".join(s.dtypes or (s.dtype,)), "layout": f"A {s.layout['A']}, B {s.layout['B']}",
-             "backend": s.backend, "params": ", ".join(f"{k}={v}" for k, v in s.params.items()),
-             "file": str(s.file.name)} for s in specs]
+             "backend": s.backend if not s.plan else "-", "params": _params(s),
+             "file": str(s.file.name), **({"plan": rules_text(s.plan)} if s.plan else {})} for s in specs]
     cols = [Column("id", "rung", fmt="s"), Column("name", "name", fmt="s"), Column("title", "technique", fmt="s"),
             Column("source", "source", fmt="s"), Column("dtypes", "dtypes", fmt="s"),
             Column("params", "parameters", fmt="s")]
     if fmt in ("json", "csv"):
         cols += [Column("dtype", "dtype", fmt="s"), Column("description", "description", fmt="s"),
                  Column("layout", "layout", fmt="s"), Column("backend", "backend", fmt="s"), Column("file", "file", fmt="s")]
-    emit(Table("The GEMM ladder", cols, rows, [SEEDS]), fmt, output)
+    notes = [SEEDS] + [f"{s.name} ({s.id}) runs the rung of the first rule that holds at the shape and SM count "
+                       "(a condition reads its own rung's names at the shape: h8's TILES is h8's tile count): "
+                       + "; ".join(rules_text(s.plan)) for s in specs if s.plan]
+    emit(Table("The GEMM ladder", cols, rows, notes), fmt, output)
+
+
+def _params(s) -> str:
+    if s.plan:  # a planning entry has no parameters: it names the rungs it chooses among
+        return "chooses " + ", ".join(dict.fromkeys(r.rung for r in s.plan)) + " by shape"
+    return ", ".join(f"{k}={v}" for k, v in s.params.items())
 
 
 SEEDS = ("Sources: \"seed 000\" to \"seed 004\" are the five study notes the ladder started from (README, \"Where the "

@@ -149,6 +149,7 @@ def _ceilings(gpu_spec, dt, peak_tflops, bandwidth, ceiling):
 def _traffic_rows(shape, dt, beta, peak, bw, rungs, ladder, tiles, dtype, sms=None):
     from gemmprof.catalog import spec as specmod
     from gemmprof.catalog.binding import bind
+    from gemmprof.catalog.plan import resolve
     from gemmprof.model import traffic as mdl
 
     entries = []
@@ -163,7 +164,8 @@ def _traffic_rows(shape, dt, beta, peak, bw, rungs, ladder, tiles, dtype, sms=No
                                                                               else "fp32"))
         for s in chosen:
             kernel = bind(s, dtype=dtype if dtype in s.dtypes else None)  # h4-h13 also build for bf16
-            entries.append((s.id, kernel.variant_name, kernel.tiles(shape, sms), kernel))
+            kernel = resolve(kernel, shape, sms)  # a planning entry: the rung it chooses here
+            entries.append((kernel.spec.id, kernel.variant_name, kernel.tiles(shape, sms), kernel))
     rows, access_rows = [], []
     flops = mdl.gemm_flops(shape)
     for rid, name, t, kernel in entries:

@@ -250,9 +250,10 @@ def _live(variants, all_, spec_files, dtype, params, cublas, shape, sections, pc
     _compile_first(bound, shape)
     chosen = [b.spec for b in bound]
     sms = _device_sms() if device else None  # tiles fitted to the SM count (h12) are modelled as the child runs them
+    modelled = [_planned(b, shape, sms) for b in bound]  # a planning entry: the rung it chooses, as the child runs it
     infos: dict[str, VariantInfo] = {b.variant_name: VariantInfo(dtype=b.run_dtype,
                                                                  tiles=b.tiles(shape, sms) if b.spec.traffic else None)
-                                     for b in bound}  # no traffic: block, no model bytes
+                                     for b in modelled}  # no traffic: block, no model bytes
     infos.update({r.name: VariantInfo(dtype=dtype or "fp32") for r in refs})
     if cublas:
         pairs = {(k.run_dtype, k.spec.abi.c_dtype) for k in bound} | ({(dtype or "fp32", c_dtype)} if refs else set())
@@ -279,6 +280,18 @@ def _live(variants, all_, spec_files, dtype, params, cublas, shape, sections, pc
     report = ncu_run.diagnose(done, "ncu", f": no launch ran inside {ranges} (did the variants pass verification? "
                                           f"try `gemmprof run {' '.join(infos)} --size ...` first)")
     return report, infos, done.stdout, {b.variant_name: b for b in bound}
+
+
+def _planned(kernel, shape, sms):
+    """A planning entry as the rung it chooses at `shape` (its own entry where the SM count is unknown or it
+    rejects the shape: the child's row says why)."""
+    from gemmprof.catalog.plan import resolve
+    from gemmprof.errors import SpecError
+
+    try:
+        return resolve(kernel, shape, sms)
+    except SpecError:
+        return kernel
 
 
 def _device_sms() -> int | None:

@@ -101,7 +101,8 @@ def command(variants, all_, dtype, spec_files, callables, c_dtype, arrays, size,
             interleave, launch_once, fmt, wide, columns, output, child_results):
     """Compile, verify against cuBLAS and time rungs of the GEMM ladder on the GPU.
 
-    VARIANTS are rung ids (5, 3b, h2), ranges (1-6), or names (warptiling); several may be given.
+    VARIANTS are rung ids (5, 3b, h2), ranges (1-6), or names (warptiling); several may be given. `plan` runs the
+    Hopper rung its rules choose for the shape and this GPU's SM count, and says which and why in its note.
     --callable FILE.py:function adds a Python function fn(A, B, C, alpha, beta) that fills C (fp32, or the half C
     --c-dtype names), verified and timed the same way (and a torch.matmul row where torch is installed).
     Every launch runs inside an NVTX range "gemmprof NAME MxNxK" so nsys and ncu can find it. Every nvcc build

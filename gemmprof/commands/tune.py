@@ -77,6 +77,10 @@ def command(rung, spec_file, size, m, n, k, strategy, budget_configs, budget_min
             raise InputError(f"{rung!r} selects {len(chosen)} rungs; tune one at a time")
         chosen = chosen[0]
     _check_outputs(output, fmt, plot_file, cache_dir)  # before the sweep, not after it
+    if chosen.plan:  # a planning entry has no parameters of its own: it picks a rung's per shape
+        raise InputError(f"{chosen.name} chooses a rung and its parameters per shape and has nothing to tune: tune "
+                         f"the rung it runs at your shape (`gemmprof run {chosen.name} --size ...` names it in its "
+                         f"note), e.g. gemmprof tune h12 --size 4096")
     if not stand_in and not ray_address:
         from gemmprof.errors import require_cupy
 

@@ -130,7 +130,7 @@ def _latest_first(docs):
 def _variant_of(runs, rung: str, dtype: str):
     for r in runs:
         for v in r.variants:
-            if v.id == rung and v.dtype == dtype and v.passed:
+            if v.id == rung and v.dtype == dtype and v.passed and v.plan is None:  # a rung's own row, not plan's
                 return v
     return None
 
@@ -161,7 +161,8 @@ def explain_ladder(ladder: str, runs, profiles, gpu):
     rungs = [r for g in STEPS[ladder] for r in g.split("/")]
     explanations, timings = {}, []
     for r in runs:
-        timings.append({v.id: v.median_s for v in r.variants if v.id in rungs and v.dtype == dtype and v.median_s})
+        timings.append({v.id: v.median_s for v in r.variants if v.id in rungs and v.dtype == dtype and v.median_s
+                        and v.plan is None})
     for spec in specmod.select(rungs):
         variant = _variant_of(runs, spec.id, dtype)
         if variant is None:
@@ -175,7 +176,9 @@ def explain_ladder(ladder: str, runs, profiles, gpu):
 def explain_kernels(kernels, shape, gpu, runs=(), profiles=(), failures: list | None = None) -> list:
     """explain for each kernel at `shape`: SASS and median from the latest run that has it at this shape, else
     SASS from an nvcc build here; ncu's findings from the latest profile of it at this shape. A kernel that does
-    not build is still explained from the model; `failures` (when given) gets one line for each."""
+    not build is still explained from the model; `failures` (when given) gets one line for each. A planning entry
+    is explained as the rung it chooses at `shape` on `gpu`'s SM count."""
+    from gemmprof.catalog.plan import resolve
     from gemmprof.model.explain import explain
 
     runs_given = bool(runs)
@@ -183,6 +186,7 @@ def explain_kernels(kernels, shape, gpu, runs=(), profiles=(), failures: list | 
     profiles = _latest_first(profiles)
     out = []
     for kernel in kernels:
+        kernel = resolve(kernel, shape, gpu.sm_count)
         # the run's build is this kernel's only with the same parameters (a --param or a kept tune differs)
         variant = next((v for r in runs for v in r.variants if v.name == kernel.variant_name and v.passed
                         and (not v.params or v.params == kernel.params)), None)
@@ -273,6 +277,8 @@ def explain_run(run, profile, gpu) -> list:
             continue
         kernel = bind(spec, {k: p for k, p in v.params.items() if k in spec.params},
                               dtype=v.dtype if v.dtype in spec.dtypes else None)
+        if v.plan is not None:  # a planning entry's row: its rung, named as the run named it (plan)
+            kernel = replace(kernel, plan=v.plan)
         findings = _launch_of([profile] if profile else [], v.name, run.shape)
         out.append(explain(facts_for(kernel, run.shape, gpu, variant=v, findings=findings), gpu))
     return out

@@ -132,7 +132,7 @@ def _rung_row(kernel: BoundKernel) -> VariantResult:
     s = kernel.spec
     return VariantResult(id=s.id, name=kernel.variant_name, title=s.title, dtype=kernel.run_dtype,
                          kind="ladder" if s.is_ladder_rung else "user", params=dict(kernel.params),
-                         params_source=kernel.params_source)
+                         params_source=kernel.params_source, plan=kernel.plan)
 
 
 class Runner:
@@ -225,7 +225,17 @@ class Runner:
 
     def prepare_kernel(self, kernel: BoundKernel, compiler: str | None = None
                        ) -> tuple[VariantResult, Prepared | None]:
-        """Build and verify: the row, and how to launch it for timing (None when the row already says why not)."""
+        """Build and verify: the row, and how to launch it for timing (None when the row already says why not). A
+        planning entry runs the rung it chooses at this shape and SM count (catalog/plan.py), its row saying which
+        and why."""
+        from gemmprof.catalog.plan import resolve
+
+        try:
+            kernel = resolve(kernel, self.opt.shape, self.device["sm_count"])
+        except SpecError as exc:  # the plan's own shape constraints, or a plan that chose a rung rejecting the shape
+            row = _rung_row(kernel)
+            row.status, row.message = "rejected", str(exc)
+            return row, None
         row = _rung_row(kernel)
         shape, dtype = self.opt.shape, kernel.run_dtype
         row.nvtx_range = nvtx.range_name(kernel.variant_name, shape)
@@ -293,6 +303,8 @@ class Runner:
 
         row, verified = self._verify(row, Prepared(launch_for, dtype, abi.c_dtype, c_store, check, reads_c))
         split = kernel.decomposition_note(shape, sms)  # e.g. split-K's slices, in the note
+        if kernel.plan:  # "plan: h12 (TN=256, CM=2, ...) by rule 5: why"
+            split = kernel.plan.note(split)
         if split:
             row.message = f"{split}; {row.message}" if row.message else split
         return row, verified

@@ -249,12 +249,13 @@ def model_intensity(spec, shape: GemmShape, beta: float = 0.0, dtype: str | None
                     ) -> float:
     """A ladder spec's traffic-model intensity at `shape` (SpecError when its constraints reject the shape), for
     `dtype` when the spec's source also builds for it (h4-h13 for bf16), on a GPU of `sms` multiprocessors (h12's
-    tile width is fitted to them)."""
+    tile width is fitted to them). A planning entry's is the model of the rung it chooses there."""
     from gemmprof.catalog.binding import bind
+    from gemmprof.catalog.plan import resolve
     from gemmprof.errors import SpecError
 
-    kernel = bind(spec, dtype=dtype if dtype in spec.dtypes else None)
-    if not spec.traffic:
+    kernel = resolve(bind(spec, dtype=dtype if dtype in spec.dtypes else None), shape, sms)
+    if not kernel.spec.traffic:
         raise SpecError(f"{spec.name}: no traffic model (its spec has no traffic: block)")
     kernel.check_shape(shape)
     return tiled_traffic(shape, get_dtype(kernel.run_dtype), kernel.tiles(shape, sms), beta).arithmetic_intensity

@@ -23,6 +23,7 @@ from gemmprof.results.stages import (  # noqa: F401 - the per-stage records, imp
     LaunchConfig,
     Measurement,
     ModelFigures,
+    PlanChoice,
     Resources,
     TimingChecks,
     Verification,
@@ -72,6 +73,7 @@ class VariantResult:
     def tflop_per_joule(self) -> float | None:
         j = self.joules_per_gemm
         return self.flops / j / 1e12 if j and self.flops else None
+    plan: PlanChoice | None = None  # a planning entry's row: the rung it chose at this shape, and why
 
     @property
     def passed(self) -> bool:
@@ -130,6 +132,7 @@ class VariantResult:
             "energy": self.energy.to_dict() if self.energy else None,
             "joules_per_gemm": self.joules_per_gemm, "tflop_per_joule": self.tflop_per_joule,
             "checks": self.checks.to_dict() if self.checks else None,
+            **({"plan": self.plan.to_dict()} if self.plan else {}),  # only a planning entry's row has one
         }
 
     @classmethod
@@ -170,7 +173,8 @@ class VariantResult:
                    launch=launch, resources=res, build=_checked_build(d, where), occupancy=occupancy,
                    verification=ver, timing=timing, model=mod, clocks=_checked_clocks(d, where),
                    c_dtype=_c_dtype(d, where), warm_up=_record(d, "warm_up", WarmUpRecord, where),
-                   energy=_record(d, "energy", EnergyRecord, where), checks=_record(d, "checks", TimingChecks, where))
+                   energy=_record(d, "energy", EnergyRecord, where), checks=_record(d, "checks", TimingChecks, where),
+                   plan=PlanChoice.from_dict(d["plan"], f"{where}.plan") if d.get("plan") is not None else None)
 
 
 def _record(d: dict, key: str, kind, where: str):

@@ -1,12 +1,14 @@
 """The records of a variant's stages: launch configuration and compiler resources (build), the check against the
-float64 reference (verification), the timing (measurement) and the model's figures. A run's row
-(gemmprof.results.run.VariantResult) is assembled from them."""
+float64 reference (verification), the timing (measurement), the model's figures, and what a planning entry chose
+(plan). A run's row (gemmprof.results.run.VariantResult) is assembled from them."""
 
 from __future__ import annotations
 
 import math
 import statistics
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+
+from gemmprof.results.fields import Fields
 
 STABLE_SPREAD = 0.02  # a relative spread (IQR / median) above 2% is flagged as unstable, as nsight-python does
 
@@ -60,6 +62,34 @@ class Measurement:
     def to_dict(self):
         return {"samples_ms": list(self.samples_ms), "median_ms": self.median_ms, "min_ms": self.min_ms,
                 "max_ms": self.max_ms, "spread": self.spread, "stable": self.stable, "median_ci": self.median_ci}
+
+
+@dataclass(frozen=True)
+class PlanChoice:
+    """What a planning entry (a spec with `plan:`) chose at the run's shape: the rung that ran, with which
+    parameters (the rest are the rung's defaults), and why: the first rule of its plan whose condition held."""
+
+    entry: str  # the planning entry's name ("plan")
+    rung: str  # the chosen rung's id ("h12")
+    rung_name: str  # and its name ("tma_store_epilogue")
+    rule: int  # which rule of the plan held, from 1
+    when: str  # its condition ("" for the last rule, which holds where no other does)
+    why: str  # its reason, as the spec states it
+    params: dict[str, int] = field(default_factory=dict)  # the rule's parameters for the rung
+
+    def note(self, launch: str = "") -> str:
+        """The run's note: "plan: h12 (TN=256, CM=2) by rule 5: <why>"."""
+        return f"plan: {self.rung}{f' ({launch})' if launch else ''} by rule {self.rule}: {self.why}"
+
+    def to_dict(self) -> dict:
+        return {"entry": self.entry, "rung": self.rung, "rung_name": self.rung_name, "rule": self.rule,
+                "when": self.when, "why": self.why, "params": dict(self.params)}
+
+    @classmethod
+    def from_dict(cls, d: dict, where: str) -> PlanChoice:
+        f = Fields(d, where)
+        return cls(f.name("entry"), f.name("rung"), f.name("rung_name"), f.int("rule", minimum=1) or 1,
+                   f.str("when", "") or "", f.str("why", "") or "", f.ints("params"))
 
 
 @dataclass(frozen=True)
