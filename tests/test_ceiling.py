@@ -266,6 +266,42 @@ def test_a_stop_keeps_what_was_measured(stand_in):
         "fp16": ["4096x4096x4096"], "bf16": ["4096x4096x4096"]}
 
 
+def test_the_real_runner_verifies_and_times_each_point_as_it_does_every_variant(monkeypatch):
+    """The Runner itself over NumPy (tests/numpy_cupy.py), cuBLAS replaced by a NumPy GEMM: each point verified, its
+    timed calls checked, the physical floor applied. A GEMM right only on its verified call fails its point."""
+    import numpy_cupy
+
+    monkeypatch.setitem(sys.modules, "cupy", numpy_cupy.make([]))
+    monkeypatch.setattr(runner_mod.Runner, "clock_reader", lambda self: None)
+    timing.capture()
+    calls = []
+
+    def numpy_gemm(baseline, problem, out):
+        def launch():
+            calls.append(baseline.name)
+            out[...] = problem.alpha * (problem.A @ problem.B)
+        return launch
+
+    monkeypatch.setattr(runner_mod, "make_launcher", numpy_gemm)
+    request = _request(dtypes=("fp32", "tf32"), regimes=("burst",), shapes=(GemmShape(64, 48, 32),), bandwidth=False)
+    scans = ceiling_mod.measure(H200, request, "NVIDIA H200")
+    assert [s.points[0].status for s in scans] == ["ok", "ok"] and all(s.ceiling for s in scans)
+    assert calls.count("cublas_sgemm") > 10  # verified, warmed, timed
+
+    def stale(baseline, problem, out):  # computes once, then leaves C as the poisoning left it
+        done = []
+
+        def launch():
+            if not done:
+                out[...] = problem.alpha * (problem.A @ problem.B)
+                done.append(1)
+        return launch
+
+    monkeypatch.setattr(runner_mod, "make_launcher", stale)
+    scans = ceiling_mod.measure(H200, request, "NVIDIA H200")
+    assert all(s.ceiling is None and s.points[0].status == "FAIL" for s in scans), [s.points for s in scans]
+
+
 # -- the copy: the real timing core over NumPy -------------------------------------------------------------------
 def test_the_copy_is_timed_checked_and_counts_bytes_read_and_written(stand_in):
     config = _request().timing("burst")
@@ -288,9 +324,9 @@ def test_a_copy_faster_than_the_datasheet_allows_is_impossible(stand_in):
 
 
 def test_the_copy_bench_changes_the_source_before_every_call():
-    import numpy as np
-
     import random
+
+    import numpy as np
 
     src, dst = np.arange(4, dtype=np.uint32), np.zeros(4, dtype=np.uint32)  # few words: indices drawn again
     bench = ceiling_mod.CopyBench(src, dst, np, rng=random.Random(3))
@@ -442,6 +478,20 @@ def drawn_figures(monkeypatch):
 
     monkeypatch.setattr(roofline_plot, "save", keep)
     return figs
+
+
+def test_the_report_draws_the_stored_ceiling(tmp_path):
+    """The report's roofline takes this GPU's ceilings in the run's regime (burst); its explain section goes through
+    explain_run, tested below."""
+    run = FIXTURES / "explain" / "run_ladder_4096.json"
+    store.save([ceiling("fp32", "burst", 51.5, H100_NAME, source="cublas_sgemm"),
+                ceiling("fp16", "burst", 780.5, H100_NAME)], H100_NAME)
+    out = tmp_path / "report.html"
+    r = invoke(CliRunner(), ["report", str(run), "-o", str(out)])
+    assert r.exit_code == 0, r.output
+    html = out.read_text()
+    assert "measured (burst) 51.5" in html  # a roof's label (SVG keeps it in a comment); crowded ones are shorter
+    assert 'id="roof:compute:fp16_tensor_fp32_acc:measured"' in html and "780.5 -->" in html
 
 
 # -- the consumers: explain --------------------------------------------------------------------------------------

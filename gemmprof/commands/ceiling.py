@@ -83,6 +83,9 @@ def command(regime, dtypes, shapes, bandwidth, copy_mib, budget, fill, l2, cool_
     if not no_save:
         store.load(device)  # a damaged store fails now, in one line, before the GPU work
     saved = []
+    if device not in gpu_spec.cuda_names and not (gpu or gpu_file):
+        click.echo(f"note: no GPU spec names {device!r}; its figures are checked against, and shown beside, "
+                   f"{gpu_spec.name}'s (give --gpu-file FILE.yaml for its own)", err=True)
 
     def keep(scans):
         found = [s.ceiling for s in scans if s.ceiling is not None]
