@@ -18,6 +18,7 @@ COMMANDS = {
     "model": ("gemmprof.commands.model", "FLOPs, bytes, arithmetic intensity and lower-bound times of a GEMM (no GPU)."),
     "occupancy": ("gemmprof.commands.occupancy", "Theoretical occupancy of a launch configuration on a GPU (no GPU)."),
     "gpus": ("gemmprof.commands.gpus", "List the GPU spec sheets, or show one with its sources."),
+    "ceiling": ("gemmprof.commands.ceiling", "Measure this GPU's real ceilings (matmul per dtype, DRAM), burst and sustained."),
     "profile": ("gemmprof.commands.profile", "Run Nsight Compute on rungs (or read its CSV) and say what limits each."),
     "explain": ("gemmprof.commands.explain", "Rank what limits a kernel and what would lift it; --ladder: checked on the ladder."),
     "compare-nsys": ("gemmprof.commands.compare_nsys", "Compare kernels from Nsight Systems reports side by side."),

@@ -22,6 +22,15 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(skip)
 
 
+@pytest.fixture(autouse=True)
+def _own_data_dir(monkeypatch, tmp_path_factory):
+    """No test reads or writes the ceilings stored on this machine: each test gets a data directory of its own
+    (made only where a test writes to it)."""
+    import uuid
+
+    monkeypatch.setenv("GEMMPROF_DATA", str(tmp_path_factory.getbasetemp() / "data" / uuid.uuid4().hex))
+
+
 @pytest.fixture
 def nvcc():
     """nvcc, which CI has: there a missing nvcc fails instead of skipping."""

@@ -38,3 +38,11 @@ def default_cache_dir() -> Path:
     """$GEMMPROF_CACHE/tune, else ~/.cache/gemmprof/tune: the tune caches and tuned defaults, beside the cubin cache
     (gemmprof.measure.nvcc)."""
     return cache_root() / "tune"
+
+
+def data_dir() -> Path:
+    """$GEMMPROF_DATA, else $XDG_DATA_HOME/gemmprof, else ~/.local/share/gemmprof: what gemmprof measured about
+    this machine and keeps (the ceilings `gemmprof ceiling` stores), unlike the caches, which can be rebuilt."""
+    if os.environ.get("GEMMPROF_DATA"):
+        return Path(os.environ["GEMMPROF_DATA"])
+    return Path(os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share") / "gemmprof"

@@ -47,9 +47,10 @@ def detect_applied(sass: dict | None, shared_wavefronts, global_lines, global_id
 
 
 def facts_for(kernel, shape: mdl.GemmShape, gpu, variant=None, findings=None, sass=None, resources=None,
-              measured_s: float | None = None) -> KernelFacts:
+              measured_s: float | None = None, device: str | None = None, regime: str | None = None) -> KernelFacts:
     """`variant`: the kernel's VariantResult from a saved run (SASS, registers, median); `findings`: its ncu
-    LaunchFindings; `sass`/`resources`: from a build here when there is no run."""
+    LaunchFindings; `sass`/`resources`: from a build here when there is no run. `device` and `regime`: where and how
+    the run timed it (its measured ceiling is looked up by them; without a run, by the GPU spec, sustained)."""
     kernel.check_shape(shape)  # a shape the kernel rejects has nothing to explain (run refuses it too)
     dtype = kernel.run_dtype
     dt = mdl.get_dtype(dtype)
@@ -88,6 +89,7 @@ def facts_for(kernel, shape: mdl.GemmShape, gpu, variant=None, findings=None, sa
     rung = kernel.spec.id
     ladder = ladder_of(rung)
     applied = applied_by(rung) if ladder else detect_applied(sass, wf, lines, lines_ideal, blocks, tiles)
+    ceiling, ceiling_note = measured_ceiling(gpu, dtype, device, regime)
     return KernelFacts(
         kernel=rung, name=kernel.variant_name, dtype=dtype,
         ladder=("fp32" if rung.isdigit() else "fp16") if ladder else None,
@@ -97,7 +99,25 @@ def facts_for(kernel, shape: mdl.GemmShape, gpu, variant=None, findings=None, sa
         sass=dict(sass) if sass else None, shared_wavefronts=wf, shared_ideal_wavefronts=wf_ideal,
         global_lines=lines, global_ideal_lines=lines_ideal, l2_bytes_model=l2,
         dram_bytes_model=mdl.min_bytes(shape, dt).total, c_bytes=shape.M * shape.N * dt.output_bytes,
-        applied=applied, measured_s=measured_s, profile=findings)
+        applied=applied, measured_s=measured_s, profile=findings, ceiling_flops=ceiling, ceiling_note=ceiling_note)
+
+
+def measured_ceiling(gpu, dtype: str, device: str | None = None, regime: str | None = None
+                     ) -> tuple[float | None, str]:
+    """(this GPU's measured ceiling of `dtype` in FLOP/s, a note saying it is the compute bound's rate), or (None,
+    "") where none is stored; a damaged store is (None, a note saying so)."""
+    from gemmprof.catalog import ceilings as store
+
+    regime = regime or "sustained"
+    try:
+        c = store.measured(device or gpu, dtype, regime)
+    except store.CeilingStoreError as exc:
+        return None, f"measured ceilings not used: {exc}"
+    if c is None:
+        return None, ""
+    sheet, clock = store.datasheet(gpu, c)
+    instead = f", not the datasheet's {sheet:.1f} TFLOP/s (at {clock:.0f} MHz)" if sheet else ""
+    return c.per_s, f"compute bound at this GPU's measured {regime} ceiling: {c.describe()}{instead}"
 
 
 BUILD_FAILED = "does not build"  # a note of build_facts that is a failure, not a limitation of this machine
@@ -169,8 +189,20 @@ def explain_ladder(ladder: str, runs, profiles, gpu):
             continue
         kernel = bind(spec, {k: p for k, p in variant.params.items() if k in spec.params})
         findings = _launch_of(profiles, kernel.variant_name, shape)
-        explanations[spec.id] = explain(facts_for(kernel, shape, gpu, variant=variant, findings=findings), gpu)
+        run = next(r for r in runs if any(v is variant for v in r.variants))
+        explanations[spec.id] = explain(facts_for(kernel, shape, gpu, variant=variant, findings=findings,
+                                                  **_where_timed(run)), gpu)
     return check(ladder, explanations, timings), explanations
+
+
+def _where_timed(run) -> dict:
+    """facts_for's device and regime from a saved run (None: no run)."""
+    from gemmprof.catalog.ceilings import regime_of
+
+    if run is None:
+        return {}
+    name = run.device.get("name") if isinstance(run.device, dict) else None
+    return {"device": name if isinstance(name, str) else None, "regime": regime_of(run.timing_method)}
 
 
 def explain_kernels(kernels, shape, gpu, runs=(), profiles=(), failures: list | None = None) -> list:
@@ -188,15 +220,16 @@ def explain_kernels(kernels, shape, gpu, runs=(), profiles=(), failures: list | 
     for kernel in kernels:
         kernel = resolve(kernel, shape, gpu.sm_count)
         # the run's build is this kernel's only with the same parameters (a --param or a kept tune differs)
-        variant = next((v for r in runs for v in r.variants if v.name == kernel.variant_name and v.passed
-                        and (not v.params or v.params == kernel.params)), None)
+        variant, run = next(((v, r) for r in runs for v in r.variants if v.name == kernel.variant_name and v.passed
+                             and (not v.params or v.params == kernel.params)), (None, None))
         findings = _launch_of(profiles, kernel.variant_name, shape)
         sass = resources = built = None
         if variant is None or variant.build is None or not variant.build.sass:
             sass, resources, built = build_facts(kernel.for_shape(shape, gpu.sm_count))  # as run builds it
             if built and f" {BUILD_FAILED}: " in built and failures is not None:
                 failures.append(built)
-        facts = facts_for(kernel, shape, gpu, variant=variant, findings=findings, sass=sass, resources=resources)
+        facts = facts_for(kernel, shape, gpu, variant=variant, findings=findings, sass=sass, resources=resources,
+                          **_where_timed(run))
         notes = [built] if built else []
         if runs_given and variant is None:
             notes.append(f"--results: no verified run of {kernel.variant_name} at {shape.label} with these "
@@ -280,5 +313,5 @@ def explain_run(run, profile, gpu) -> list:
         if v.plan is not None:  # a planning entry's row: its rung, named as the run named it (plan)
             kernel = replace(kernel, plan=v.plan)
         findings = _launch_of([profile] if profile else [], v.name, run.shape)
-        out.append(explain(facts_for(kernel, run.shape, gpu, variant=v, findings=findings), gpu))
+        out.append(explain(facts_for(kernel, run.shape, gpu, variant=v, findings=findings, **_where_timed(run)), gpu))
     return out

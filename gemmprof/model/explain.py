@@ -129,6 +129,8 @@ def explain(f: KernelFacts, gpu) -> Explanation:
     missing = () if f.measured_s is not None else ("latency",)
     notes = () if f.sass else ("no SASS facts (give --results of a run, or install nvdisasm beside nvcc): no issue-slot "
                                      "limiter",)
+    if f.ceiling_note:
+        notes += (f.ceiling_note,)
     return Explanation(f.kernel, f.name, f.dtype, f.shape, m.name, f.measured_s, model_s, tuple(limiters),
                        f.applied, missing, notes, f.warps_per_sm, f.registers)
 

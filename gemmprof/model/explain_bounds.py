@@ -57,6 +57,9 @@ class KernelFacts:
     measured_s: float | None = None
     profile: object | None = None  # gemmprof.results.profile.LaunchFindings of this kernel at this shape
     clock_mhz: float | None = None  # the SM clock the run held (None: no run; the datasheet peak's own clock)
+    # this GPU's measured ceiling of the dtype (`gemmprof ceiling`), FLOP/s: the compute bound's rate where stored
+    ceiling_flops: float | None = None
+    ceiling_note: str = ""  # which compute ceiling the bound used, or why the stored one was not
 
 
 @dataclass(frozen=True)
@@ -88,11 +91,14 @@ def _bound(f: KernelFacts, kind: str, seconds: float, lifted, evidence: str, sou
 
 
 def _math(f: KernelFacts, m: Machine) -> dict:
-    t = f.flops / f.peak_flops
+    """At this GPU's measured ceiling where one is stored (the rate cuBLAS reaches here), else the datasheet peak."""
+    t = f.flops / (f.ceiling_flops or f.peak_flops)
     tensor = f.dtype != "fp32"
     at = f" at the {f.clock_mhz:.0f} MHz the run held" if f.clock_mhz else ""
     ev = (f"{f.flops / 1e9:.0f} GFLOP at the {'tensor' if tensor else 'FFMA'} peak {f.peak_flops / 1e12:.1f} "
           f"TFLOP/s{at}")
+    if f.ceiling_flops:
+        ev = f"{f.flops / 1e9:.0f} GFLOP at this GPU's measured ceiling {f.ceiling_flops / 1e12:.1f} TFLOP/s"
     lifted = f.flops / m.tf32_peak if not tensor and m.tf32_peak else t
     return _bound(f, "math_pipe", t, lifted, ev, "model", () if tensor else ("tensor_cores",))
 

@@ -39,13 +39,17 @@ class Ceiling:
     source: str  # datasheet | held (the datasheet's scaled to the clock a run held) | measured
     value: float  # FLOP/s (compute) or bytes/s (memory)
     clock_mhz: float | None = None  # compute: the SM clock the figure is at
+    regime: str = ""  # measured on this GPU by `gemmprof ceiling`: burst | sustained ("": the GPU spec's figure)
+    origin: str = ""  # such a ceiling's measurement, in words
 
     @property
     def name(self) -> str:
         base = ROOF_NAMES.get(self.key, self.key) if self.kind == "compute" else MEMORY_NAMES.get(self.key, self.key)
         if self.source == "held":
             return f"{base} at {self.clock_mhz:.0f} MHz held"
-        return f"{base} measured" if self.source == "measured" else base
+        if self.source != "measured":
+            return base
+        return f"{base} measured ({self.regime})" if self.regime else f"{base} measured"
 
     @property
     def value_text(self) -> str:
@@ -61,8 +65,11 @@ class Ceiling:
         return self.value if self.kind == "compute" else intensity * self.value
 
     def to_dict(self) -> dict:
-        return {"kind": self.kind, "key": self.key, "source": self.source, "value": self.value, "label": self.label,
-                "clock_mhz": self.clock_mhz}
+        d = {"kind": self.kind, "key": self.key, "source": self.source, "value": self.value, "label": self.label,
+             "clock_mhz": self.clock_mhz}
+        if self.regime:
+            d.update(regime=self.regime, origin=self.origin)
+        return d
 
 
 @dataclass(frozen=True)
@@ -178,10 +185,11 @@ def held_clocks(variants) -> dict[str, float]:
 
 def build(gpu_spec: GpuSpec, shape: GemmShape, rungs: list[Rung], *, measured: bool = True,
           source: str = "datasheet", estimate: bool = False, device: str = "", excluded=(), notes=(),
-          held: dict[str, float] | None = None) -> RooflineData:
+          held: dict[str, float] | None = None, regime: str | None = None) -> RooflineData:
     """Ceilings for the compute kinds the rungs use (fp32 SIMT always), the memory levels the GPU spec gives. Compute
     roofs: the datasheet's (at the clock it assumes), that peak scaled to the clock the run held (`held`, by peak
-    kind), and this GPU's measured ceiling where the spec has one."""
+    kind), and with `measured` the GPU spec's measured ceilings, or this GPU's where `gemmprof ceiling` stored them
+    (in `regime`, the timing regime of the figures plotted; None: sustained), which take their place."""
     notes, rungs = list(notes), sorted(rungs, key=_order)
     kinds = ["fp32"] + [k for k in dict.fromkeys(r.peak_kind for r in rungs) if k != "fp32"]
     ceilings = []
@@ -201,6 +209,11 @@ def build(gpu_spec: GpuSpec, shape: GemmShape, rungs: list[Rung], *, measured: b
             ceilings.append(Ceiling("memory", level, "datasheet", gbs * 1e9))
         if measured and gpu_spec.measured.get(f"{level}_bandwidth_gbs"):
             ceilings.append(Ceiling("memory", level, "measured", gpu_spec.measured[f"{level}_bandwidth_gbs"] * 1e9))
+    if measured:
+        stored, stored_notes = stored_roofs(gpu_spec, kinds, device, regime)
+        mine = {(c.kind, c.key) for c in stored}
+        ceilings = [c for c in ceilings if c.source != "measured" or (c.kind, c.key) not in mine] + stored
+        notes += stored_notes
     sheet = [c for c in ceilings if c.kind == "compute" and c.source == "datasheet"]
     if sheet:
         notes.append("datasheet compute roofs at the SM clock each assumes: " + ", ".join(
@@ -214,6 +227,32 @@ def build(gpu_spec: GpuSpec, shape: GemmShape, rungs: list[Rung], *, measured: b
     if source == "measured" and not any(c.source == "measured" for c in ceilings):
         notes.append(f"--ceiling measured: {gpu_spec.name} has no measured ceilings; the table uses the datasheet's")
     return RooflineData(gpu_spec, shape, ceilings, ridges, rungs, list(excluded), notes, estimate, device, source)
+
+
+def stored_roofs(gpu_spec: GpuSpec, kinds: list[str], device: str = "", regime: str | None = None
+                 ) -> tuple[list[Ceiling], list[str]]:
+    """This GPU's ceilings stored by `gemmprof ceiling` (catalog/ceilings.py) for the compute kinds drawn and for
+    DRAM, in `regime` (None: sustained): measured roofs, the real 100% lines, and a note saying which were used.
+    Looked up by the device the results came from, else by the GPU spec's CUDA names. A damaged store is a note."""
+    from gemmprof.catalog import ceilings as store
+
+    regime = regime or "sustained"
+    who = device or gpu_spec
+    try:
+        found = [(k, store.measured(who, k, regime)) for k in [*kinds, "dram"]]
+        others = {c.regime for c in store.stored(who)} - {regime}
+    except store.CeilingStoreError as exc:
+        return [], [f"measured ceilings not used: {exc}"]
+    roofs = [Ceiling(c.kind, k if c.kind == "compute" else "dram", "measured", c.per_s, regime=c.regime, origin=c.describe())
+             for k, c in found if c is not None]
+    if roofs:
+        on = next(c.device for _, c in found if c is not None)
+        return roofs, [f"measured ceilings ({regime}), by gemmprof ceiling on {on}: "
+                       + "; ".join(c.origin for c in roofs)]
+    if others:
+        return [], [f"this GPU has measured ceilings only for the {', '.join(sorted(others))} regime; the figures "
+                    f"here are {regime}: gemmprof ceiling --regime {regime} measures them"]
+    return [], []
 
 
 def rungs_from_variants(variants, shape: GemmShape, gpu_spec: GpuSpec, *, beta: float = 0.0,

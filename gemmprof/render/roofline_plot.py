@@ -126,8 +126,9 @@ def _roofs(ax, data: RooflineData, x0: float, x1: float, placer) -> list:
         # dashes and colour say which roof a measured value belongs to; shorter texts are tried when crowded
         number = c.value_text.split()[0]
         if measured:
-            texts = [f"measured {c.value_text}"] + ([f"measured {number}", number] if c.kind == "compute" else
-                                                     [c.value_text])
+            word = f"measured ({c.regime})" if c.regime else "measured"  # this GPU's, by `gemmprof ceiling`
+            texts = [f"{word} {c.value_text}"] + ([f"{word} {number}", number] if c.kind == "compute" else
+                                                   [c.value_text])
         elif c.source == "held":
             texts = [f"at {c.clock_mhz:.0f} MHz held {c.value_text}", f"{c.clock_mhz:.0f} MHz {number}", number]
         else:
