@@ -58,6 +58,25 @@ def test_an_honest_gemm_passes_every_check_on_every_policy(numpy_runner):
         assert row.checks.calls >= 20
 
 
+@pytest.mark.parametrize("fill", ["zeros", "ints", "randn", "uniform01"])
+def test_an_honest_gemm_passes_every_check_on_every_fill(numpy_runner, fill):
+    """The timed calls' inputs of another fill (zeros: an all-zero reference but for the changed row, itself zero
+    where B is) are checked without a false alarm; a GEMM that writes nothing still fails."""
+    row = _measure(numpy_runner(fill=fill, checks=5), honest)
+    assert row.status == "ok" and row.checks.passed and row.checks.checked, (fill, row.message)
+
+    def nothing_after_verification(problem, out):
+        calls = {"n": 0}
+
+        def launch():
+            calls["n"] += 1
+            if calls["n"] <= 2:
+                out[...] = problem.alpha * (problem.A @ problem.B)
+        return launch
+
+    assert _measure(numpy_runner(fill=fill, checks=5), nothing_after_verification).status == "FAIL"
+
+
 def test_rotation_uses_several_sets_each_with_its_own_output(numpy_runner):
     r = numpy_runner(l2="rotate")
     sets = r.timed_sets("fp32")

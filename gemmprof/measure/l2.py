@@ -66,6 +66,7 @@ class PersistingL2:
         self.rt = runtime if runtime is not None else _runtime()
         self.stream_ptr = stream_ptr
         self.saved: int | None = None
+        self._reset_tried = False
         self.status = "not reset: cuda-bindings is not installed (pip install 'gemmprof[cuda13]')" \
             if self.rt is None else "not reset"
 
@@ -78,6 +79,13 @@ class PersistingL2:
         rt = self.rt
         (err,) = _tuple(rt.cudaDeviceSetLimit(rt.cudaLimit.cudaLimitPersistingL2CacheSize, value))
         return err == rt.cudaError_t.cudaSuccess
+
+    def reset_once(self) -> None:
+        """reset() before the run's first timing (cudaCtxResetPersistingL2Cache costs a few milliseconds); after
+        that `findings` resets whatever a variant set."""
+        if not self._reset_tried:
+            self._reset_tried = True
+            self.reset()
 
     def reset(self) -> None:
         """Carve-out to 0 and every persisting line back to normal; remembers the card's carve-out once."""

@@ -30,16 +30,17 @@ class NvmlReader:
         except Exception:  # an NVML error on one query must not stop a run
             self.max_sm_clock_mhz = None
 
-    def read(self, t_s: float = 0.0) -> ClockSample | None:
-        """One reading, stamped `t_s` (the sampler's clock); None when the SM clock cannot be read."""
+    def read(self, t_s: float = 0.0, full: bool = True) -> ClockSample | None:
+        """One reading, stamped `t_s` (the sampler's clock); None when the SM clock cannot be read. `full`: power
+        and the energy counter too (on the H200 a full reading takes about 5 ms, most of it those two)."""
         nvml = self.nvml
         try:
             clock = float(nvml.nvmlDeviceGetClockInfo(self.device, nvml.NVML_CLOCK_SM))
         except Exception:
             return None
         temp = self._number(lambda: nvml.nvmlDeviceGetTemperature(self.device, nvml.NVML_TEMPERATURE_GPU))
-        milliwatts = self._number(lambda: nvml.nvmlDeviceGetPowerUsage(self.device))
-        energy = self._number(lambda: nvml.nvmlDeviceGetTotalEnergyConsumption(self.device))  # millijoules
+        milliwatts = self._number(lambda: nvml.nvmlDeviceGetPowerUsage(self.device)) if full else None
+        energy = self._number(lambda: nvml.nvmlDeviceGetTotalEnergyConsumption(self.device)) if full else None
         return ClockSample(clock, temp, tuple(self._reasons()), None if milliwatts is None else milliwatts / 1000,
                            energy, t_s)
 
@@ -102,6 +103,9 @@ class Sampler:
         self._thread: threading.Thread | None = None
         self._t0 = 0.0
         self._lock = threading.Lock()
+        # held by the timer while it reads the host clock around a device-wide synchronization: a sample taken
+        # then would keep the timer's thread from its interpreter and read as the device's time
+        self.quiet = threading.Lock()
 
     def now(self) -> float:
         return self.clock() - self._t0
@@ -127,7 +131,8 @@ class Sampler:
             return [s for s in self.samples if since_s is None or s.t_s >= since_s]
 
     def _take(self) -> None:
-        sample = self.reader.read(self.now())
+        with self.quiet:
+            sample = self.reader.read(self.now())
         if sample is not None:
             with self._lock:
                 self.samples.append(sample)

@@ -378,7 +378,6 @@ class Runner:
 
     def _time(self, row: VariantResult, prepared: Prepared | None) -> VariantResult:
         from gemmprof.measure.launcher import LaunchFailed
-        from gemmprof.measure.nvml import Sampler
 
         if prepared is None:
             return row
@@ -386,7 +385,7 @@ class Runner:
         reader = self.clock_reader()
         try:
             bench = self.bench(prepared, bool(row.verification and row.verification.reads_c))
-            with Sampler(reader) if reader is not None else _NoSampler() as sampler:
+            with self._sampler(reader) as sampler:
                 timed = timing.time_variant(bench, self.opt.timing, ops, reader, sampler, self.persisting_l2(),
                                             row.nvtx_range, timers_before)
             self._record(row, bench, timed)
@@ -400,7 +399,6 @@ class Runner:
         taken round-robin, each batch inside its variant's NVTX range. `config`: other than the run's (cuBLASLt's
         candidates, timed round-robin to choose the fastest)."""
         from gemmprof.measure.launcher import LaunchFailed
-        from gemmprof.measure.nvml import Sampler
 
         config = config or self.opt.timing
         ready = [(row, p) for row, p in prepared if p is not None]
@@ -410,7 +408,7 @@ class Runner:
         reader = self.clock_reader()
         try:
             benches = [self.bench(p, bool(row.verification and row.verification.reads_c)) for row, p in ready]
-            with Sampler(reader) if reader is not None else _NoSampler() as sampler:
+            with self._sampler(reader) as sampler:
                 measured = timing.time_together(benches, config, ops, reader, sampler,
                                                 self.persisting_l2(), [row.nvtx_range for row, _ in ready],
                                                 timers_before)
@@ -422,6 +420,14 @@ class Runner:
             return
         for (row, _), bench, timed in zip(ready, benches, measured, strict=True):
             self._record(row, bench, timed)
+
+    def _sampler(self, reader):
+        """NVML sampled through the timing where the regime needs it (sustained's settling, the energy window);
+        a burst run reads the clock before and after, as a sample takes milliseconds."""
+        from gemmprof.measure.nvml import Sampler
+
+        t = self.opt.timing
+        return Sampler(reader) if reader is not None and (t.regime == "sustained" or t.with_energy) else _NoSampler()
 
     def _record(self, row: VariantResult, bench: Bench, timed: TimedVariant) -> None:
         """The timing's records on the row; a wrong checked call, a finding of the timer's own checks or a clock

@@ -14,6 +14,7 @@ CuPy and `time` once, before any user code runs, and checked for replacement aft
 
 from __future__ import annotations
 
+import contextlib
 import math
 import random
 import time
@@ -30,7 +31,7 @@ _sleep = time.sleep
 
 REGIMES = {"burst": "a few warm-up calls, the card as found (a cold card's boost clock)",
            "sustained": "calls back to back until the SM clock and power settle (NVML), then timed"}
-TAIL_MS = 0.1  # the device busy this long after a batch's closing event: work outside the events (idle: ~0.03 ms)
+TAIL_MS = 0.2  # the device busy this long after a batch's closing event: work outside the events (idle: ~0.03 ms)
 SUSTAINED_MAX_REPS = 100_000  # sustained: timed for the whole budget, whatever max_reps says
 CHECKS = 3  # timed calls verified per variant, chosen at random
 
@@ -214,8 +215,9 @@ class Timer:
     is checked (the bench copies its C aside)."""
 
     def __init__(self, bench, ops: DeviceOps, check_rate: float = 0.0, rng: random.Random | None = None,
-                 clock: Callable[[], float] | None = None, nvtx_range: str | None = None):
+                 clock: Callable[[], float] | None = None, nvtx_range: str | None = None, quiet=None):
         self.bench, self.ops, self.check_rate = bench, ops, check_rate
+        self.quiet = quiet or contextlib.nullcontext()  # the sampler's lock: no NVML reading during the tail
         self.rng = rng or random.Random(random.SystemRandom().getrandbits(64))
         self.clock = clock or (lambda: 0.0)
         self.nvtx_range = nvtx_range
@@ -252,9 +254,10 @@ class Timer:
         closing.record()
         t_enq = _perf_ns()
         closing.synchronize()
-        t_a = _perf_ns()
-        ops.device_sync()
-        t_b = _perf_ns()
+        with self.quiet:
+            t_a = _perf_ns()
+            ops.device_sync()
+            t_b = _perf_ns()
         times = [ops.elapsed(s, e) for s, e in pairs]
         span = ops.elapsed(pairs[0][0], closing) if pairs else 0.0
         self.batches.append(BatchRecord(n, sum(times), span, (t_a - t0) / 1e6, (t_enq - t0) / 1e6,
@@ -484,11 +487,12 @@ def time_variant(bench, config: TimingConfig, ops: DeviceOps, reader=None, sampl
     config = config.timed()
     cool_down(config)
     if persist is not None:
-        persist.reset()
-    timer = Timer(bench, ops, clock=sampler.now if sampler is not None else None, nvtx_range=nvtx_range)
+        persist.reset_once()
+    timer = Timer(bench, ops, clock=sampler.now if sampler is not None else None, nvtx_range=nvtx_range,
+                  quiet=sampler.quiet if sampler is not None else None)
     warm_up_record = warm(timer, config, sampler)
     first_timed = len(timer.batches)
-    before = reader.read() if reader is not None else None
+    before = reader.read(full=False) if reader is not None else None
     t_before = sampler.now() if sampler is not None else 0.0
     timer.check_rate = _check_rate(config, config.max_reps)
     probes = timer(3)
@@ -497,7 +501,7 @@ def time_variant(bench, config: TimingConfig, ops: DeviceOps, reader=None, sampl
     samples = probes + _until(timer, config, probes, target)
     if config.checks and not timer.checked:
         samples += timer.check_one_more()
-    after = reader.read() if reader is not None else None
+    after = reader.read(full=False) if reader is not None else None
     during = sampler.snapshot(t_before) if sampler is not None else []
     clocks = ClockRecord.from_samples(before, after, reader.max_sm_clock_mhz, during) \
         if before is not None and after is not None else None
@@ -539,16 +543,17 @@ def time_together(benches: list, config: TimingConfig, ops: DeviceOps, reader=No
     config = config.timed()
     cool_down(config)
     if persist is not None:
-        persist.reset()
+        persist.reset_once()
     clock = sampler.now if sampler is not None else None
     ranges = nvtx_ranges or [None] * len(benches)
-    timers = [Timer(b, ops, clock=clock, nvtx_range=r) for b, r in zip(benches, ranges, strict=True)]
+    timers = [Timer(b, ops, clock=clock, nvtx_range=r, quiet=sampler.quiet if sampler is not None else None)
+              for b, r in zip(benches, ranges, strict=True)]
     if config.regime == "sustained":
         warm_ups = _warm_in_turns(timers, config, sampler)  # they warm the card together
     else:
         warm_ups = [warm(t, config, sampler) for t in timers]
     firsts = [len(t.batches) for t in timers]
-    before = reader.read() if reader is not None else None
+    before = reader.read(full=False) if reader is not None else None
     for t in timers:
         t.check_rate = _check_rate(config, config.max_reps)
     probes = [t(3) for t in timers]
@@ -558,7 +563,7 @@ def time_together(benches: list, config: TimingConfig, ops: DeviceOps, reader=No
     rest = round_robin(timers, [max(n - len(p), 0) for n, p in zip(targets, probes, strict=True)],
                        max(config.interleave_rounds, 1))
     extra = [t.check_one_more() if config.checks and not t.checked else [] for t in timers]
-    after = reader.read() if reader is not None else None
+    after = reader.read(full=False) if reader is not None else None
     out = []
     replaced = replaced_timers(timers_before) if timers_before is not None else []
     for t, p, r, e, w, first in zip(timers, probes, rest, extra, warm_ups, firsts, strict=True):

@@ -52,14 +52,15 @@ class ClockRecord:
                      during: list[ClockSample] | None = None) -> ClockRecord:
         """`during`: the samples taken while the timed calls ran (their union of clock-event reasons, the held
         clock); without them, the reasons read after the loop."""
-        during = [s for s in during or () if s is not None] or [before, after]  # a short run: the two reads
+        sampled = [s for s in during or () if s is not None]
+        during = sampled or [before, after]  # not sampled (burst, or a short run): the two reads
         reasons = tuple(sorted({r for s in during for r in s.throttle_reasons})) if during else \
             tuple(after.throttle_reasons)
         clocks = [s.sm_clock_mhz for s in during]
         powers = [s.power_w for s in during if s.power_w is not None]
         return cls(before.sm_clock_mhz, after.sm_clock_mhz, before.temperature_c, after.temperature_c, max_mhz,
                    reasons, statistics.median(clocks) if clocks else None, min(clocks) if clocks else None,
-                   max(clocks) if clocks else None, statistics.fmean(powers) if powers else None, len(during))
+                   max(clocks) if clocks else None, statistics.fmean(powers) if powers else None, len(sampled))
 
     @property
     def clock_mhz(self) -> float:
