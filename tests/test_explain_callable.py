@@ -34,7 +34,7 @@ def _explained(runner, *args):
 
 
 def test_the_triton_kernel_at_4096_is_limited_by_its_tensor_pipe(runner):
-    (e,) = _explained(runner, "--callable", TRITON, "--profile", TRITON_4096)
+    (e,) = _explained(runner, "--callable", TRITON, "--profile-results", TRITON_4096)
     # shape, dtype and GPU from the profile: the Triton launch at 4096 in fp16 on the H100 it was made on
     assert (e.name, e.dtype, e.shape, e.gpu) == ("triton_matmul.matmul", "fp16", (4096, 4096, 4096), "H100 SXM")
     assert e.measured_s == pytest.approx(220544e-9)
@@ -57,7 +57,7 @@ def test_the_triton_kernel_at_4096_is_limited_by_its_tensor_pipe(runner):
 
 
 def test_a_callable_of_two_kernels_is_explained_by_its_longest_and_the_other_is_named(runner):
-    (e,) = _explained(runner, "--callable", TORCH, "--profile", TWO_KERNELS)
+    (e,) = _explained(runner, "--callable", TORCH, "--profile-results", TWO_KERNELS)
     assert e.name == "torch_matmul.matmul" and e.measured_s == pytest.approx(180800e-9)
     assert e.top.kind == "tensor_pipe" and "95.0% busy" in e.top.evidence
     note = next(n for n in e.notes if "more kernel" in n)
@@ -112,15 +112,15 @@ def test_what_the_profile_lacks_is_said_and_its_limiters_left_out():
 
 
 @pytest.mark.parametrize("args,message", [
-    (["--callable", TRITON], "--callable: explain needs ncu's measurement of it: --profile FILE.json"),
-    (["--callable", TRITON, "--profile", TWO_KERNELS, "--size", "64"],
-     "--profile: no launch of triton_matmul.matmul at 64x64x64 (profile it with `gemmprof profile --callable"),
-    (["--callable", f"{ROOT}/examples/torch_matmul/torch_matmul.py:nope", "--profile", TRITON_4096],
-     "--profile: no launch of torch_matmul.nope"),
-    (["5", "--callable", TRITON, "--profile", TRITON_4096], "--callable: explain Python callables on their own"),
-    (["--callable", TRITON, "--profile", TRITON_4096, "--results", FIXTURES / "explain" / "run_ladder_4096.json"],
+    (["--callable", TRITON], "--callable: explain needs ncu's measurement of it: --profile-results FILE.json"),
+    (["--callable", TRITON, "--profile-results", TWO_KERNELS, "--size", "64"],
+     "--profile-results: no launch of triton_matmul.matmul at 64x64x64 (profile it with `gemmprof profile --callable"),
+    (["--callable", f"{ROOT}/examples/torch_matmul/torch_matmul.py:nope", "--profile-results", TRITON_4096],
+     "--profile-results: no launch of torch_matmul.nope"),
+    (["5", "--callable", TRITON, "--profile-results", TRITON_4096], "--callable: explain Python callables on their own"),
+    (["--callable", TRITON, "--profile-results", TRITON_4096, "--results", FIXTURES / "explain" / "run_ladder_4096.json"],
      "--callable with --results"),
-    (["--callable", "/no/such.py:f", "--profile", TRITON_4096], "--callable /no/such.py:f: /no/such.py does not exist"),
+    (["--callable", "/no/such.py:f", "--profile-results", TRITON_4096], "--callable /no/such.py:f: /no/such.py does not exist"),
     (["5", "--c-dtype", "fp16"], "--c-dtype fp16: only for --callable functions"),
 ])
 def test_bad_input_is_one_line(runner, args, message):
@@ -130,7 +130,7 @@ def test_bad_input_is_one_line(runner, args, message):
 
 
 def test_both_callables_of_one_profile_and_an_explicit_gpu(runner):
-    es = _explained(runner, "--callable", TRITON, "--callable", TORCH, "--profile", TWO_KERNELS, "--gpu", "h200")
+    es = _explained(runner, "--callable", TRITON, "--callable", TORCH, "--profile-results", TWO_KERNELS, "--gpu", "h200")
     h200 = get_gpu("h200")
     assert [e.name for e in es] == ["triton_matmul.matmul", "torch_matmul.matmul"] and {e.gpu for e in es} == {h200.name}
     l2_bw = h200.l2_bandwidth_gbs * 1e9 if h200.l2_bandwidth_gbs else 5120 * h200.boost_clock_mhz * 1e6

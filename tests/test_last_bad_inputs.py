@@ -595,6 +595,7 @@ WRITERS = {  # (command, option): (what else the command needs to get that far, 
     ("sweep", "--out-dir"): (["1", "--dtype", "fp32", "--stand-in", "--shapes", "64"], ""),
 }
 NOT_REACHED = {("run", "--output"): "needs a GPU first", ("run", "--child-results"): "needs a GPU first",
+               ("ceiling", "--output"): "needs a GPU first",
                ("profile", "--save-csv"): "needs ncu first (refused with --from)",
                ("profile", "--save-report"): "n/a", ("compare-nsys", "--save-report"): "runs nsys first"}
 

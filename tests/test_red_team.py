@@ -18,9 +18,9 @@ TEAM = ROOT / "tests" / "red_team"
 # (how gemmprof is pointed at it, what the FAIL message must say: one of these)
 CHEATS = {
     "side_stream": (["--callable", "tests/red_team/side_stream.py:gemm"],
-                    ("work outlived its timing events", "busy before the timed calls")),
+                    ("work outlived its timing events")),
     "thread_later": (["--callable", "tests/red_team/thread_later.py:gemm"],
-                     ("work outlived its timing events", "busy before the timed calls", "never written",
+                     ("work outlived its timing events", "never written",
                       "right on its verified call but wrong")),
     "pointer_cache": (["--callable", "tests/red_team/pointer_cache.py:gemm"], ("right on its verified call but wrong",)),
     "fingerprint_cache": (["--callable", "tests/red_team/fingerprint_cache.py:gemm"],
@@ -30,7 +30,7 @@ CHEATS = {
                    ("persisting-L2 carve-out", "persisting access policy window")),
     "counter_skip": (["--spec", "tests/red_team/counter_skip.yaml"], ("right on its verified call but wrong",)),
     "side_stream_launcher": (["--spec", "tests/red_team/side_stream_launcher.yaml"],
-                             ("work outlived its timing events", "busy before the timed calls")),
+                             ("work outlived its timing events")),
 }
 
 

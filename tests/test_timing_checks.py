@@ -235,10 +235,10 @@ def test_work_left_running_after_the_last_event_is_named():
     assert len(found) == 1 and "work outlived its timing events" in found[0] and "40.000 ms" in found[0]
 
 
-def test_work_running_before_the_first_call_is_named():
-    # the stream's events spanned 2 ms of a batch the host waited 30 ms for after enqueuing it all
-    found = batch_findings([_batch(events_ms=1.0, span_ms=2.0, host_ms=31.0, enqueue_ms=1.0)], 0.1)
-    assert len(found) == 1 and "busy before the timed calls could start" in found[0]
+def test_a_host_that_notices_a_batch_end_late_is_no_finding():
+    """NVML's readings can hold the driver for milliseconds: the host waited 8 ms for a batch the events spanned in
+    4.3 ms (seen on the H200 with a legitimate kernel). Only the tail, read with the sampler held off, counts."""
+    assert batch_findings([_batch(events_ms=4.0, span_ms=4.323, host_ms=8.1, enqueue_ms=0.1, tail_ms=0.03)], 1.34) == []
 
 
 def test_events_longer_than_the_host_clock_mean_a_tampered_timer():

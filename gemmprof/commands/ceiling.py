@@ -65,6 +65,8 @@ def command(regime, dtypes, shapes, bandwidth, copy_mib, budget, fill, l2, cool_
     from gemmprof.results.sweep import parse_shapes
 
     refuse_overwrite({"-o": output}, [gpu_file])
+    if gpu_file:  # a GPU spec file is read now: a bad one is one line before anything looks for a GPU
+        resolve_gpu(gpu, gpu_file)
     choose_format(fmt, output)  # an unknown extension fails now, not after the GPU work
     scan = parse_shapes(shapes) if shapes is not None else DEFAULT_SHAPES
     if len(scan) > 16:

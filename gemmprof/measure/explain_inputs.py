@@ -257,15 +257,15 @@ def explain_callables(refs, shape, dtype: str | None, gpu, profiles) -> list:
                 break
         if not launches:
             at = f" at {shape.label}" if shape is not None else ""
-            raise InputError(f"--profile: no launch of {ref.name}{at} (profile it with `gemmprof profile --callable "
+            raise InputError(f"--profile-results: no launch of {ref.name}{at} (profile it with `gemmprof profile --callable "
                              f"{ref.text} --save FILE.json`, or use --measure)")
         shapes = {la.shape for la in launches if la.shape is not None}
         if shape is None and len(shapes) > 1:
-            raise InputError(f"--profile: {ref.name} was profiled at {len(shapes)} shapes "
+            raise InputError(f"--profile-results: {ref.name} was profiled at {len(shapes)} shapes "
                              f"({', '.join(sorted(s.label for s in shapes))}): give -m, -n, -k")
         at = shape or next(iter(shapes), None)
         if at is None:
-            raise InputError(f"--profile: the launches of {ref.name} carry no shape: give -m, -n, -k")
+            raise InputError(f"--profile-results: the launches of {ref.name} carry no shape: give -m, -n, -k")
         main = max(launches, key=lambda la: la.duration_ns)
         others = [la for la in launches if la is not main]
         out.append(explain_launch(main, at, dtype or main.dtype or "fp32", gpu, ref.name, others))

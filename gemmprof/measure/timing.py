@@ -188,8 +188,10 @@ class BatchRecord:
 
 def batch_findings(batches: list[BatchRecord], median_ms: float) -> list[str]:
     """What the host clock says of the events: work left running after a batch's closing event (another stream,
-    or work queued behind the timed calls), or running before its first call; events adding up to more than
-    the host clock saw. Pure: tests feed it stand-in batches."""
+    or work queued behind the timed calls); events adding up to more than the host clock saw. (Work left from
+    before a batch cannot delay it: each batch starts after a device-wide synchronization. The host may notice a
+    batch's end late, NVML's readings holding the driver a few milliseconds: only the tail, read with the sampler
+    held off, is compared.) Pure: tests feed it stand-in batches."""
     found = []
     tails = [b.tail_ms for b in batches]
     limit = max(TAIL_MS, 0.05 * median_ms)
@@ -197,12 +199,6 @@ def batch_findings(batches: list[BatchRecord], median_ms: float) -> list[str]:
         found.append(f"work outlived its timing events: the device stayed busy {max(tails):.3f} ms after a "
                      f"batch's last call had ended (work on another stream, or left queued): its time is not all "
                      f"between its events")
-    late = [b for b in batches if b.span_ms < 0.95 * (b.host_ms - b.enqueue_ms) - TAIL_MS]
-    if late:
-        b = late[0]
-        found.append(f"the GPU was busy before the timed calls could start: the stream's events spanned "
-                     f"{b.span_ms:.3f} ms where the host waited {b.host_ms - b.enqueue_ms:.3f} ms after "
-                     f"enqueuing them (work from earlier calls, on another stream, still running)")
     if any(b.events_ms > 1.02 * b.host_ms + 0.05 for b in batches):
         found.append("the timing events add up to more than the host clock saw: the timer was tampered with")
     return found

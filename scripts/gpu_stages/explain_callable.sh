@@ -9,7 +9,7 @@ for dt in fp16 bf16; do
     tag="${dt}_$mnk"
     step "explain_callable_prof_$tag" "${GP[@]}" profile --callable "$TRI" --dtype "$dt" -m "$m" -n "$n" -k "$k" --cublas --save "$B/explain_callable_profile_$tag.json" --save-csv "$B/explain_callable_ncu_$tag.csv"
     for ext in txt json; do
-      step "explain_callable_${tag}_$ext" "${GP[@]}" explain --callable "$TRI" --profile "$B/explain_callable_profile_$tag.json" -o "$B/explain_callable_$tag.$ext"
+      step "explain_callable_${tag}_$ext" "${GP[@]}" explain --callable "$TRI" --profile-results "$B/explain_callable_profile_$tag.json" -o "$B/explain_callable_$tag.$ext"
     done
   done
 done
