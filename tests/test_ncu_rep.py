@@ -223,8 +223,7 @@ def test_the_wheel_refuses_a_file_that_is_no_report(tmp_path):
 
 # -- a real report, made on the H200 (tests/fixtures/ncu/PROVENANCE.md) ------------------------------------------
 def _real_report():
-    if not REPORT.is_file() or not DETAILS.is_file() or not RAW.is_file():
-        pytest.skip(f"{REPORT.name} and its CSVs are not in {FIXTURES} yet (made by the GPU stage ncurep)")
+    assert REPORT.is_file() and DETAILS.is_file() and RAW.is_file(), f"{REPORT.name} and its CSVs belong in {FIXTURES}"
     return rep.read_report(REPORT, pytest.importorskip("ncu_report", reason="the ncu-report wheel is not installed"))
 
 

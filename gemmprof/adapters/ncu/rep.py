@@ -78,8 +78,13 @@ def _value(metric):
     return str(value), str(value)
 
 
+# ncu's CSV prints a template's integer arguments bare (`k<32>`); the report's demangler keeps their casts
+# (`k<(unsigned int)32>`): the name is written as the CSV writes it, so both ways of reading give one name
+_CAST = re.compile(r"\((?:(?:unsigned|signed) )?(?:char|short|int|long|long long)\)(-?\d+)")
+
+
 def _launch(mod, action, lid: int, warnings: list[str]) -> Launch:
-    name = action.name(mod.IAction.NameBase_DEMANGLED)
+    name = _CAST.sub(r"\1", action.name(mod.IAction.NameBase_DEMANGLED))
     launch = Launch(id=lid, kernel_name=name)
     no_number: list[str] = []
     for metric_name in action.metric_names():
@@ -91,6 +96,8 @@ def _launch(mod, action, lid: int, warnings: list[str]) -> Launch:
         if isinstance(value, float) and math.isnan(value):
             no_number.append(metric_name)
             value = None
+        elif isinstance(value, (int, float)) and -1 < value < 0:
+            value = None  # a measurement a hair below zero (-0.1% of a pipe's peak): unknown, as the CSV reader has it
         elif isinstance(value, (int, float)):
             try:
                 value = cells.figure(value, minimum=0)  # no ncu figure is negative; a huge one is damage
