@@ -53,7 +53,7 @@ def run_rows(result: RunResult) -> list[dict]:
             "sm_clock_mhz_after": clk.sm_clock_mhz_after if clk else None,
             "temperature_c_before": clk.temperature_c_before if clk else None,
             "temperature_c_after": clk.temperature_c_after if clk else None,
-            "clock_fell": clk.clock_fell if clk else None,
+            "clock_fell": v.clock_fell if clk else None,
             "message": v.message,
         })
     return rows

@@ -135,9 +135,10 @@ def run_table(result: RunResult) -> Table:
     unstable = [r["name"] for r in rows if r["stable"] is False]
     if unstable:
         notes.append("unstable timing (spread > 2%): " + ", ".join(unstable))
-    fell = [f"{v.name} ({v.clocks.describe()})" for v in result.variants if v.clocks and v.clocks.clock_fell]
+    fell = [f"{v.name} ({v.clocks.describe()})" for v in result.variants if v.clock_fell]
     if fell:
-        notes.append("CLOCK FELL during timing (SM clock after < 95% of before, or < 90% of max): " + "; ".join(fell))
+        notes.append("CLOCK FELL during timing (SM clock after < 95% of before; unless warmed until settled, "
+                     "also < 90% of max): " + "; ".join(fell))
     return Table(title, cols, rows, notes)
 
 
@@ -169,7 +170,7 @@ def _clock_cell(v) -> str | None:
     if c is None:
         return None
     text = f"{c.sm_clock_mhz_before:.0f}->{c.sm_clock_mhz_after:.0f}"
-    return text + " FELL" if c.clock_fell else text
+    return text + " FELL" if v.clock_fell else text
 
 
 # The terminal's default view: what a reader needs first. --wide shows every column, --columns names them.

@@ -4,7 +4,8 @@ the energy its GEMMs took; how the card was warmed before it was timed.
 A figure is only as good as the clock behind it. `held_mhz` is the median SM clock sampled while the timed calls
 ran (the clock the figure was taken at); `clock_fell` says the measurement may not be at the clock the run
 started with: the SM clock read right after the timing loop is more than 5% below the one read right before it
-(after warm-up), or below 90% of the card's maximum SM clock (a power or thermal limit held it down).
+(after warm-up), or below 90% of the card's maximum SM clock (a power or thermal limit held it down) where the
+card was not warmed until its clock settled (in the sustained regime that lower clock is what is measured).
 `throttle_reasons` are NVML's clock-event reasons seen during the timed calls (e.g. "sw_power_cap").
 """
 
@@ -17,6 +18,7 @@ from gemmprof.results import cells
 
 FELL_FROM_START = 0.95  # after < 95% of before: the clock dropped during the measurement
 BELOW_MAX = 0.90  # after < 90% of the maximum SM clock: held well under its boost clock
+SETTLED = ("settled", "oscillating")  # warm-up verdicts of a card whose clock reached its steady state
 
 
 @dataclass(frozen=True)
@@ -69,9 +71,15 @@ class ClockRecord:
 
     @property
     def clock_fell(self) -> bool:
+        return self.fell(settled=False)
+
+    def fell(self, settled: bool) -> bool:
+        """`settled`: the card was warmed until its clock settled (regime sustained), so a clock under 90% of the
+        maximum is the state being measured, not a fall; only a drop during the timed calls counts."""
         if self.sm_clock_mhz_after < FELL_FROM_START * self.sm_clock_mhz_before:
             return True
-        return bool(self.sm_clock_mhz_max) and self.sm_clock_mhz_after < BELOW_MAX * self.sm_clock_mhz_max
+        return not settled and bool(self.sm_clock_mhz_max) and \
+            self.sm_clock_mhz_after < BELOW_MAX * self.sm_clock_mhz_max
 
     def describe(self) -> str:
         """e.g. '1980->1755 MHz, held 1410 (1395-1545), 41->52 C'."""

@@ -13,7 +13,7 @@ from typing import Any
 
 from gemmprof.errors import InputError
 from gemmprof.results import clocks as _clocks
-from gemmprof.results.clocks import ClockRecord, EnergyRecord, WarmUpRecord
+from gemmprof.results.clocks import SETTLED, ClockRecord, EnergyRecord, WarmUpRecord
 from gemmprof.results.fields import MAX_COUNT, Fields
 from gemmprof.results.files import check_schema, load_json, save_json
 from gemmprof.results.shape import GemmShape
@@ -76,6 +76,15 @@ class VariantResult:
     plan: PlanChoice | None = None  # a planning entry's row: the rung it chose at this shape, and why
 
     @property
+    def clock_fell(self) -> bool:
+        """The SM clock fell during the timed calls (ClockRecord.fell; a settled sustained warm-up's clock under
+        the maximum is not a fall)."""
+        if self.clocks is None:
+            return False
+        w = self.warm_up
+        return self.clocks.fell(settled=bool(w and w.regime == "sustained" and w.verdict in SETTLED))
+
+    @property
     def passed(self) -> bool:
         return self.status == "ok"
 
@@ -126,7 +135,7 @@ class VariantResult:
             "peak_clock_mhz": mod.peak_clock_mhz if mod else None,
             "nvtx_range": self.nvtx_range, "params_source": self.params_source,
             "achieved_tflops": self.achieved_flops / 1e12 if self.achieved_flops else None,
-            **(self.clocks.to_dict() if self.clocks else _clocks.empty_dict()),
+            **(self.clocks.to_dict() | {"clock_fell": self.clock_fell} if self.clocks else _clocks.empty_dict()),
             **({"c_dtype": self.c_dtype} if self.c_dtype != "fp32" else {}),  # files of fp32 C stay as they were
             "warm_up": self.warm_up.to_dict() if self.warm_up else None,
             "energy": self.energy.to_dict() if self.energy else None,
