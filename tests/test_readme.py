@@ -56,9 +56,9 @@ def test_readme_example_compiles(tmp_path, nvcc):
 
 
 # -- the first screen, the sample, the test command -------------------------------------------------------------
-SAMPLE_RESULTS = ROOT / "tests" / "fixtures" / "records" / "2026-11-25_h100_startup" / "main_warm.json.gz"
-SAMPLE_RECORD = ROOT / "benchmarks" / "2026-11-25_h100_startup" / "e578037" / "startup" / "main_warm.json.gz"
-MAIN_JOB = "gemmprof run --all --dtype fp32 --size 4096 -o results.json"
+SAMPLE_RESULTS = ROOT / "tests" / "fixtures" / "records" / "2026-11-28_h200_true_number" / "main_job_fp32_4096.json.gz"
+SAMPLE_RECORD = ROOT / "benchmarks" / "2026-11-28_h200_true_number" / "main_job_fp32_4096.json.gz"
+MAIN_JOB = "gemmprof run --all --dtype fp32 --size 4096 --regime burst -o results.json"
 TEST_COMMAND = "python3 -m pip install -e '.[test]' && ruff check . && python3 -m pytest -q"
 
 
@@ -91,7 +91,8 @@ def test_the_sample_is_the_real_output_of_show_on_the_records_file(monkeypatch):
     import gemmprof
 
     run = gemmprof.load(SAMPLE_RESULTS)
-    assert run.command.startswith("gemmprof run --all --dtype fp32 --size 4096") and "H100" in run.device["name"]
+    assert run.command.startswith("gemmprof run --all --dtype fp32 --size 4096 --regime burst")
+    assert "H200" in run.device["name"] and run.timing_method["regime"] == "burst"
 
 
 def test_ci_runs_exactly_the_readme_test_command():

@@ -62,9 +62,12 @@ def test_every_run_table_names_how_its_figures_were_taken():
     run.variants = [_row("a", 1515, EnergyRecord(1200.0, 1000, 1.7, 700.0)), _row("b", 1560)]
     line = method_line(run)
     assert "regime sustained" in line and "fill uniform" in line and "L2 flush" in line
-    assert "SM clock held 1485-1600 MHz" in line and "warm-up oscillating after 2.9-2.9 s" in line
+    assert "SM clock held 1485-1600 MHz" in line and "warm-up oscillating after 2.9 s" in line
     table = run_table(run)
     assert line in table.notes
+    run.variants[1] = _row("b", 1515)
+    run.variants[1].warm_up = WarmUpRecord("sustained", 3.4, 1500, "settled", 1515, 690)
+    assert "after 2.9-3.4 s" in method_line(run)
     keys = {c.key for c in table.columns}
     assert {"held_mhz", "pct_peak_held", "pct_cublas_equal_clock", "joules_per_gemm", "tflop_per_joule"} <= keys
     old = RunResult.from_dict(json.loads(LADDER.read_text()))

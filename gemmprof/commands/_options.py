@@ -211,7 +211,9 @@ def method_options(default_regime: str = "sustained"):
                          help="Joules per GEMM from NVML's energy counter over about 1 s of calls back to back "
                               "(default: with --regime sustained)."),
             click.option("--checks", type=click.IntRange(0, 1000), default=3, show_default=True,
-                         help="Timed calls verified per variant, chosen at random (0: only the first call)."),
+                         help="Timed calls verified per variant, chosen at random: each timed call with the chance "
+                              "N over the calls the budget allows, so about N, and at least one (0: only the first "
+                              "call)."),
         )):
             func = opt(func)
         return func

@@ -33,6 +33,12 @@ def legend(keys) -> str:
     return "Where the numbers come from: " + "; ".join(parts) + ". Nsight Compute's figures: `gemmprof profile`."
 
 
+def _span(lo: float, hi: float, fmt: str) -> str:
+    """'1485-1600', or '1980' where both ends print the same."""
+    a, b = format(lo, fmt), format(hi, fmt)
+    return a if a == b else f"{a}-{b}"
+
+
 def method_line(result: RunResult) -> str:
     """How the figures were taken, in one line: the regime, the inputs' fill, the L2 policy, the clock held."""
     t = result.timing_method or {}
@@ -42,14 +48,16 @@ def method_line(result: RunResult) -> str:
     if held:
         lo = min(c.held_min_mhz or c.clock_mhz for c in held)
         hi = max(c.held_max_mhz or c.clock_mhz for c in held)
-        parts.append(f"SM clock held {lo:.0f}-{hi:.0f} MHz")
+        parts.append(f"SM clock held {_span(lo, hi, '.0f')} MHz")
     warmed = [v.warm_up for v in result.variants if v.warm_up and v.warm_up.regime == "sustained"]
     if warmed:
         verdicts = sorted({w.verdict for w in warmed})
-        parts.append(f"warm-up {', '.join(verdicts)} after {min(w.seconds for w in warmed):.1f}-"
-                     f"{max(w.seconds for w in warmed):.1f} s")
+        seconds = [w.seconds for w in warmed]
+        parts.append(f"warm-up {', '.join(verdicts)} after {_span(min(seconds), max(seconds), '.1f')} s")
     if t.get("checks"):
-        parts.append(f"{t['checks']} timed calls verified per variant")
+        counts = [len(v.checks.checked) for v in result.variants if v.checks]
+        many = f"{_span(min(counts), max(counts), 'd')} timed calls" if counts else "timed calls"
+        parts.append(f"{many} verified per variant at random (--checks {t['checks']})")
     if t.get("expect_clock_mhz"):
         parts.append(f"expected clock {t['expect_clock_mhz']:.0f} MHz")
     return "Measured: " + "; ".join(parts)
