@@ -3,7 +3,7 @@
 CEIL=(env GEMMPROF_DATA="$B/ceiling_data")  # the store comes back in the tarball; other stages do not read it
 STEP_TIMEOUT=${STEP_TIMEOUT:-300} step ceiling "${CEIL[@]}" "${GP[@]}" ceiling --shapes "${CEILING_SHAPES:-4096,8192}" -o "$B/ceiling.json"
 step ceiling_gpus "${CEIL[@]}" "${GP[@]}" gpus h200
-if [ -f "$B/sustained_8192.json" ]; then  # the truth stage's h12 at 8192, sustained: its roofline and explain
+if [ -f "$B/sustained_8192.json" ]; then  # the final stage's h12 at 8192, sustained: its roofline and explain
   step ceiling_roofline "${CEIL[@]}" "${GP[@]}" roofline "$B/sustained_8192.json" -o "$B/ceiling_roofline.png" --table "$B/ceiling_roofline.json"
   step ceiling_explain "${CEIL[@]}" "${GP[@]}" explain h12 --dtype fp16 --size 8192 --results "$B/sustained_8192.json" -o "$B/ceiling_explain.json"
 else
