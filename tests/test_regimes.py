@@ -164,3 +164,13 @@ def test_energy_is_taken_between_the_counters_steps():
     rec = EnergyRecord(700 * 1.7, 1000, 1.7, 700.0, "counter steps")
     assert rec.joules_per_call == pytest.approx(1.19) and rec.power_w == pytest.approx(700)
     assert EnergyRecord.from_dict(json.loads(json.dumps(rec.to_dict()))) == rec
+
+
+def test_the_legend_names_held_and_energy_only_where_their_columns_are_shown():
+    from gemmprof.render.run_tables import legend
+
+    base = legend(["median_ms", "tflops"])
+    assert "CUDA events" in base and "held:" not in base and "energy:" not in base
+    assert "held: median SM clock" in legend(["median_ms", "held_mhz"])
+    both = legend(["median_ms", "held_mhz", "joules_per_gemm"])
+    assert "held: median SM clock" in both and "energy: NVML's counter" in both

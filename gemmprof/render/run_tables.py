@@ -15,8 +15,9 @@ def _first_line(message: str, width: int = 120) -> str:
 _SOURCES = (
     ("measured in this run", ("median_ms", "min_ms", "spread_pct", "tflops", "pct_cublas", "rel_error", "clock",
                               "held_mhz", "power_w", "joules_per_gemm"),
-     "CUDA events; % cuBLAS against the cuBLAS row of the same dtype; spread = IQR/median, above 2% flagged "
-     "unstable; held: median SM clock sampled (NVML) while timed; energy: NVML's counter over ~1 s of calls"),
+     (("CUDA events; % cuBLAS against the cuBLAS row of the same dtype; spread = IQR/median, above 2% flagged "
+       "unstable", None), ("held: median SM clock sampled (NVML) while timed", ("held_mhz",)),
+      ("energy: NVML's counter over ~1 s of calls", ("joules_per_gemm",)))),
     ("cuBLASLt's best", ("pct_cublaslt",), "% cuBLASLt against the fastest of the cuBLASLt heuristic's top N "
      "algorithms for the same problem, each verified and timed, the winner timed again"),
     ("against the GPU spec", ("pct_peak", "pct_peak_held"), "% peak: the datasheet's dense peak for the dtype (at "
@@ -27,9 +28,16 @@ _SOURCES = (
 )
 
 
+def _how(how, keys) -> str:
+    """A source's words; where they come in parts, only the parts whose columns are shown (None: always)."""
+    if isinstance(how, str):
+        return how
+    return "; ".join(text for text, cols in how if cols is None or any(k in keys for k in cols))
+
+
 def legend(keys) -> str:
     """One line naming the source of each figure among `keys`; ncu's figures are `gemmprof profile`'s."""
-    parts = [f"{what} ({how})" for what, cols, how in _SOURCES if any(k in keys for k in cols)]
+    parts = [f"{what} ({_how(how, keys)})" for what, cols, how in _SOURCES if any(k in keys for k in cols)]
     return "Where the numbers come from: " + "; ".join(parts) + ". Nsight Compute's figures: `gemmprof profile`."
 
 
