@@ -19,7 +19,7 @@ import numpy_cupy
 import pytest
 from click.testing import CliRunner
 from clitools import invoke
-from context import needs_gpu
+from context import from_test_extra, needs_gpu
 from fake_cublaslt import Algo, Binding
 
 from gemmprof.catalog import baselines
@@ -314,7 +314,7 @@ def test_the_baseline_is_named_after_its_cublas_row_and_keeps_its_problem():
 
 # nvmath-python itself: the binding has every name and call shape gemmprof uses (no GPU needed) -------------------
 def test_the_real_binding_has_what_gemmprof_calls():
-    lt = pytest.importorskip("nvmath.bindings.cublasLt")
+    lt = from_test_extra("nvmath.bindings.cublasLt")
     def arity(fn):  # the compiled module's signature is the first line of its docstring
         head = fn.__doc__.strip().splitlines()[0]
         return head.count(",") + 1 if "()" not in head else 0
@@ -339,7 +339,7 @@ def test_the_real_binding_has_what_gemmprof_calls():
 
 # on the GPU (marker gpu; nvmath-python carried there as a wheel) ---------------------------------------------------
 def _gpu_run(tmp_path, *args):
-    pytest.importorskip("nvmath.bindings.cublasLt")
+    from_test_extra("nvmath.bindings.cublasLt")
     out = tmp_path / "r.json"
     res = invoke(CliRunner(), ["run", *args, "--budget", "0.2", "-o", str(out)])
     assert out.exists(), res.output

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from context import from_test_extra
 
 from gemmprof.errors import GpuUnavailableError, InputError
 from gemmprof.measure import hopper_host as hh
@@ -263,7 +264,7 @@ def test_a_missing_binding_says_what_to_install(monkeypatch):
 
 # -- the real binding, where installed: our arguments convert, up to the driver call itself ---------------------
 def _real():
-    return pytest.importorskip("cuda.bindings.driver", reason="cuda-bindings not installed")
+    return from_test_extra("cuda.bindings.driver")
 
 
 def test_every_enum_name_we_use_is_in_the_real_binding():

@@ -110,31 +110,35 @@ def _bad_file(tmp, kind: str, suffix: str):
     return str(path)
 
 
-@pytest.mark.parametrize("kind", KINDS)
-@pytest.mark.parametrize(("command", "option", "suffix"), READERS, ids=[f"{c}:{o or 'arg'}" for c, o, _ in READERS])
-def test_every_reader_refuses_what_is_not_a_file_in_one_line(tmp_path, monkeypatch, command, option, suffix, kind):
+def _invoke_within(argv: list[str], seconds: int, doing: str):
+    """The CLI on argv, stopped by SIGALRM with a TimeoutError where it is still `doing` after `seconds`."""
     import signal
 
     from click.testing import CliRunner
     from clitools import invoke
 
+    def hang(*_):
+        raise TimeoutError(f"{argv} still {doing} after {seconds} s")
+
+    old = signal.signal(signal.SIGALRM, hang)
+    signal.alarm(seconds)
+    try:
+        return invoke(CliRunner(), argv)
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, old)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize(("command", "option", "suffix"), READERS, ids=[f"{c}:{o or 'arg'}" for c, o, _ in READERS])
+def test_every_reader_refuses_what_is_not_a_file_in_one_line(tmp_path, monkeypatch, command, option, suffix, kind):
     monkeypatch.setenv("GEMMPROF_CACHE", str(tmp_path / "cache"))
     bad = _bad_file(tmp_path, kind, suffix)
     extra = [x.replace("{tmp}", str(tmp_path)) for x in NEEDS.get((command, option), NEEDS.get(command, []))]
     argv = [command, *extra, *((option, bad) if option else (bad,))]
     if command == "diff":
         argv.append(bad)
-
-    def hang(*_):
-        raise TimeoutError(f"{argv} still reading after 20 s")
-
-    old = signal.signal(signal.SIGALRM, hang)
-    signal.alarm(20)
-    try:
-        r = invoke(CliRunner(), argv)
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, old)
+    r = _invoke_within(argv, 20, "reading")
     lines = [ln for ln in r.output.strip().splitlines() if "old spelling" not in ln]  # an old option's spelling
     assert r.exit_code != 0 and len(lines) == 1 and lines[0].startswith("error: "), (argv, r.output)
     words = {"FIFO": "FIFO", "folder": "director", "character device": "device", "missing": "exist",
@@ -607,39 +611,27 @@ def test_every_output_of_the_cli_is_tried():
     assert found <= set(WRITERS) | set(NOT_REACHED), found - set(WRITERS) - set(NOT_REACHED)
 
 
-@pytest.mark.parametrize("kind", ["FIFO", "folder"])
-@pytest.mark.parametrize(("command", "option"), sorted(WRITERS), ids=[f"{c}:{o}" for c, o in sorted(WRITERS)])
-def test_every_writer_refuses_what_is_not_a_regular_file(tmp_path, monkeypatch, command, option, kind):
+# (command, option, kind): a FIFO where every writer's file goes, a folder where a file is wanted (--cache-dir and
+# --out-dir want a folder)
+NOT_REGULAR = [(c, o, k) for c, o in sorted(WRITERS) for k in ("FIFO", "folder")
+               if k == "FIFO" or o not in ("--cache-dir", "--out-dir")]
+
+
+@pytest.mark.parametrize(("command", "option", "kind"), NOT_REGULAR, ids=[f"{c}:{o}-{k}" for c, o, k in NOT_REGULAR])
+def test_every_writer_refuses_what_is_not_a_regular_file(tmp_path, monkeypatch, request, command, option, kind):
     import os
-    import signal
 
-    from click.testing import CliRunner
-    from clitools import invoke
-    from context import find_tool
-
-    if command in ("build", "explain") and find_tool("nvcc") is None:
-        pytest.skip("nvcc not installed")
+    if command in ("build", "explain"):
+        request.getfixturevalue("nvcc")  # skips without nvcc, fails so in CI
     monkeypatch.setenv("GEMMPROF_CACHE", str(tmp_path / "cache"))
     before, suffix = WRITERS[(command, option)]
     target = tmp_path / f"out{suffix}"
     if kind == "FIFO":
         os.mkfifo(target)
-    elif option in ("--cache-dir", "--out-dir"):
-        pytest.skip(f"a folder is what {option} wants")
     else:
         target.mkdir()
     argv = [command, *before, option, str(target)]
-
-    def hang(*_):
-        raise TimeoutError(f"{argv} still writing after 60 s")
-
-    old = signal.signal(signal.SIGALRM, hang)
-    signal.alarm(60)
-    try:
-        r = invoke(CliRunner(), argv)
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, old)
+    r = _invoke_within(argv, 60, "writing")
     lines = r.output.strip().splitlines()
     assert r.exit_code != 0 and lines and lines[-1].startswith("error: "), (argv, r.output[-500:])
     assert any(w in lines[-1] for w in ("FIFO", "directory", "folder", "regular file")), (argv, lines[-1])

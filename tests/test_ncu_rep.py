@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from clitools import invoke
+from context import from_test_extra
 
 from gemmprof.adapters.ncu import rep
 from gemmprof.adapters.ncu.findings import analyse, choose_gpu, gemmprof_range
@@ -214,7 +215,7 @@ def test_a_file_that_is_no_report_is_one_line(ranges, fail, match):
 
 
 def test_the_wheel_refuses_a_file_that_is_no_report(tmp_path):
-    pytest.importorskip("ncu_report", reason="the ncu-report wheel is not installed")
+    from_test_extra("ncu_report")
     junk = tmp_path / "junk.ncu-rep"
     junk.write_bytes(b"not a report" * 100)
     with pytest.raises(InputError, match=f"--from {junk}: (no profiled kernel launch|not a readable)"):
@@ -224,7 +225,7 @@ def test_the_wheel_refuses_a_file_that_is_no_report(tmp_path):
 # -- a real report, made on the H200 (tests/fixtures/ncu/PROVENANCE.md) ------------------------------------------
 def _real_report():
     assert REPORT.is_file() and DETAILS.is_file() and RAW.is_file(), f"{REPORT.name} and its CSVs belong in {FIXTURES}"
-    return rep.read_report(REPORT, pytest.importorskip("ncu_report", reason="the ncu-report wheel is not installed"))
+    return rep.read_report(REPORT, from_test_extra("ncu_report"))
 
 
 def _csv_report():

@@ -397,7 +397,6 @@ def test_summaries_never_replace_one_another(tmp_path):
 
 
 def test_the_plot_draws_each_layer_against_the_tokens(tmp_path):
-    pytest.importorskip("matplotlib")
     from gemmprof.render.sweep_plot import plot_sweep
 
     shapes = {GemmShape(t, 6144, 4096): "qkv_proj" for t in (1, 16)} | {GemmShape(t, 4096, 4096): "o_proj"
