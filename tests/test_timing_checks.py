@@ -91,34 +91,23 @@ def _cheat_row(numpy_runner, launch_for):
     return row
 
 
-def test_output_cached_by_pointer_fails(numpy_runner):
+@pytest.mark.parametrize(("key", "named"), [
+    (lambda p: (id(p.A), id(p.B)), "right on its verified call but wrong on"),  # output cached by input pointer
+    (lambda p: (p.A[:2, :4].tobytes(), p.B[:2, :4].tobytes()), "wrong values"),  # by a few elements, a cheap hash
+], ids=["pointer", "fingerprint"])
+def test_output_cached_by_pointer_or_fingerprint_fails(numpy_runner, key, named):
     cache = {}
 
-    def by_pointer(problem, out):
+    def cached(problem, out):
         def launch():
-            key = (id(problem.A), id(problem.B))
-            if key not in cache:
-                cache[key] = problem.alpha * (problem.A @ problem.B)
-            out[...] = cache[key]
+            k = key(problem)
+            if k not in cache:
+                cache[k] = problem.alpha * (problem.A @ problem.B)
+            out[...] = cache[k]
         return launch
 
-    row = _cheat_row(numpy_runner, by_pointer)
-    assert row.status == "FAIL" and "right on its verified call but wrong on" in row.message
-
-
-def test_output_cached_by_a_fingerprint_of_the_inputs_fails(numpy_runner):
-    cache = {}
-
-    def by_fingerprint(problem, out):
-        def launch():
-            key = (problem.A[:2, :4].tobytes(), problem.B[:2, :4].tobytes())  # a few elements, as a cheap hash
-            if key not in cache:
-                cache[key] = problem.alpha * (problem.A @ problem.B)
-            out[...] = cache[key]
-        return launch
-
-    row = _cheat_row(numpy_runner, by_fingerprint)
-    assert row.status == "FAIL" and "wrong values" in row.message
+    row = _cheat_row(numpy_runner, cached)
+    assert row.status == "FAIL" and named in row.message
 
 
 def test_a_gemm_that_works_only_on_its_first_calls_fails(numpy_runner):
