@@ -188,26 +188,36 @@ def _tune_space(path, node, params) -> dict[str, tuple[int, ...]]:
     return out
 
 
+def _name_and_id(path: Path, doc: dict, required: tuple[str, ...], id_rule: re.Pattern | None, id_words: str
+                 ) -> tuple[str, str]:
+    """The spec's nested keys checked, its required keys present, its name and id (the name where no id is given):
+    both a file name of its build and a row of results, the id of a ladder file matching `id_rule`."""
+    for key, known in NESTED_KEYS.items():
+        if isinstance(doc.get(key), dict):
+            check_keys(path, key, doc[key], known)
+    for key in required:
+        if key not in doc:
+            _fail(path, key, "missing")
+    name = str(doc.get("name", path.stem))
+    sid = str(doc.get("id", name))
+    if id_rule is not None and not id_rule.match(sid):
+        _fail(path, "id", f"{sid!r} {id_words}")
+    for key, value in (("name", name), ("id", sid)):
+        if not _NAME.fullmatch(value):
+            _fail(path, key, f"{value[:60]!r}: use letters, digits, _, ., + and - (no spaces), at most 100")
+    return name, sid
+
+
 def parse_spec(path: Path, text: str) -> KernelSpec:
     doc = parse_mapping(path, text, SpecError)
     if "plan" in doc:
         return _parse_plan_spec(path, doc)
     check_keys(path, "", doc, SPEC_KEYS)
-    for key, known in NESTED_KEYS.items():
-        if isinstance(doc.get(key), dict):
-            check_keys(path, key, doc[key], known)
     ladder_file = path.is_relative_to(KERNELS_DIR.resolve())
     launcher = "launcher" in doc
-    for key in (("entry",) if launcher else _REQUIRED) + (_LADDER_REQUIRED if ladder_file else ()):
-        if key not in doc:
-            _fail(path, key, "missing")
-    name = str(doc.get("name", path.stem))
-    sid = str(doc.get("id", name))
-    if ladder_file and not _ID.match(sid):
-        _fail(path, "id", f"{sid!r} is not a rung id like 5, 3b or h2")
-    for key, value in (("name", name), ("id", sid)):
-        if not _NAME.fullmatch(value):
-            _fail(path, key, f"{value[:60]!r}: use letters, digits, _, ., + and - (no spaces), at most 100")
+    name, sid = _name_and_id(path, doc, (("entry",) if launcher else _REQUIRED) + (_LADDER_REQUIRED if ladder_file
+                                                                                   else ()),
+                             _ID if ladder_file else None, "is not a rung id like 5, 3b or h2")
     doc.setdefault("dtype", "fp32")
     doc.setdefault("layout", {"A": "row", "B": "row", "C": "row"})
     doc.setdefault("source", {"document": ""})
@@ -310,20 +320,9 @@ def _parse_plan_spec(path: Path, doc: dict) -> KernelSpec:
             _fail(path, key, "a plan chooses among rungs and has no kernel of its own: its rungs have the "
                              f"{key}: (a plan has {', '.join(PLAN_KEYS)})")
     check_keys(path, "", doc, PLAN_KEYS)
-    for key, known in NESTED_KEYS.items():
-        if isinstance(doc.get(key), dict):
-            check_keys(path, key, doc[key], known)
     ladder_file = path.is_relative_to(KERNELS_DIR.resolve())
-    for key in ("name", *(("id", "title", "description", "source") if ladder_file else ())):
-        if key not in doc:
-            _fail(path, key, "missing")
-    name = str(doc["name"])
-    sid = str(doc.get("id", name))
-    if ladder_file and not _PLAN_ID.match(sid):
-        _fail(path, "id", f"{sid!r}: a planning entry of the ladder is p or hp")
-    for key, value in (("id", sid), ("name", name)):
-        if not _NAME.match(value):
-            _fail(path, key, f"{value!r}: use letters, digits, _, ., + and - (no spaces)")
+    name, sid = _name_and_id(path, doc, ("name", *(("id", "title", "description", "source") if ladder_file else ())),
+                             _PLAN_ID if ladder_file else None, "is not a planning entry of the ladder (p or hp)")
     dtype = doc.setdefault("dtype", "fp32")
     if dtype not in DTYPE_NAMES:
         _fail(path, "dtype", f"{dtype!r} is not one of {', '.join(DTYPE_NAMES)}")
