@@ -11,7 +11,7 @@ import pytest
 
 from gemmprof.measure import runner as runner_mod
 from gemmprof.measure import timing
-from gemmprof.measure.timing import BatchRecord, TimingConfig, batch_findings
+from gemmprof.measure.timing import BatchRecord, TimingConfig, batch_findings, long_tails
 from gemmprof.results.run import VariantResult
 from gemmprof.results.shape import GemmShape
 
@@ -219,9 +219,43 @@ def test_honest_batches_raise_nothing_whether_the_gpu_or_the_host_is_the_bottlen
     assert batch_findings([_batch(events_ms=0.1, span_ms=9.0, host_ms=9.2, enqueue_ms=9.1)], 0.01) == []
 
 
-def test_work_left_running_after_the_last_event_is_named():
-    found = batch_findings([_batch(tail_ms=40.0)], 1.0)
+def test_work_left_running_after_the_last_event_of_two_batches_is_named():
+    found = batch_findings([_batch(tail_ms=40.0), _batch(), _batch(tail_ms=0.5)], 1.0)
     assert len(found) == 1 and "work outlived its timing events" in found[0] and "40.000 ms" in found[0]
+    assert "2 of 3 batches" in found[0]
+
+
+@pytest.mark.parametrize("median_ms, tail_ms, long", [(1.0, 0.19, 0), (1.0, 0.21, 1), (10.0, 0.45, 0), (10.0, 0.55, 1)])
+def test_a_long_tail_is_past_0_2_ms_or_5_percent_of_a_call(median_ms, tail_ms, long):
+    assert long_tails([_batch(tail_ms=tail_ms)], median_ms) == long
+
+
+def test_one_long_tail_is_the_host_held_up_and_gets_a_second_look():
+    """Seen on the H200: an honest rung's batch ended 0.333 ms before the host saw the device idle, while nvcc
+    built other variants on the same cores. One long tail is no finding; the variant gets one more batch, and a
+    cheat that leaves work running every batch is named on it."""
+    one = [_batch(), _batch(tail_ms=0.333), _batch()]
+    assert batch_findings(one, 3.4) == []
+
+    class Timer:
+        def __init__(self, tail):
+            self.tail, self.batches = tail, list(one)
+
+        def __call__(self, n, check=True):
+            assert n == 3 and not check
+            self.batches.append(_batch(tail_ms=self.tail))
+            return [1.0] * n
+
+    noise, cheat = Timer(0.02), Timer(0.5)
+    for t in (noise, cheat):
+        timing.second_look(t, t.batches, 3.4)
+        assert len(t.batches) == 4
+    assert batch_findings(noise.batches, 3.4) == []
+    assert "2 of 4 batches" in batch_findings(cheat.batches, 3.4)[0]
+    clean = Timer(0.0)
+    clean.batches = [_batch()] * 3
+    timing.second_look(clean, clean.batches, 3.4)  # no long tail: no extra batch
+    assert len(clean.batches) == 3
 
 
 def test_a_host_that_notices_a_batch_end_late_is_no_finding():

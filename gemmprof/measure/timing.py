@@ -186,19 +186,40 @@ class BatchRecord:
     t1_s: float = 0.0
 
 
+def tail_limit(median_ms: float) -> float:
+    """The longest the device may stay busy after a batch's closing event before it counts as work outside the
+    events: TAIL_MS, or 5% of a call."""
+    return max(TAIL_MS, 0.05 * median_ms)
+
+
+def long_tails(batches: list[BatchRecord], median_ms: float) -> int:
+    """How many batches left the device busy past `tail_limit` after their closing event."""
+    limit = tail_limit(median_ms)
+    return sum(b.tail_ms > limit for b in batches)
+
+
+def second_look(timer: Timer, batches: list[BatchRecord], median_ms: float) -> None:
+    """Where exactly one batch had a long tail, one more batch of three calls (not kept as samples): the host
+    that reads the tail can be held up once (nvcc builds of other variants share its cores; seen on the H200 at
+    0.33 ms on an honest rung), and a work-outside-the-events verdict takes two batches."""
+    if long_tails(batches, median_ms) == 1:
+        timer(3, check=False)
+
+
 def batch_findings(batches: list[BatchRecord], median_ms: float) -> list[str]:
-    """What the host clock says of the events: work left running after a batch's closing event (another stream,
-    or work queued behind the timed calls); events adding up to more than the host clock saw. (Work left from
-    before a batch cannot delay it: each batch starts after a device-wide synchronization. The host may notice a
-    batch's end late, NVML's readings holding the driver a few milliseconds: only the tail, read with the sampler
-    held off, is compared.) Pure: tests feed it stand-in batches."""
+    """What the host clock says of the events: work left running after the closing event of two batches or more
+    (another stream, or work queued behind the timed calls; one long tail alone is the host held up, and
+    `second_look` gives such a variant another batch); events adding up to more than the host clock saw. (Work
+    left from before a batch cannot delay it: each batch starts after a device-wide synchronization. The host may
+    notice a batch's end late, NVML's readings holding the driver a few milliseconds: only the tail, read with the
+    sampler held off, is compared.) Pure: tests feed it stand-in batches."""
     found = []
-    tails = [b.tail_ms for b in batches]
-    limit = max(TAIL_MS, 0.05 * median_ms)
-    if tails and max(tails) > limit:
-        found.append(f"work outlived its timing events: the device stayed busy {max(tails):.3f} ms after a "
-                     f"batch's last call had ended (work on another stream, or left queued): its time is not all "
-                     f"between its events")
+    long = long_tails(batches, median_ms)
+    if long >= 2:
+        tails = sorted((b.tail_ms for b in batches), reverse=True)
+        found.append(f"work outlived its timing events: the device stayed busy up to {tails[0]:.3f} ms after the "
+                     f"last call of {long} of {len(batches)} batches had ended (work on another stream, or left "
+                     f"queued): its time is not all between its events")
     if any(b.events_ms > 1.02 * b.host_ms + 0.05 for b in batches):
         found.append("the timing events add up to more than the host clock saw: the timer was tampered with")
     return found
@@ -502,6 +523,7 @@ def time_variant(bench, config: TimingConfig, ops: DeviceOps, reader=None, sampl
     clocks = ClockRecord.from_samples(before, after, reader.max_sm_clock_mhz, during) \
         if before is not None and after is not None else None
     measurement = Measurement(tuple(samples))
+    second_look(timer, timer.batches[first_timed:], measurement.median_ms)
     energy = energy_window(bench, ops, reader, config.energy_s, measurement.median_ms, sampler) \
         if config.with_energy else None
     findings = batch_findings(timer.batches[first_timed:], measurement.median_ms)
@@ -564,6 +586,7 @@ def time_together(benches: list, config: TimingConfig, ops: DeviceOps, reader=No
     replaced = replaced_timers(timers_before) if timers_before is not None else []
     for t, p, r, e, w, first in zip(timers, probes, rest, extra, warm_ups, firsts, strict=True):
         m = Measurement(tuple(p + r + e))
+        second_look(t, t.batches[first:], m.median_ms)
         own = [b for b in t.batches[first:]]
         during = [x for x in (sampler.snapshot() if sampler is not None else [])
                   if any(b.t0_s <= x.t_s <= b.t1_s for b in own)]
