@@ -4,12 +4,8 @@ if ! python3 -c "import nvmath.bindings.cublasLt" 2>/dev/null && ls .whl/nvmath_
   python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/confirm-site .whl/nvmath_python-*.whl .whl/cuda_pathfinder-*.whl \
     && export PYTHONPATH="$PYTHONPATH:/tmp/confirm-site"
 fi
+source scripts/gpu_stages/honest.sh
 R=(--regime burst)
-RED_TEAM_OUT="$B/redteam" step confirm_redteam python3 -m pytest -q -m gpu tests/test_red_team.py
-step confirm_fp32 "${GP[@]}" run --all --dtype fp32 --size 2048 "${R[@]}" -o "$B/honest_fp32_2048.json"
-step confirm_fp16 "${GP[@]}" run h1-h13 --dtype fp16 --size 4096 "${R[@]}" -o "$B/honest_fp16_4096.json"
-step confirm_examples "${GP[@]}" run --spec examples/colmajor_ld/sgemm_colmajor.yaml --spec examples/splitk_launcher/splitk.yaml --spec examples/multifile_include/sgemm_tiled.yaml --size 2048 "${R[@]}" -o "$B/honest_examples_2048.json"
-step confirm_py "${GP[@]}" run --callable examples/triton_matmul/triton_matmul.py:matmul --dtype fp16 --size 4096 "${R[@]}" -o "$B/honest_py_4096.json"
 step confirm_regime_4096 python3 scripts/regime_check.py --size 4096 --dtype fp16 -o "$B/regime_4096.json"
 for d in fp16 bf16; do
   step "confirm_settled_${d}_zeros" "${GP[@]}" run h12 --dtype "$d" --size 8192 --regime sustained --fill zeros -o "$B/settled_${d}_zeros_8192.json"

@@ -6,13 +6,15 @@
 # takes h12, h12 where rule 4 takes h9): plan / RIVAL > 1 says the rule still holds on this GPU. About 4-8 s a
 # shape once built (0.3 s of launches a variant); 20 runs, 2-3 device minutes with the builds.
 # Options: PLAN_BUDGET (seconds of launches per variant, default 0.3), PLAN_MAX_REPS (2000), REGIME (passed as
-# --regime where `run` has it).
+# --regime where `run` has it), PLAN_ONLY (a regular expression: only the runs whose name, DTYPE_MxNxK_RIVAL, it
+# matches).
 mkdir -p "$B/plan"
 plan_vs() {  # plan_vs DTYPE SHAPE RIVAL [more run options]: SHAPE is N or MxNxK
   local dtype=$1 shape=$2 rival=$3 m n k
   shift 3
   IFS=x read -r m n k <<<"$shape"
   n=${n:-$m} k=${k:-$m}
+  [[ "${dtype}_${m}x${n}x${k}_${rival}" =~ ${PLAN_ONLY:-.} ]] || return 0
   step "plan_${dtype}_${m}x${n}x${k}_${rival}" "${GP[@]}" run plan "$rival" "$@" --dtype "$dtype" -m "$m" -n "$n" -k "$k" --interleave --budget "${PLAN_BUDGET:-0.3}" --max-reps "${PLAN_MAX_REPS:-2000}" ${REGIME:+--regime "$REGIME"} -o "$B/plan/${dtype}_${m}x${n}x${k}_${rival}.json"
 }
 # the sweep's shapes (SWEEP_SHAPES of gpu_batch.sh), each with the rival its rule passed over
