@@ -35,7 +35,7 @@ def test_every_script_is_covered_here():
     """A new script needs a test in this file; a removed one leaves its test behind as a failure."""
     covered = {"gpu_batch.sh", "compiler_check.py", "ncu_vs_events.py", "record.py", "tune_speedup.py",
                "tune_multigpu.py", "startup_times.py", "specialize_perf.py", "l2_cold_check.py",  # --help below
-               "readme_roofline.py"}
+               "readme_roofline.py", "phase_clock.py"}
     elsewhere = {"shape_sweep.py": "test_shape_sweep.py", "regime_check.py": "test_callables.py",
                  "fetch_public_kernel.py": "test_examples.py"}  # scripts with a test file of their own
     for script, test in elsewhere.items():
@@ -62,6 +62,30 @@ def test_script_help_needs_no_gpu(script):
     res = run_script("-c", code, SCRIPTS / script)
     assert res.returncode == 0, res.stderr
     assert "scripts/" in res.stdout + res.stderr or "usage" in (res.stdout + res.stderr).lower()
+
+
+# -- phase_clock.py: a real gemmprof run split into start-up, main and exit ---------------------------------------
+def test_phase_clock_splits_a_real_run_and_its_phases_add_up():
+    res = run_script(SCRIPTS / "phase_clock.py", "--", "list", "--format", "json")
+    assert res.returncode == 0, res.stderr
+    fields = res.stdout.split()
+    phases = dict(zip(fields[::2], map(float, fields[1::2]), strict=True))
+    assert set(phases) == {"wall_ms", "start_ms", "main_ms", "exit_ms"}
+    assert all(v >= 0 for v in phases.values()) and phases["main_ms"] > 0
+    assert abs(phases["start_ms"] + phases["main_ms"] + phases["exit_ms"] - phases["wall_ms"]) <= 2
+
+
+def test_phase_clock_names_a_run_that_printed_no_marker():
+    sys.path.insert(0, str(SCRIPTS))
+    try:
+        import phase_clock
+    finally:
+        sys.path.remove(str(SCRIPTS))
+    assert phase_clock.split(0, 10, "no marker here") is None
+    assert phase_clock.split(0, 9_000_000, "x\nphase_clock 2000000 7000000\n") == \
+        {"wall_ms": 9.0, "start_ms": 2.0, "main_ms": 5.0, "exit_ms": 2.0}
+    res = run_script(SCRIPTS / "phase_clock.py")
+    assert res.returncode == 2 and "no gemmprof arguments" in res.stderr
 
 
 # -- ncu_vs_events.py and record.py on real records ---------------------------------------------------------------

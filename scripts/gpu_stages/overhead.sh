@@ -6,8 +6,8 @@ else
   MAIN="run --all --dtype fp32 --size 4096"
   step overhead_warm "${GP[@]}" $MAIN --regime burst -o "$B/overhead_warm.json"
   step overhead_old_warm bash -c "cd .old && PYTHONPATH=. python3 -m gemmprof $MAIN -o $B/overhead_old_warm.json >/dev/null"
-  for i in $(seq 1 "${OVERHEAD_PAIRS:-2}"); do  # python3 -m runs the gemmprof of the folder it starts in
-    step "overhead_old_$i" bash -c "cd .old && t0=\$(date +%s%N) && PYTHONPATH=. python3 -m gemmprof $MAIN -o $B/overhead_old_$i.json >/dev/null && echo wall_ms \$(( (\$(date +%s%N) - t0) / 1000000 ))"
-    step "overhead_new_$i" bash -c "t0=\$(date +%s%N) && python3 -m gemmprof $MAIN --regime burst -o $B/overhead_new_$i.json >/dev/null && echo wall_ms \$(( (\$(date +%s%N) - t0) / 1000000 ))"
+  for i in $(seq 1 "${OVERHEAD_PAIRS:-2}"); do  # each run's wall time split into start-up, main and exit
+    step "overhead_old_$i" python3 scripts/phase_clock.py --cwd .old -- $MAIN -o "$B/overhead_old_$i.json"
+    step "overhead_new_$i" python3 scripts/phase_clock.py -- $MAIN --regime burst -o "$B/overhead_new_$i.json"
   done
 fi
