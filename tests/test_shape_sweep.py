@@ -6,6 +6,7 @@ shapes where the baseline collapsed, the best variant per shape, baselines other
 
 from __future__ import annotations
 
+import dataclasses
 import gzip
 import json
 import math
@@ -406,6 +407,22 @@ def test_the_plot_draws_each_layer_against_the_tokens(tmp_path):
     assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and path.stat().st_size > 10_000
     flat = plot_sweep(summarize(_runs(), "fp32"), tmp_path / "q.png")
     assert flat.stat().st_size > 10_000
+
+
+def test_a_long_title_is_wrapped_inside_the_figure():
+    """One panel (a model's sweep of one callable) with a baseline named at length: on the H200 the title ran past
+    both edges of the figure ("...mprof sweep (bf16, llama3_8b): % of torch.matmul on NVIDIA H...")."""
+    from gemmprof.render.sweep_plot import figure
+
+    shapes = {GemmShape(t, 4096, 4096): "o_proj" for t in (16, 128)}
+    runs = [(s.label, _run(s, {"r13": 1.0})) for s in shapes]
+    sweep = summarize(runs, "fp32", layers=shapes, model="llama3_8b_with_a_long_name")
+    sweep = dataclasses.replace(sweep, device="NVIDIA H200 with a long marketing name")
+    fig = figure(sweep)
+    fig.canvas.draw()
+    box = fig._suptitle.get_window_extent(fig.canvas.get_renderer())
+    assert "\n" in fig._suptitle.get_text()
+    assert box.x0 >= 0 and box.x1 <= fig.bbox.x1 and box.y1 <= fig.bbox.y1
 
 
 # -- scripts/shape_sweep.py: the command's arguments, passed on -----------------------------------------------------

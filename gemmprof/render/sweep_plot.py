@@ -14,6 +14,17 @@ MAX_PANELS = 6  # the best variant and up to five others, highlighted ones first
 
 
 def plot_sweep(sweep: SweepSummary, path, dpi: int = 120) -> Path:
+    fig = figure(sweep)
+    path = Path(path)
+    fmt = path.suffix.lower().lstrip(".") or "png"
+    write_with(path, lambda fh: fig.savefig(fh, format=fmt, dpi=dpi))
+    return path
+
+
+def figure(sweep: SweepSummary):
+    """The sweep's matplotlib Figure (on an Agg canvas), laid out."""
+    import textwrap
+
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
@@ -32,13 +43,12 @@ def plot_sweep(sweep: SweepSummary, path, dpi: int = 120) -> Path:
             _by_layer(ax, sweep, name)
     else:
         _by_shape(axes[0], sweep, names)
-    fig.suptitle(f"gemmprof sweep ({sweep.dtype}{', ' + sweep.model if sweep.model else ''}): % of "
-                 f"{baseline_words(sweep)} on {sweep.device or '?'}", fontsize=10)
+    title = (f"gemmprof sweep ({sweep.dtype}{', ' + sweep.model if sweep.model else ''}): % of "
+             f"{baseline_words(sweep)} on {sweep.device or '?'}")
+    # about 11 characters of 10-point text to the inch: a title wider than the figure is wrapped, not cut off
+    fig.suptitle("\n".join(textwrap.wrap(title, int(fig.get_figwidth() * 11))), fontsize=10)
     fig.tight_layout()
-    path = Path(path)
-    fmt = path.suffix.lower().lstrip(".") or "png"
-    write_with(path, lambda fh: fig.savefig(fh, format=fmt, dpi=dpi))
-    return path
+    return fig
 
 
 def _pct(sweep: SweepSummary, name: str, shape) -> float | None:
