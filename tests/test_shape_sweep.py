@@ -130,6 +130,18 @@ def test_the_headline_keeps_dtypes_apart_and_names_the_highlighted_variant_and_t
     assert any("highlight nope: no such variant" in n for n in missing.notes)
 
 
+def test_the_headline_at_80_columns_keeps_the_variant_names():
+    """On the H200 a model sweep of one callable printed two rows alike (the best per shape and the callable):
+    the variant column had been left out to fit 80 columns."""
+    from gemmprof.render.table import render_text
+
+    shapes = {GemmShape(t, 4096, 4096): "o_proj" for t in (16, 128)}
+    runs = [(s.label, _run(s, {"triton_matmul.matmul": 0.5, "h6": 0.4}, dtype="bf16")) for s in shapes]
+    text = render_text(headline_table([summarize(runs, "bf16", layers=shapes, model="llama3_8b")]), 80)
+    assert "triton_matmul.matmul" in text and "h6" in text and "best variant per" in text
+    assert max(len(line) for line in text.splitlines()) <= 80
+
+
 def _callable_run(shape, ms, torch_ms, cublas_ms=1.0, c_dtype="fp32"):
     cub = "cublas_bf16" if c_dtype == "fp32" else f"cublas_bf16_c{c_dtype}"
     tor = "torch_matmul" if c_dtype == "fp32" else f"torch_matmul_c{c_dtype}"

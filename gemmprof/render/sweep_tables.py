@@ -51,7 +51,7 @@ def sweep_table(sweep: SweepSummary) -> Table:
 
 
 HEADLINE_COLUMNS = [
-    Column("dtype", "dtype", fmt="s"), Column("variant", "variant", fmt="s"), Column("shapes", "shapes"),
+    Column("dtype", "dtype", fmt="s"), Column("variant", "variant", fmt="s", drop=0), Column("shapes", "shapes"),
     Column("geomean_pct", "geomean", "% base", ".1f"), Column("min_pct", "min", "% base", ".1f"),
     Column("min_shape", "min at", fmt="s"), Column("fast_p", "fast_p", "share", ".2f"),
     Column("sound_geomean_pct", "geomean excl", "% base", ".1f"),
