@@ -41,9 +41,12 @@ def _sass_columns(kernel, r) -> dict:
 
 
 def _name(r) -> str:
-    """A build's row name; a planning entry's says which rung it built: "plan:h12 tma_store_epilogue"."""
+    """A build's row name; a planning entry's says which rung it built, with its rule's parameters:
+    "plan:h12 tma_store_epilogue", "plan:h12 tma_store_epilogue CLUSTER_M=1"."""
     chose = r.kernel.plan if r.kernel is not None else None
-    return f"{r.name}:{chose.rung} {chose.rung_name}" if chose else r.name
+    if not chose:
+        return r.name
+    return " ".join([f"{r.name}:{chose.rung} {chose.rung_name}", *(f"{k}={v}" for k, v in chose.params.items())])
 
 
 @click.command("build")

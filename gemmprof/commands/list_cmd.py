@@ -69,8 +69,9 @@ def command(dtype, spec_files, explain_rungs, params, size, m, n, k, fmt, output
 
 
 def _params(s) -> str:
-    if s.plan:  # a planning entry has no parameters: it names the rungs it chooses among
-        return "chooses " + ", ".join(dict.fromkeys(r.rung for r in s.plan)) + " by shape"
+    if s.plan:  # a planning entry has no parameters: it names the rungs it chooses among (with a rule's own)
+        chosen = (" ".join([r.rung, *(f"{k}={v}" for k, v in r.params.items())]) for r in s.plan)
+        return "chooses " + ", ".join(dict.fromkeys(chosen)) + " by shape"
     return ", ".join(f"{k}={v}" for k, v in s.params.items())
 
 
