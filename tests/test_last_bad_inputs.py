@@ -644,3 +644,134 @@ def test_every_integer_option_is_bounded_above():
                  for p in importlib.import_module(module).command.params
                  if isinstance(p.type, click.types.IntParamType) and getattr(p.type, "max", None) is None]
     assert unbounded == [], unbounded
+
+
+# ---- a spec key of the wrong type: never read as its default (params: [] as no parameters, reads_c: 'false' as
+# true, title: {a: 1} as text, name: null as 'None') ----
+
+FALSY_NOT_MAPPING = ["''", "0", "[]", "false"]
+WRONG_TYPES = [  # (key, value): each is refused naming the key
+    *((k, v) for k in ("params", "derived", "traffic", "decomposition", "specialize", "ld") for v in FALSY_NOT_MAPPING),
+    *((k, v) for k in ("tma_args", "dtypes") for v in ("''", "0", "{}", "false")),
+    *(("reads_c", v) for v in ("'false'", "'no'", "0", "1", "[x]", "{a: 1}", "''")),
+    *((k, v) for k in ("title", "description", "compiler_reason") for v in ("[x]", "{a: 1}", "true", "[]")),
+    *((k, v) for k in ("name", "id") for v in ("null", "true", "1.5", ".nan", "[x]")),
+]
+
+
+@pytest.mark.parametrize(("key", "value"), WRONG_TYPES, ids=[f"{k}={v}" for k, v in WRONG_TYPES])
+def test_a_spec_key_of_the_wrong_type_is_refused_naming_it(tmp_path, key, value):
+    from gemmprof.catalog import spec as specmod
+    from gemmprof.errors import SpecError
+
+    path = _spec_with(tmp_path, f"{key}: {value}\n")
+    text = path.read_text()
+    if key in ("name", "id") and key + ":" in text.split("\n")[0]:
+        text = "\n".join(text.split("\n")[1:])  # the one name: line is the one under test
+    path.write_text(text)
+    with pytest.raises(SpecError) as err:
+        specmod.load_spec(path)
+    msg = str(err.value)
+    assert msg.startswith(f"{path}: {key}") and "\n" not in msg, msg
+
+
+def test_a_spec_key_of_the_right_type_still_loads(tmp_path):
+    from gemmprof.catalog import spec as specmod
+
+    spec = specmod.load_spec(_spec_with(tmp_path, "reads_c: true\ntitle: 7\ndescription: ' two words '\nparams: {}\n"
+                                                  "derived: null\ndtypes: [fp32]\n"))
+    assert spec.reads_c is True and spec.title == "7" and spec.description == "two words" and spec.params == {}
+
+
+# ---- a launch number (grid, block, smem_dynamic) that is no launch: refused at load where it is a literal, at the
+# shape (naming key, value and shape) where an expression gives it; never a ZeroDivisionError later ----
+
+LAUNCH_KEYS = ["grid", "block", "smem_dynamic"]
+NOT_A_LAUNCH_LITERAL = [".nan", ".inf", "-.inf", "1.5", "true", "-1", "[1]", "{a: 1}"]
+
+
+def _launch_spec(tmp, key: str, value: str):
+    grid, block, smem = "[1]", "[32]", "0"
+    if key == "grid":
+        grid = f"[{value}]"
+    elif key == "block":
+        block = f"[{value}]"
+    else:
+        smem = value
+    (tmp / "k.cu").write_text(TWO_KERNELS)
+    path = tmp / "s.yaml"
+    path.write_text(f"name: big\nfile: k.cu\nentry: sgemm_a\ngrid: {grid}\nblock: {block}\nsmem_dynamic: {smem}\n")
+    return path
+
+
+@pytest.mark.parametrize("value", NOT_A_LAUNCH_LITERAL)
+@pytest.mark.parametrize("key", LAUNCH_KEYS)
+def test_a_launch_literal_that_is_no_launch_is_refused_at_load(tmp_path, key, value):
+    from gemmprof.catalog import spec as specmod
+    from gemmprof.errors import SpecError
+
+    path = _launch_spec(tmp_path, key, value)
+    with pytest.raises(SpecError) as err:
+        specmod.load_spec(path)
+    msg = str(err.value)
+    assert msg.startswith(f"{path}: {key}") and "\n" not in msg, msg
+
+
+@settings(max_examples=80)
+@given(st.sampled_from(LAUNCH_KEYS), st.one_of(
+    st.sampled_from(["0", "M - 100", "M - M", "'1/0'", "'M % (N - N)'", "2147483648", "1025", "65536 * 65536",
+                     "nobody"]),
+    st.integers(-(2 ** 40), -1).map(lambda v: f"'M * 0 + ({v})'")))
+def test_a_launch_expression_out_of_range_at_the_shape_names_key_and_shape(tmp_path_factory, key, value):
+    from gemmprof.catalog import spec as specmod
+    from gemmprof.catalog.binding import bind
+    from gemmprof.errors import SpecError
+    from gemmprof.results.shape import GemmShape
+
+    if key == "smem_dynamic" and value in ("0", "M - M", "1025"):
+        value = "M - 100"  # 0 bytes and 1025 bytes are a launch
+    if key == "grid" and value == "1025":
+        value = "2147483648"
+    path = _launch_spec(tmp_path_factory.mktemp("launch"), key, value)
+    kernel = bind(specmod.load_spec(path))
+    with pytest.raises(SpecError) as err:
+        kernel.launch_config(GemmShape(64, 64, 64), sms=132)
+    msg = str(err.value)
+    assert msg.startswith(f"{path}: {key}") and "\n" not in msg, msg
+    assert "64x64x64" in msg or "division" in msg or "modulo" in msg or "unknown name" in msg, msg
+
+
+def test_a_block_of_more_than_1024_threads_is_refused_naming_the_block(tmp_path):
+    from gemmprof.catalog import spec as specmod
+    from gemmprof.catalog.binding import bind
+    from gemmprof.errors import SpecError
+    from gemmprof.results.shape import GemmShape
+
+    path = _launch_spec(tmp_path, "block", "64, 32")
+    with pytest.raises(SpecError, match=r"block: 64 x 32 x 1 threads at 64x64x64: a block holds at most 1024"):
+        bind(specmod.load_spec(path)).launch_config(GemmShape(64, 64, 64))
+
+
+def test_every_rung_still_launches_at_its_shapes():
+    from gemmprof.catalog import spec as specmod
+    from gemmprof.catalog.binding import bind
+    from gemmprof.results.shape import GemmShape
+
+    for s in specmod.ladder():
+        kernel = bind(s)
+        for shape in (GemmShape(1, 1, 1), GemmShape(4095, 4097, 1023), GemmShape(6000, 10240, 8192)):
+            grid, block, smem = kernel.launch_config(shape, sms=132)
+            assert min(grid) >= 1 and min(block) >= 1 and smem >= 0, (s.id, shape)
+
+
+@pytest.mark.parametrize("grid", ["0", "M - 100"])
+def test_explain_of_a_spec_whose_grid_is_empty_is_one_line(nvcc, tmp_path, monkeypatch, grid):
+    from click.testing import CliRunner
+    from clitools import invoke
+
+    monkeypatch.setenv("GEMMPROF_CACHE", str(tmp_path / "cache"))
+    path = _launch_spec(tmp_path, "grid", grid)
+    r = invoke(CliRunner(), ["explain", "--spec", str(path), "--size", "64"])
+    last = r.output.strip().splitlines()[-1]
+    assert r.exit_code != 0 and r.exception is None or isinstance(r.exception, SystemExit), r.output[-800:]
+    assert last.startswith(f"error: {path}: grid[0]: ") and "64x64x64" in last, r.output[-800:]

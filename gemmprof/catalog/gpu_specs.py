@@ -186,10 +186,11 @@ def parse_gpu_spec(path: Path, text: str) -> GpuSpec:
             limits[k] = ld.figure(f"sm_limits.{k}", positive=k != "reserved_shared_memory_per_block_kib")
         else:
             limits[k] = ld.figure(f"sm_limits.{k}", kind=int)
-    measured_node = ld.node("measured", required=False) or {}
+    measured_node = ld.node("measured", required=False)
+    measured_node = {} if measured_node is None else measured_node
     if not isinstance(measured_node, dict):
         ld.fail("measured", "expected a mapping")
-    measured = {k: ld.figure(f"measured.{k}") for k, v in measured_node.items() if isinstance(v, dict)}
+    measured = {k: ld.figure(f"measured.{k}") for k in measured_node}  # `fp32_tflops: 51` without its source: refused
     cc = ld.text("compute_capability")
     return GpuSpec(
         key=path.stem, name=ld.text("name"), aliases=ld.strings("aliases"), cuda_names=ld.strings("cuda_names"),
