@@ -644,3 +644,334 @@ def test_every_integer_option_is_bounded_above():
                  for p in importlib.import_module(module).command.params
                  if isinstance(p.type, click.types.IntParamType) and getattr(p.type, "max", None) is None]
     assert unbounded == [], unbounded
+
+
+# ---- a spec key of the wrong type: never read as its default (params: [] as no parameters, reads_c: 'false' as
+# true, title: {a: 1} as text, name: null as 'None') ----
+
+FALSY_NOT_MAPPING = ["''", "0", "[]", "false"]
+WRONG_TYPES = [  # (key, value): each is refused naming the key
+    *((k, v) for k in ("params", "derived", "traffic", "decomposition", "specialize", "ld") for v in FALSY_NOT_MAPPING),
+    *((k, v) for k in ("tma_args", "dtypes") for v in ("''", "0", "{}", "false")),
+    *(("reads_c", v) for v in ("'false'", "'no'", "0", "1", "[x]", "{a: 1}", "''")),
+    *((k, v) for k in ("title", "description", "compiler_reason") for v in ("[x]", "{a: 1}", "true", "[]")),
+    *((k, v) for k in ("name", "id") for v in ("null", "true", "1.5", ".nan", "[x]")),
+]
+
+
+@pytest.mark.parametrize(("key", "value"), WRONG_TYPES, ids=[f"{k}={v}" for k, v in WRONG_TYPES])
+def test_a_spec_key_of_the_wrong_type_is_refused_naming_it(tmp_path, key, value):
+    from gemmprof.catalog import spec as specmod
+    from gemmprof.errors import SpecError
+
+    path = _spec_with(tmp_path, f"{key}: {value}\n")
+    text = path.read_text()
+    if key in ("name", "id") and key + ":" in text.split("\n")[0]:
+        text = "\n".join(text.split("\n")[1:])  # the one name: line is the one under test
+    path.write_text(text)
+    with pytest.raises(SpecError) as err:
+        specmod.load_spec(path)
+    msg = str(err.value)
+    assert msg.startswith(f"{path}: {key}") and "\n" not in msg, msg
+
+
+def test_a_spec_key_of_the_right_type_still_loads(tmp_path):
+    from gemmprof.catalog import spec as specmod
+
+    spec = specmod.load_spec(_spec_with(tmp_path, "reads_c: true\ntitle: 7\ndescription: ' two words '\nparams: {}\n"
+                                                  "derived: null\ndtypes: [fp32]\n"))
+    assert spec.reads_c is True and spec.title == "7" and spec.description == "two words" and spec.params == {}
+
+
+# ---- a launch number (grid, block, smem_dynamic) that is no launch: refused at load where it is a literal, at the
+# shape (naming key, value and shape) where an expression gives it; never a ZeroDivisionError later ----
+
+LAUNCH_KEYS = ["grid", "block", "smem_dynamic"]
+NOT_A_LAUNCH_LITERAL = [".nan", ".inf", "-.inf", "1.5", "true", "-1", "[1]", "{a: 1}"]
+
+
+def _launch_spec(tmp, key: str, value: str):
+    grid, block, smem = "[1]", "[32]", "0"
+    if key == "grid":
+        grid = f"[{value}]"
+    elif key == "block":
+        block = f"[{value}]"
+    else:
+        smem = value
+    (tmp / "k.cu").write_text(TWO_KERNELS)
+    path = tmp / "s.yaml"
+    path.write_text(f"name: big\nfile: k.cu\nentry: sgemm_a\ngrid: {grid}\nblock: {block}\nsmem_dynamic: {smem}\n")
+    return path
+
+
+@pytest.mark.parametrize("value", NOT_A_LAUNCH_LITERAL)
+@pytest.mark.parametrize("key", LAUNCH_KEYS)
+def test_a_launch_literal_that_is_no_launch_is_refused_at_load(tmp_path, key, value):
+    from gemmprof.catalog import spec as specmod
+    from gemmprof.errors import SpecError
+
+    path = _launch_spec(tmp_path, key, value)
+    with pytest.raises(SpecError) as err:
+        specmod.load_spec(path)
+    msg = str(err.value)
+    assert msg.startswith(f"{path}: {key}") and "\n" not in msg, msg
+
+
+@settings(max_examples=80)
+@given(st.sampled_from(LAUNCH_KEYS), st.one_of(
+    st.sampled_from(["0", "M - 100", "M - M", "'1/0'", "'M % (N - N)'", "2147483648", "1025", "65536 * 65536",
+                     "nobody"]),
+    st.integers(-(2 ** 40), -1).map(lambda v: f"'M * 0 + ({v})'")))
+def test_a_launch_expression_out_of_range_at_the_shape_names_key_and_shape(tmp_path_factory, key, value):
+    from gemmprof.catalog import spec as specmod
+    from gemmprof.catalog.binding import bind
+    from gemmprof.errors import SpecError
+    from gemmprof.results.shape import GemmShape
+
+    if key == "smem_dynamic" and value in ("0", "M - M", "1025"):
+        value = "M - 100"  # 0 bytes and 1025 bytes are a launch
+    if key == "grid" and value == "1025":
+        value = "2147483648"
+    path = _launch_spec(tmp_path_factory.mktemp("launch"), key, value)
+    kernel = bind(specmod.load_spec(path))
+    with pytest.raises(SpecError) as err:
+        kernel.launch_config(GemmShape(64, 64, 64), sms=132)
+    msg = str(err.value)
+    assert msg.startswith(f"{path}: {key}") and "\n" not in msg, msg
+    assert "64x64x64" in msg or "division" in msg or "modulo" in msg or "unknown name" in msg, msg
+
+
+def test_a_block_of_more_than_1024_threads_is_refused_naming_the_block(tmp_path):
+    from gemmprof.catalog import spec as specmod
+    from gemmprof.catalog.binding import bind
+    from gemmprof.errors import SpecError
+    from gemmprof.results.shape import GemmShape
+
+    path = _launch_spec(tmp_path, "block", "64, 32")
+    with pytest.raises(SpecError, match=r"block: 64 x 32 x 1 threads at 64x64x64: a block holds at most 1024"):
+        bind(specmod.load_spec(path)).launch_config(GemmShape(64, 64, 64))
+
+
+def test_every_rung_still_launches_at_its_shapes():
+    from gemmprof.catalog import spec as specmod
+    from gemmprof.catalog.binding import bind
+    from gemmprof.results.shape import GemmShape
+
+    for s in specmod.ladder():
+        kernel = bind(s)
+        for shape in (GemmShape(1, 1, 1), GemmShape(4095, 4097, 1023), GemmShape(6000, 10240, 8192)):
+            grid, block, smem = kernel.launch_config(shape, sms=132)
+            assert min(grid) >= 1 and min(block) >= 1 and smem >= 0, (s.id, shape)
+
+
+@pytest.mark.parametrize("grid", ["0", "M - 100"])
+def test_explain_of_a_spec_whose_grid_is_empty_is_one_line(nvcc, tmp_path, monkeypatch, grid):
+    from click.testing import CliRunner
+    from clitools import invoke
+
+    monkeypatch.setenv("GEMMPROF_CACHE", str(tmp_path / "cache"))
+    path = _launch_spec(tmp_path, "grid", grid)
+    r = invoke(CliRunner(), ["explain", "--spec", str(path), "--size", "64"])
+    last = r.output.strip().splitlines()[-1]
+    assert r.exit_code != 0 and r.exception is None or isinstance(r.exception, SystemExit), r.output[-800:]
+    assert last.startswith(f"error: {path}: grid[0]: ") and "64x64x64" in last, r.output[-800:]
+
+
+# ---- a results file's unknown key (run, profile, sweep summary; at the top, in a row, in a nested record) and a key
+# twice in one object: an error naming it, never read as if it were not there ----
+
+def _results_docs():
+    import json
+
+    run = json.loads((FIXTURES / "results" / "h100_fix_4096.json").read_text())
+    profile = json.loads((FIXTURES / "explain" / "profile_fp32_4096.json").read_text())
+    sweep = json.loads((FIXTURES / "results" / "h100_sweep_fp32_summary.json").read_text())
+    return {"run": run, "profile": profile, "sweep": sweep}
+
+
+RESULTS_PLACES = [("run", ()), ("run", ("variants", 0)), ("run", ("variants", 3)), ("run", ("shape",)),
+                  ("run", ("variants", 0, "timing")), ("profile", ()), ("profile", ("launches", 0)),
+                  ("sweep", ()), ("sweep", ("cells", 0))]
+KEYS = st.one_of(st.sampled_from(["bogus", "Variants", "samples", "median", "name ", "NAME", "schema2", ""]),
+                 st.text(min_size=1, max_size=12))
+
+
+def _known_keys(place) -> frozenset:
+    from gemmprof.results import profile, run, sweep
+
+    return {("run", 0): run.RUN_KEYS, ("run", 2): run.VARIANT_KEYS, ("run", 1): run.NESTED_KEYS["shape"],
+            ("run", 3): run.NESTED_KEYS["timing"], ("profile", 0): profile.PROFILE_KEYS,
+            ("profile", 2): profile.LAUNCH_KEYS, ("sweep", 0): sweep.SWEEP_KEYS,
+            ("sweep", 2): sweep.CELL_KEYS}[(place[0], len(place[1]) if place[1][:1] != ("shape",) else 1)]
+
+
+@settings(max_examples=120, deadline=None)
+@given(st.sampled_from(RESULTS_PLACES), KEYS, st.sampled_from([1, None, "x", [], {}]))
+def test_an_unknown_key_in_a_results_file_is_refused_naming_it(tmp_path_factory, place, key, value):
+    import copy
+    import json
+
+    from click.testing import CliRunner
+    from clitools import invoke
+
+    kind, at = place
+    doc = copy.deepcopy(_results_docs()[kind])
+    node = doc
+    for step in at:
+        node = node[step]
+    if key in node or key in _known_keys(place):
+        return  # a key the layout has
+    node[key] = value
+    path = tmp_path_factory.mktemp("unknown") / f"{kind}.json"
+    path.write_text(json.dumps(doc))
+    r = invoke(CliRunner(), ["show", str(path)])
+    lines = r.output.strip().splitlines()
+    assert r.exit_code == 2 and len(lines) == 1 and "unknown key" in lines[0], (place, key, r.output[-400:])
+    assert repr(key[:40]) in lines[0] and str(path) in lines[0], lines[0]
+
+
+@pytest.mark.parametrize("kind", ["run", "profile", "sweep"])
+def test_every_results_layout_without_additions_still_loads(tmp_path, kind):
+    import json
+
+    from click.testing import CliRunner
+    from clitools import invoke
+
+    path = tmp_path / f"{kind}.json"
+    path.write_text(json.dumps(_results_docs()[kind]))
+    assert invoke(CliRunner(), ["show", str(path)]).exit_code == 0
+
+
+def test_what_each_results_layout_writes_is_a_key_it_reads():
+    from gemmprof.results.profile import LAUNCH_KEYS, PROFILE_KEYS, ProfileResults
+    from gemmprof.results.run import RUN_KEYS, VARIANT_KEYS, RunResult
+    from gemmprof.results.sweep import CELL_KEYS, SWEEP_KEYS, SweepSummary
+
+    docs = _results_docs()
+    run = RunResult.from_dict(docs["run"]).to_dict()
+    assert set(run) <= RUN_KEYS and all(set(v) <= VARIANT_KEYS for v in run["variants"])
+    profile = ProfileResults.from_dict(docs["profile"]).to_dict()
+    assert set(profile) <= PROFILE_KEYS and all(set(x) <= LAUNCH_KEYS for x in profile["launches"])
+    sweep = SweepSummary.from_dict(docs["sweep"]).to_dict()
+    assert set(sweep) <= SWEEP_KEYS and all(set(c) <= CELL_KEYS for c in sweep["cells"])
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.sampled_from(["run", "profile", "sweep"]), st.data())
+def test_a_key_twice_in_one_object_is_refused_naming_it(tmp_path_factory, kind, data):
+    import json
+
+    from click.testing import CliRunner
+    from clitools import invoke
+
+    doc = _results_docs()[kind]
+    key = data.draw(st.sampled_from(sorted(doc)))
+    text = json.dumps(doc)
+    text = "{" + json.dumps(key) + ": " + json.dumps(doc[key]) + ", " + text[1:]
+    path = tmp_path_factory.mktemp("twice") / f"{kind}.json"
+    path.write_text(text)
+    r = invoke(CliRunner(), ["show", str(path)])
+    lines = r.output.strip().splitlines()
+    assert r.exit_code == 2 and len(lines) == 1 and f"key {key!r} appears twice" in lines[0], r.output[-300:]
+
+
+# ---- a --callable module or function that calls sys.exit: one line naming it, never gemmprof exiting silently
+# with the callable's status (and at call time its variant fails, the run goes on) ----
+
+EXITS = ["sys.exit(3)", "sys.exit(0)", "sys.exit()", "sys.exit('bye')", "raise SystemExit(7)", "exit(1)", "quit()"]
+
+
+@pytest.mark.parametrize("how", EXITS)
+def test_a_callable_module_that_exits_on_import_is_one_line(tmp_path, monkeypatch, how):
+    from click.testing import CliRunner
+    from clitools import invoke
+
+    monkeypatch.setenv("GEMMPROF_CACHE", str(tmp_path / "cache"))
+    path = tmp_path / f"exits_{EXITS.index(how)}.py"
+    path.write_text(f"import sys\n{how}\ndef gemm(A, B, C, alpha, beta):\n    pass\n")
+    r = invoke(CliRunner(), ["run", "--size", "64", "--callable", f"{path}:gemm"])  # imported before the GPU is sought
+    lines = r.output.strip().splitlines()
+    assert r.exit_code == 2 and lines and lines[-1].startswith(f"error: --callable {path}:gemm: importing "), \
+        (how, r.exit_code, r.output[-400:])
+    assert "called sys.exit(" in lines[-1], lines[-1]
+
+
+@pytest.mark.parametrize("how", EXITS)
+def test_a_callable_that_exits_when_called_fails_its_variant(how):
+    from gemmprof.measure import callables
+
+    namespace: dict = {}
+    exec(f"import sys\ndef gemm(A, B, C, alpha, beta):\n    {how}\n", namespace)  # noqa: S102 - the test's own code
+
+    class Arrays:
+        @staticmethod
+        def operands(problem):
+            return None, None
+
+        @staticmethod
+        def output(out, c_dtype):
+            return out, None, None
+
+    class Problem:
+        alpha, beta, c_dtype = 1.0, 0.0, "fp32"
+
+    launch = callables._launcher(namespace["gemm"], Arrays)(Problem(), None)
+    with pytest.raises(callables.CallableRaised, match=r"^called sys\.exit\("):
+        launch()
+
+
+# ---- an ncu details CSV whose 'Metric Name' or 'Metric Value' column was renamed or cut: refused, never read as a
+# raw table of launches without values (exit 0 and a table of dashes) ----
+
+@pytest.mark.parametrize("column", ["Metric Name", "Metric Value"])
+@pytest.mark.parametrize("renamed", ["", "Metric", "metric value", "Metric Value ", "Value"])
+def test_a_details_csv_missing_half_of_its_metric_columns_is_refused(tmp_path, column, renamed):
+    from click.testing import CliRunner
+    from clitools import invoke
+
+    details = [p for p in NCU_CSVS if "Metric Value" in p.read_text(encoding="utf-8")]
+    assert details
+    for source in details:
+        text = source.read_text(encoding="utf-8").replace(f'"{column}"', f'"{renamed}"')
+        if renamed in ("Metric Name", "Metric Value"):
+            continue
+        path = tmp_path / source.name
+        path.write_text(text)
+        r = invoke(CliRunner(), ["profile", "--from", str(path)])
+        lines = r.output.strip().splitlines()
+        assert r.exit_code == 2 and len(lines) == 1 and "nothing to show" in lines[0], (source.name, r.output[-300:])
+        assert "without 'Metric" in lines[0] and "table left out" in lines[0], lines[0]
+
+
+# ---- a GPU spec sheet's unknown key, at the top, in a fixed mapping or in a {value, source} figure: refused ----
+
+GPU_PLACES = [(), ("l2",), ("memory",), ("sm_limits",), ("sm_count",), ("peak_tflops", "fp32"), ("l2", "size_mib")]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.sampled_from(GPU_PLACES), st.sampled_from(["bogus", "size_mb", "Value", "sources", "clock", "note"]))
+def test_an_unknown_key_in_a_gpu_spec_is_refused_naming_it(tmp_path_factory, place, key):
+    import yaml
+    from click.testing import CliRunner
+    from clitools import invoke
+
+    from gemmprof.catalog.paths import PROFILES_DIR
+
+    doc = yaml.safe_load((PROFILES_DIR / "h100_sxm.yaml").read_text())
+    node = doc
+    for step in place:
+        node = node[step]
+    node[key] = {"value": 1, "source": "whitepaper"}
+    path = tmp_path_factory.mktemp("gpu") / "mine.yaml"
+    path.write_text(yaml.safe_dump(doc))
+    r = invoke(CliRunner(), ["model", "--size", "64", "--gpu-file", str(path)])
+    lines = r.output.strip().splitlines()
+    where = ".".join((*place, key))
+    assert r.exit_code == 2 and len(lines) == 1 and f"{path}: {where}: unknown key" in lines[0], r.output[-300:]
+
+
+def test_every_shipped_gpu_spec_uses_only_known_keys():
+    from gemmprof.catalog.gpu_specs import all_gpus
+
+    all_gpus.cache_clear()
+    assert len(all_gpus()) >= 2

@@ -166,7 +166,7 @@ def parse_abi(path, doc: dict, launcher: bool) -> Abi:
             expr.parse(str(workspace))
         except SpecError as exc:
             _fail(path, "workspace", str(exc))
-    ld = doc.get("ld") or {}
+    ld = {} if doc.get("ld") is None else doc["ld"]
     if not isinstance(ld, dict):
         _fail(path, "ld", "expected a mapping {lda: EXPRESSION, ldb: ..., ldc: ...}")
     from gemmprof.catalog.spec_fields import check_keys

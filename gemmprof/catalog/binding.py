@@ -15,6 +15,10 @@ if TYPE_CHECKING:
 
 
 _GENERAL_SHAPE = GemmShape(1 << 16, 1 << 16, 1 << 16)  # too large for any spec's shape rule (h8's skinny tile)
+# CUDA's limits on every GPU: a grid's x, y, z; a block's x, y, z and its threads in all
+GRID_LIMITS = (2 ** 31 - 1, 65535, 65535)
+BLOCK_LIMITS = (1024, 1024, 64)
+MAX_BLOCK_THREADS = 1024
 _GENERAL_SMS = 1 << 10  # SMS for the general binary's rules: at _GENERAL_SHAPE none depends on it (h12's fitted width)
 
 
@@ -96,10 +100,28 @@ class BoundKernel:
         """Grid, block and dynamic shared memory at `shape`; `sms` (the device's multiprocessor count) is the name
         SMS in the expressions of persistent kernels."""
         env = {**self._shape_env(shape, sms), **self.decomposition(shape, sms)}
-        grid = tuple(int(expr.evaluate(e, env)) for e in self.spec.grid)
-        block = tuple(int(expr.evaluate(e, env)) for e in self.spec.block)
-        smem = int(expr.evaluate(self.spec.smem_dynamic, env))
+        grid = tuple(self._launch_value(f"grid[{i}]", e, env, shape, 1, hi) for i, (e, hi) in
+                     enumerate(zip(self.spec.grid, GRID_LIMITS, strict=True)))
+        block = tuple(self._launch_value(f"block[{i}]", e, env, shape, 1, hi) for i, (e, hi) in
+                      enumerate(zip(self.spec.block, BLOCK_LIMITS, strict=True)))
+        if block[0] * block[1] * block[2] > MAX_BLOCK_THREADS:
+            raise SpecError(f"{self.spec.path}: block: {block[0]} x {block[1]} x {block[2]} threads at {shape.label}: "
+                            f"a block holds at most {MAX_BLOCK_THREADS} threads on every CUDA GPU")
+        smem = self._launch_value("smem_dynamic", self.spec.smem_dynamic, env, shape, 0, 2 ** 31 - 1)
         return grid, block, smem
+
+    def _launch_value(self, key: str, e, env: dict, shape: GemmShape, lo: int, hi: int) -> int:
+        """One of the launch's numbers at `shape`: an integer from lo to hi, or one line naming the spec's key, the
+        value and the shape (never the zero grid a division would meet later, nor a negative block)."""
+        try:
+            value = expr.evaluate(e, env)
+        except SpecError as exc:
+            raise SpecError(f"{self.spec.path}: {key}: {exc}") from None
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not lo <= value <= hi:
+            shown = f" ({str(e)[:60]!r})" if isinstance(e, str) else ""
+            raise SpecError(f"{self.spec.path}: {key}: {str(value)[:40]}{shown} at {shape.label}: must be an integer "
+                            f"from {lo} to {hi}")
+        return int(value)
 
     def cluster_dims(self, shape: GemmShape | None = None, sms: int | None = None) -> tuple[int, int, int] | None:
         """The launch's cluster shape, None for a plain launch (no `cluster`, or 1 x 1 x 1 at this shape). A cluster

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import math
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -12,12 +13,18 @@ from gemmprof.catalog.paths import PROFILES_DIR
 from gemmprof.catalog.yamlfile import parse_mapping
 from gemmprof.errors import GpuSpecError
 
+# every key of a GPU spec sheet (docs/gpu-spec-format.md), and of its fixed mappings; anything else is refused
+GPU_SPEC_KEYS = ("name", "aliases", "cuda_names", "architecture", "compute_capability", "sm_count", "boost_clock_mhz",
+                 "memory", "peak_tflops", "dram_bandwidth_gbs", "l2", "smem_bandwidth_gbs", "sm_limits", "measured",
+                 "references")
 SM_LIMIT_KEYS = (
     "registers", "max_registers_per_thread", "max_registers_per_block", "register_allocation_unit",
     "warp_allocation_granularity", "max_threads", "max_warps", "max_blocks", "max_threads_per_block",
     "shared_memory_kib", "shared_memory_per_block_kib", "shared_memory_per_block_optin_kib",
     "shared_memory_carveouts_kib", "reserved_shared_memory_per_block_kib", "shared_memory_allocation_unit",
 )
+
+GPU_SPEC_NESTED = {"memory": ("type", "size_gb"), "l2": ("size_mib", "bandwidth_gbs"), "sm_limits": SM_LIMIT_KEYS}
 
 
 @dataclass(frozen=True)
@@ -106,6 +113,16 @@ class _Loader:
     def fail(self, key: str, problem: str):
         raise GpuSpecError(f"{self.path}: {key}: {problem}")
 
+    def known(self, key: str, node, keys) -> None:
+        """Refuse a key the format does not have (`l2: {size_mb: ...}`, a typo of a newer sheet), naming it."""
+        if not isinstance(node, dict):
+            return
+        for k in node:
+            if k not in keys:
+                close = difflib.get_close_matches(str(k), list(keys), n=1)
+                hint = f"did you mean {close[0]}?" if close else f"known keys: {', '.join(sorted(keys))}"
+                self.fail(f"{key}.{str(k)[:40]}" if key else str(k)[:40], f"unknown key ({hint})")
+
     def node(self, key: str, required=True):
         cur: Any = self.doc
         for part in key.split("."):
@@ -124,6 +141,8 @@ class _Loader:
             return None
         if not isinstance(node, dict) or "value" not in node or "source" not in node:
             self.fail(key, "expected a mapping {value: ..., source: REFERENCE}")
+        self.known(key, node, ("value", "source", "clock_mhz") if key.startswith("peak_tflops.") else
+                   ("value", "source"))
         src = str(node["source"])
         if src not in self.references:
             self.fail(f"{key}.source", f"{src!r} is not defined under references")
@@ -170,6 +189,9 @@ class _Loader:
 def parse_gpu_spec(path: Path, text: str) -> GpuSpec:
     doc = parse_mapping(path, text, GpuSpecError)
     ld = _Loader(path, doc)
+    ld.known("", doc, GPU_SPEC_KEYS)
+    for key, keys in GPU_SPEC_NESTED.items():
+        ld.known(key, doc.get(key), keys)
     peaks_node = ld.node("peak_tflops")
     if not isinstance(peaks_node, dict) or "fp32" not in peaks_node:
         ld.fail("peak_tflops.fp32", "missing")
@@ -186,10 +208,11 @@ def parse_gpu_spec(path: Path, text: str) -> GpuSpec:
             limits[k] = ld.figure(f"sm_limits.{k}", positive=k != "reserved_shared_memory_per_block_kib")
         else:
             limits[k] = ld.figure(f"sm_limits.{k}", kind=int)
-    measured_node = ld.node("measured", required=False) or {}
+    measured_node = ld.node("measured", required=False)
+    measured_node = {} if measured_node is None else measured_node
     if not isinstance(measured_node, dict):
         ld.fail("measured", "expected a mapping")
-    measured = {k: ld.figure(f"measured.{k}") for k, v in measured_node.items() if isinstance(v, dict)}
+    measured = {k: ld.figure(f"measured.{k}") for k in measured_node}  # `fp32_tflops: 51` without its source: refused
     cc = ld.text("compute_capability")
     return GpuSpec(
         key=path.stem, name=ld.text("name"), aliases=ld.strings("aliases"), cuda_names=ld.strings("cuda_names"),

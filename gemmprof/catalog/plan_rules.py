@@ -59,7 +59,7 @@ def parse_rules(path, node) -> tuple[PlanRule, ...]:
                 expr.parse(str(when))
             except SpecError as exc:
                 _fail(path, f"{key}.when", str(exc))
-        params = item.get("params") or {}
+        params = {} if item.get("params") is None else item["params"]
         if not isinstance(params, dict) or any(not isinstance(k, str) or isinstance(v, bool) or not isinstance(v, int)
                                                or abs(v) > 2 ** 31 for k, v in params.items()):
             _fail(path, f"{key}.params", "expected a mapping NAME: integer (the rung's parameters)")

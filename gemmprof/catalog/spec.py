@@ -164,8 +164,41 @@ def _triple(path, key, node):
     if not isinstance(node, list) or not 1 <= len(node) <= 3:
         _fail(path, key, "expected a list of 1 to 3 expressions")
     for i, e in enumerate(node):
-        _parse(path, f"{key}[{i}]", e)
+        _launch_expr(path, f"{key}[{i}]", e)
     return tuple(list(node) + [1] * (3 - len(node)))
+
+
+def _launch_expr(path, key, node) -> None:
+    """A number of the launch (a grid or block dimension, the dynamic shared memory): an integer or an expression,
+    never true, a fraction, NaN or a negative literal (a launch of -1 blocks, of 1.5 bytes, is no launch)."""
+    if isinstance(node, bool) or not isinstance(node, (int, str)) or (isinstance(node, int) and node < 0):
+        _fail(path, key, f"expected a non-negative integer or an expression over the parameters, M, N and K, got "
+                         f"{str(node)[:40]!r}")
+    _parse(path, key, node)
+
+
+def _mapping(doc: dict, key: str):
+    """The key's mapping, {} where it is absent or null; any other value is returned for the caller to refuse (never
+    an empty list, 0 or '' read as no entries)."""
+    node = doc.get(key)
+    return {} if node is None else node
+
+
+def _prose(path, doc: dict, key: str, default: str) -> str:
+    """A line of text (title, description, compiler_reason): a string or a number, never a list or a mapping."""
+    node = doc.get(key)
+    if node is None:
+        return default
+    if isinstance(node, bool) or not isinstance(node, (str, int, float)):
+        _fail(path, key, f"expected text, got {type(node).__name__} {str(node)[:40]!r}")
+    return str(node).strip()
+
+
+def _flag(path, doc: dict, key: str) -> bool:
+    node = doc.get(key, False)
+    if not isinstance(node, bool):
+        _fail(path, key, f"expected true or false, got {str(node)[:40]!r}")
+    return node
 
 
 def _tune_space(path, node, params) -> dict[str, tuple[int, ...]]:
@@ -198,8 +231,8 @@ def _name_and_id(path: Path, doc: dict, required: tuple[str, ...], id_rule: re.P
     for key in required:
         if key not in doc:
             _fail(path, key, "missing")
-    name = str(doc.get("name", path.stem))
-    sid = str(doc.get("id", name))
+    name = _text(path, "name", doc["name"]) if "name" in doc else path.stem
+    sid = _text(path, "id", doc["id"]) if "id" in doc else name
     if id_rule is not None and not id_rule.match(sid):
         _fail(path, "id", f"{sid!r} {id_words}")
     for key, value in (("name", name), ("id", sid)):
@@ -233,7 +266,7 @@ def parse_spec(path: Path, text: str) -> KernelSpec:
     backend = doc.get("backend", "nvrtc")
     if backend not in ("nvrtc", "nvcc"):
         _fail(path, "backend", f"{backend!r} is not nvrtc or nvcc")
-    params = doc.get("params") or {}
+    params = _mapping(doc, "params")
     if not isinstance(params, dict):
         _fail(path, "params", "expected a mapping NAME: integer")
     for k, v in params.items():
@@ -250,7 +283,7 @@ def parse_spec(path: Path, text: str) -> KernelSpec:
         if n not in params:
             _fail(path, "template", f"{n!r} is not a parameter")
     defines, build_fields = parse_build_fields(path, doc, params)
-    derived = doc.get("derived") or {}
+    derived = _mapping(doc, "derived")
     if not isinstance(derived, dict):
         _fail(path, "derived", "expected a mapping NAME: expression")
     for k, v in derived.items():
@@ -265,16 +298,16 @@ def parse_spec(path: Path, text: str) -> KernelSpec:
     if not isinstance(source, dict) or "document" not in source:
         _fail(path, "source", "expected {document: ..., section: ...}")
     cu = build_fields.launcher or _source_file(path, doc["file"])
-    traffic = doc.get("traffic") or {}
+    traffic = _mapping(doc, "traffic")
     if not isinstance(traffic, dict):
         _fail(path, "traffic", "expected a mapping {BM, BN, TM, TN, smem}")
     for k, v in traffic.items():
         if k != "smem":
             _parse(path, f"traffic.{k}", v)
     smem_dynamic = doc.get("smem_dynamic", 0)
-    _parse(path, "smem_dynamic", smem_dynamic)
+    _launch_expr(path, "smem_dynamic", smem_dynamic)
     return KernelSpec(
-        id=sid, name=name, title=str(doc.get("title", name)), description=str(doc.get("description", "")).strip(),
+        id=sid, name=name, title=_prose(path, doc, "title", name), description=_prose(path, doc, "description", ""),
         source={k: str(v) for k, v in source.items()}, dtype=doc["dtype"], layout=dict(layout), file=cu,
         entry=_entry(path, doc["entry"], launcher), backend=backend, template=template, defines=defines, params=dict(params),
         derived={k: v for k, v in derived.items()}, constraints=_constraints(path, "constraints", doc.get("constraints")),
@@ -287,7 +320,7 @@ def parse_spec(path: Path, text: str) -> KernelSpec:
         tune=_tune_space(path, doc.get("tune"), params),
         extra={**({"arch_suffix": doc["arch_suffix"]} if "arch_suffix" in doc else {}),
                **({"targets": _targets(path, doc["targets"])} if "targets" in doc else {})}, compiler=compiler,
-        compiler_reason=str(doc.get("compiler_reason") or ""), reads_c=bool(doc.get("reads_c", False)),
+        compiler_reason=_prose(path, doc, "compiler_reason", ""), reads_c=_flag(path, doc, "reads_c"),
         abi=parse_abi(path, doc, launcher), build_fields=build_fields, **launch_fields(path, doc),
     )
 
@@ -326,18 +359,18 @@ def _parse_plan_spec(path: Path, doc: dict) -> KernelSpec:
     dtype = doc.setdefault("dtype", "fp32")
     if dtype not in DTYPE_NAMES:
         _fail(path, "dtype", f"{dtype!r} is not one of {', '.join(DTYPE_NAMES)}")
-    dtypes = doc.get("dtypes") or [dtype]
+    dtypes = [dtype] if doc.get("dtypes") is None else doc["dtypes"]
     if not isinstance(dtypes, list) or not all(d in DTYPE_NAMES for d in dtypes) or dtype not in dtypes:
         _fail(path, "dtypes", f"expected a list of {', '.join(DTYPE_NAMES)} that holds dtype ({dtype})")
     layout = doc.get("layout", {"A": "row", "B": "row", "C": "row"})
     if not isinstance(layout, dict) or set(layout) != {"A", "B", "C"} or not all(
             v in ("row", "col") for v in layout.values()):
         _fail(path, "layout", "expected {A: row|col, B: row|col, C: row|col}")
-    source = doc.get("source") or {"document": ""}
+    source = {"document": ""} if doc.get("source") is None else doc["source"]
     if not isinstance(source, dict) or "document" not in source:
         _fail(path, "source", "expected {document: ..., section: ...}")
     return KernelSpec(
-        id=sid, name=name, title=str(doc.get("title", name)), description=str(doc.get("description", "")).strip(),
+        id=sid, name=name, title=_prose(path, doc, "title", name), description=_prose(path, doc, "description", ""),
         source={k: str(v) for k, v in source.items()}, dtype=dtype, layout=dict(layout), file=path, entry="",
         backend="nvcc", template=(), defines=(), params={}, derived={}, constraints=(),
         shape_constraints=_constraints(path, "shape_constraints", doc.get("shape_constraints")),

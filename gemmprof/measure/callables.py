@@ -124,9 +124,9 @@ def _import_file(path: Path, where: str):
     except SyntaxError as exc:
         del sys.modules[module_name]
         raise CallableError(f"{where}: {path} line {exc.lineno}: syntax error: {exc.msg}") from None
-    except Exception as exc:  # its imports (torch, triton) or its own top-level code
+    except (Exception, SystemExit) as exc:  # its imports (torch, triton), its own top-level code, a sys.exit there
         del sys.modules[module_name]
-        raise CallableError(f"{where}: importing {path} raised {type(exc).__name__}: {_one_line(exc)}") from None
+        raise CallableError(f"{where}: importing {path} {_raised(exc)}") from None
     return module
 
 
@@ -153,6 +153,14 @@ def check_arity(fn, where: str) -> None:
     except TypeError:
         shown = ", ".join(str(p) for p in sig.parameters.values())
         raise CallableError(f"{where}: it takes ({shown}); gemmprof calls {CALL_TEXT}, five arguments") from None
+
+
+def _raised(exc: BaseException, width: int = 300) -> str:
+    """What a callable's code did instead of returning: "raised ValueError: ...", or "called sys.exit(3)" (a
+    SystemExit, which would otherwise end gemmprof silently with the callable's status)."""
+    if isinstance(exc, SystemExit):
+        return f"called sys.exit({_one_line(repr(exc.code), width)})"
+    return f"raised {type(exc).__name__}: {_one_line(exc, width)}"
 
 
 def _one_line(exc: BaseException, width: int = 300) -> str:
@@ -214,8 +222,8 @@ def _launcher(fn, arrays):
                 before()
             try:
                 fn(A, B, C, alpha, beta)
-            except Exception as exc:
-                raise CallableRaised(f"raised {type(exc).__name__}: {_one_line(exc)}") from exc
+            except (Exception, SystemExit) as exc:  # sys.exit in a callable fails its variant, not the run
+                raise CallableRaised(_raised(exc)) from exc
             if after:
                 after()
 
@@ -287,9 +295,9 @@ def attempt_call(runner, fn, dtype: str, arrays, c_dtype: str) -> Attempt:
                 returned = fn(A, B, C, problem.alpha, problem.beta)
                 if after:
                     after()
-            except Exception as exc:
+            except (Exception, SystemExit) as exc:  # sys.exit in a callable fails its variant, not the run
                 _raise_if_context_lost(str(exc))
-                return Attempt("raised", f"{type(exc).__name__}: {_one_line(exc, 160)}")
+                return Attempt("raised", _raised(exc, 160).removeprefix("raised "))
         cupy.cuda.Device().synchronize()
     check = verify(outputs[0], outputs[1] if len(outputs) > 1 else None, problem, tolerance(dtype, c_dtype))
     if check.passed:

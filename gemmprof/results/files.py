@@ -80,7 +80,9 @@ def parse_json(text: str | bytes, where: str):
     if 1 + _values_bound(text) > MAX_VALUES:
         raise InputError(f"{where}: holds more than {MAX_VALUES:,} JSON values, too many for a gemmprof file")
     try:
-        doc = json.loads(text, parse_int=cells.json_int)
+        doc = json.loads(text, parse_int=cells.json_int, object_pairs_hook=_unique_keys)
+    except _DuplicateKey as exc:
+        raise InputError(f"{where}: key {str(exc)[:40]!r} appears twice in one object (which one is meant?)") from None
     except UnicodeDecodeError:
         raise InputError(f"{where}: not a text file (not UTF-8)") from None
     except json.JSONDecodeError as exc:
@@ -92,6 +94,20 @@ def parse_json(text: str | bytes, where: str):
     if _depth(doc) > MAX_DEPTH:
         raise InputError(f"{where}: nested more than {MAX_DEPTH} levels deep, too deep to be a gemmprof file")
     return doc
+
+
+class _DuplicateKey(ValueError):
+    pass
+
+
+def _unique_keys(pairs: list) -> dict:
+    """An object of JSON text, refused where a key repeats: json.loads would keep the last silently, and no file
+    gemmprof writes has one twice (a hand edit, or two files pasted together)."""
+    out = dict(pairs)
+    if len(out) != len(pairs):
+        seen: set = set()
+        raise _DuplicateKey(next(k for k, _ in pairs if k in seen or seen.add(k)))
+    return out
 
 
 def _depth(doc) -> int:

@@ -14,7 +14,7 @@ from typing import Any
 from gemmprof.errors import InputError
 from gemmprof.results import clocks as _clocks
 from gemmprof.results.clocks import SETTLED, ClockRecord, EnergyRecord, WarmUpRecord
-from gemmprof.results.fields import MAX_COUNT, Fields
+from gemmprof.results.fields import MAX_COUNT, Fields, check_keys
 from gemmprof.results.files import check_schema, load_json, save_json
 from gemmprof.results.shape import GemmShape
 from gemmprof.results.stages import (  # noqa: F401 - the per-stage records, imported from here by callers
@@ -32,6 +32,31 @@ from gemmprof.results.stages import (  # noqa: F401 - the per-stage records, imp
 RUN_KIND = "gemmprof.run"
 SCHEMA_VERSION = 1
 CUBLASLT_PREFIX = "cublaslt_best"  # cuBLASLt's best of N beside a cuBLAS row: cublaslt_best8_hgemm
+
+
+# every key a run results file has (schema 1; gpu_profile: the older name of gpu_spec): anything else is a typo, a
+# hand edit or a newer layout, refused naming it rather than silently dropped (device and timing_method are the
+# records of the machine and the timing as found, free-form; `build`, run-wide or per variant, is a build record
+# `report` shows as it is)
+RUN_KEYS = frozenset(("kind", "schema", "gemmprof_version", "created", "command", "device", "gpu_spec", "gpu_profile",
+                      "shape", "alpha", "beta", "seed", "timing_method", "variants", "notes", "build"))
+VARIANT_KEYS = frozenset((
+    "id", "name", "title", "dtype", "kind", "status", "message", "params", "grid", "block", "registers",
+    "static_smem", "dynamic_smem", "local_bytes", "occupancy", "rel_error", "tolerance", "unwritten", "reads_c",
+    "wrong", "first_bad", "reads_c_declared", "spill_stores", "spill_loads", "compiler", "compiler_version",
+    "compiler_flags", "compiler_arch", "compiler_reason", "cubin_sha256", "symbol", "sass", "compile_s", "load_s",
+    "timing", "flops", "model_arithmetic_intensity", "min_arithmetic_intensity", "peak_kind", "peak_flops",
+    "peak_clock_mhz", "nvtx_range", "params_source", "achieved_tflops", *_clocks.empty_dict(), "clock_fell",
+    "c_dtype", "warm_up", "energy", "joules_per_gemm", "tflop_per_joule", "checks", "plan", "build"))
+NESTED_KEYS = {"shape": frozenset("MNK"), "timing": frozenset(("samples_ms", "median_ms", "min_ms", "max_ms", "spread",
+                                                               "stable", "median_ci")),
+               "plan": frozenset(("entry", "rung", "rung_name", "rule", "when", "why", "params"))}
+
+
+def _check_nested(d: dict, where: str) -> None:
+    for key, known in NESTED_KEYS.items():
+        if isinstance(d.get(key), dict):
+            check_keys(d[key], f"{where}.{key}" if where else key, known)
 
 
 def cublaslt_name(cublas_name: str, n: int) -> str:
@@ -148,6 +173,9 @@ class VariantResult:
     def from_dict(cls, d: dict, where: str = "variant") -> VariantResult:
         """Every field checked once, here: wrong types, NaN, infinities and negative times are InputErrors."""
         f = Fields(d, where)
+        if isinstance(d, dict):
+            check_keys(d, where, VARIANT_KEYS)
+            _check_nested(d, where)
         launch = res = ver = mod = timing = None
         grid, block = f.dims("grid"), f.dims("block")
         if grid is not None and block is not None:
@@ -302,6 +330,8 @@ class RunResult:
 
     @classmethod
     def _checked(cls, doc: dict) -> RunResult:
+        check_keys(doc, "", RUN_KEYS)
+        _check_nested(doc, "")
         f = Fields(doc, "")
         shape = f.shape("shape")
         if shape is None:

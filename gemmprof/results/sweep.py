@@ -27,7 +27,7 @@ from typing import Any
 
 from gemmprof.errors import InputError
 from gemmprof.results import cells
-from gemmprof.results.fields import Fields
+from gemmprof.results.fields import Fields, check_keys
 from gemmprof.results.files import check_schema, load_json, save_json
 from gemmprof.results.run import RunResult, VariantResult
 from gemmprof.results.shape import GemmShape
@@ -115,6 +115,7 @@ class SweepCell:
     @classmethod
     def from_dict(cls, d: dict, where: str) -> SweepCell:
         f = Fields(d, where)
+        check_keys(d, where, CELL_KEYS)
         pct = f.num("pct", minimum=0) if "pct" in d else f.num("pct_cublas", minimum=0)  # files before --baseline
         tflops = f.num("tflops", minimum=0)
         base = f.num("base_tflops", minimum=0)
@@ -122,6 +123,13 @@ class SweepCell:
             base = 100 * tflops / pct
         return cls(parse_shapes(f.str("shape") or "", f"{where}.shape")[0], f.name("variant"), f.name("status"),
                    tflops, pct, f.str("baseline") or "", base)
+
+
+# every key of a sweep summary and of its cells (rungs: the older name of variants; pct_cublas: of pct, before
+# --baseline); anything else is refused, naming it
+SWEEP_KEYS = frozenset(("kind", "schema", "dtype", "device", "baseline", "model", "p", "highlight", "shapes", "layers",
+                        "files", "cells", "confirmed", "collapsed", "variants", "rungs", "best", "best_per_shape"))
+CELL_KEYS = frozenset(("shape", "variant", "status", "tflops", "pct", "pct_cublas", "baseline", "base_tflops"))
 
 
 @dataclass(frozen=True)
@@ -265,6 +273,7 @@ class SweepSummary:
             raise InputError(f"{source}: not a gemmprof sweep summary (kind is "
                              f"{doc.get('kind') if isinstance(doc, dict) else None!r})")
         check_schema(doc, source, 1)
+        check_keys(doc, source, SWEEP_KEYS)
         f = Fields(doc, "")
         shapes = parse_shapes(" ".join(f.strs("shapes") or ()), f"{source}: shapes")
         found = {}

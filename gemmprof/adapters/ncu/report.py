@@ -246,6 +246,12 @@ def parse_csv(text: str) -> NcuReport:
         rows = list(csv.reader(io.StringIO("\n".join(lines))))
         header = rows[0]
         where = _Where(index, len(tables), warnings)
+        halves = [h for h in ("Metric Name", "Metric Value") if h in header]
+        if len(halves) == 1:  # a details table whose other column was renamed or cut: no launch's value is known
+            other = "Metric Value" if halves[0] == "Metric Name" else "Metric Name"
+            warnings.append(f"{where.prefix}header: a {halves[0]!r} column without {other!r} (a details table "
+                            "needs both); the table left out")
+            continue
         if "Metric Name" in header and "Metric Value" in header:
             layouts.add("details")
             launches.extend(_parse_details(header, rows[1:], index, where))
