@@ -9,6 +9,7 @@ import click
 from gemmprof.commands._options import gpu_options, output_options, resolve_gpu, resolve_shape, shape_options
 from gemmprof.errors import InputError
 from gemmprof.render.table import Column, Table, emit
+from gemmprof.results.stages import with_params
 
 SASS_COLUMNS = [Column("FFMA", "FFMA", drop=-1), Column("HMMA", "HMMA", drop=-1), Column("HGMMA", "HGMMA", drop=-1), Column("LDS", "LDS"),
                 Column("LDS.64", "LDS.64"), Column("LDS.128", "LDS.128"), Column("LDG", "LDG"),
@@ -46,7 +47,7 @@ def _name(r) -> str:
     chose = r.kernel.plan if r.kernel is not None else None
     if not chose:
         return r.name
-    return " ".join([f"{r.name}:{chose.rung} {chose.rung_name}", *(f"{k}={v}" for k, v in chose.params.items())])
+    return f"{r.name}:{with_params(f'{chose.rung} {chose.rung_name}', chose.params)}"
 
 
 @click.command("build")

@@ -6,6 +6,7 @@ import click
 
 from gemmprof.commands._options import output_options, resolve_shape, shape_options
 from gemmprof.render.table import Column, Table, emit
+from gemmprof.results.stages import with_params
 
 
 @click.command("list")
@@ -70,8 +71,7 @@ def command(dtype, spec_files, explain_rungs, params, size, m, n, k, fmt, output
 
 def _params(s) -> str:
     if s.plan:  # a planning entry has no parameters: it names the rungs it chooses among (with a rule's own)
-        chosen = (" ".join([r.rung, *(f"{k}={v}" for k, v in r.params.items())]) for r in s.plan)
-        return "chooses " + ", ".join(dict.fromkeys(chosen)) + " by shape"
+        return "chooses " + ", ".join(dict.fromkeys(with_params(r.rung, r.params) for r in s.plan)) + " by shape"
     return ", ".join(f"{k}={v}" for k, v in s.params.items())
 
 

@@ -219,8 +219,8 @@ def batch_findings(batches: list[BatchRecord], median_ms: float) -> list[str]:
     found = []
     long = long_tails(batches, median_ms)
     if long >= 2:
-        tails = sorted((b.tail_ms for b in batches), reverse=True)
-        found.append(f"work outlived its timing events: the device stayed busy up to {tails[0]:.3f} ms after the "
+        found.append(f"work outlived its timing events: the device stayed busy up to "
+                     f"{max(b.tail_ms for b in batches):.3f} ms after the "
                      f"last call of {long} of {len(batches)} batches had ended (work on another stream, or left "
                      f"queued): its time is not all between its events")
     if any(b.events_ms > 1.02 * b.host_ms + 0.05 for b in batches):

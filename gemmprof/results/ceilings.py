@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from gemmprof.errors import InputError
-from gemmprof.results.fields import Fields
+from gemmprof.results.fields import Fields, check_keys
 
 UNITS = {"compute": "TFLOP/s", "memory": "GB/s"}
 SCALE = {"compute": 1e12, "memory": 1e9}  # the unit in base units (FLOP/s, bytes/s)
@@ -146,9 +146,7 @@ def best_of(points: list[ScanPoint]) -> ScanPoint | None:
 
 def _strict(d, where: str, known) -> Fields:
     f = Fields(d, where)
-    unknown = sorted(k for k in d if k not in known)
-    if unknown:
-        raise InputError(f"{where}: unknown key {unknown[0]!r}")
+    check_keys(d, where, known)
     return f
 
 

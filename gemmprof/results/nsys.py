@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 from gemmprof.errors import InputError
 from gemmprof.results import cells
-from gemmprof.results.fields import Fields
+from gemmprof.results.fields import Fields, check_keys
 from gemmprof.results.files import load_json, save_json
 from gemmprof.results.shape import GemmShape
 
@@ -150,9 +150,7 @@ class CompareRow:
     @classmethod
     def from_dict(cls, d, where: str) -> CompareRow:
         f = Fields(d, where)
-        unknown = sorted(set(d) - _ROW_KEYS)
-        if unknown:
-            raise InputError(f"{where}: unknown key {unknown[0]!r}")
+        check_keys(d, where, _ROW_KEYS)
         shape = f.str("shape")
         if shape:
             try:
@@ -211,9 +209,7 @@ class Comparison:
             raise InputError(f"{source}: not a saved `gemmprof compare-nsys` (kind is "
                              f"{doc.get('kind') if isinstance(doc, dict) else None!r})")
         f = Fields(doc, source)
-        unknown = sorted(set(doc) - {"title", "kind", "schema", "inputs", "activity", "columns", "rows", "notes"})
-        if unknown:
-            raise InputError(f"{source}: unknown key {unknown[0]!r}")
+        check_keys(doc, source, {"title", "kind", "schema", "inputs", "activity", "columns", "rows", "notes"})
         for key in ("rows", "inputs", "activity"):
             if not isinstance(doc.get(key, []), list) or not all(isinstance(x, dict) for x in doc.get(key, [])):
                 f._bad(key, "a list of objects")

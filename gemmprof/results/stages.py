@@ -64,6 +64,11 @@ class Measurement:
                 "max_ms": self.max_ms, "spread": self.spread, "stable": self.stable, "median_ci": self.median_ci}
 
 
+def with_params(rung: str, params: dict) -> str:
+    """A rung and the parameters a plan's rule sets for it: "h12", "h12 CLUSTER_M=1"."""
+    return " ".join([rung, *(f"{k}={v}" for k, v in params.items())])
+
+
 @dataclass(frozen=True)
 class PlanChoice:
     """What a planning entry (a spec with `plan:`) chose at the run's shape: the rung that ran, with which
