@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 import math
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -10,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from gemmprof.catalog.paths import PROFILES_DIR
+from gemmprof.catalog.spec_fields import check_keys
 from gemmprof.catalog.yamlfile import parse_mapping
 from gemmprof.errors import GpuSpecError
 
@@ -115,13 +115,8 @@ class _Loader:
 
     def known(self, key: str, node, keys) -> None:
         """Refuse a key the format does not have (`l2: {size_mb: ...}`, a typo of a newer sheet), naming it."""
-        if not isinstance(node, dict):
-            return
-        for k in node:
-            if k not in keys:
-                close = difflib.get_close_matches(str(k), list(keys), n=1)
-                hint = f"did you mean {close[0]}?" if close else f"known keys: {', '.join(sorted(keys))}"
-                self.fail(f"{key}.{str(k)[:40]}" if key else str(k)[:40], f"unknown key ({hint})")
+        if isinstance(node, dict):
+            check_keys(self.path, key, node, keys, GpuSpecError)
 
     def node(self, key: str, required=True):
         cur: Any = self.doc

@@ -64,9 +64,9 @@ NESTED_KEYS = {"layout": ("A", "B", "C"), "source": ("document", "section"),
                "traffic": ("BM", "BN", "TM", "TN", "smem")}
 
 
-def check_keys(path, where: str, node: dict, known) -> None:
+def check_keys(path, where: str, node: dict, known, error: type[Exception] = SpecError) -> None:
     """Refuse a key the format does not have (a typo such as `blok:`, or a key of a newer version), naming the
-    key that was probably meant."""
+    key that was probably meant; `error`: the error of the file's kind (a kernel spec's, a GPU spec sheet's)."""
     import difflib
 
     for key in node:
@@ -75,4 +75,4 @@ def check_keys(path, where: str, node: dict, known) -> None:
         shown = str(key)[:40]
         close = difflib.get_close_matches(shown, [str(k) for k in known], n=1)
         hint = f"did you mean {close[0]}?" if close else f"known keys: {', '.join(sorted(map(str, known)))}"
-        _fail(path, f"{where}.{shown}" if where else shown, f"unknown key ({hint})")
+        raise error(f"{path}: {f'{where}.{shown}' if where else shown}: unknown key ({hint})")

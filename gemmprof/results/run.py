@@ -173,9 +173,8 @@ class VariantResult:
     def from_dict(cls, d: dict, where: str = "variant") -> VariantResult:
         """Every field checked once, here: wrong types, NaN, infinities and negative times are InputErrors."""
         f = Fields(d, where)
-        if isinstance(d, dict):
-            check_keys(d, where, VARIANT_KEYS)
-            _check_nested(d, where)
+        check_keys(d, where, VARIANT_KEYS)
+        _check_nested(d, where)
         launch = res = ver = mod = timing = None
         grid, block = f.dims("grid"), f.dims("block")
         if grid is not None and block is not None:
