@@ -340,3 +340,72 @@ def test_timed_calls_differ_from_every_earlier_call(numpy_runner):
     fingerprints = {a.tobytes() for a in timed}
     assert len(fingerprints) == len(timed)
     assert np.array_equal(r.problem("fp32").A, before)
+
+
+# -- what the checks cost ----------------------------------------------------------------------------------------
+def test_every_timed_variant_says_what_its_checks_cost(numpy_runner):
+    """The host time of the checks' own work (rows changed, C poisoned, calls verified, the syncs after each
+    batch) and their device work per call are counted on the row; the run's total sums the rows."""
+    from gemmprof.results.run import RunResult
+
+    r = numpy_runner(checks=5)
+    row = _measure(r, honest)
+    assert row.status == "ok"
+    cost = row.checks.cost_s
+    assert cost > 0
+    bench = r.bench(runner_mod.Prepared(honest, "fp32", "fp32", ("row", None), 1e-4))
+    before = bench.host_ns
+    bench.prepare(0)
+    bench.launch()
+    bench.finish(0, True)
+    bench.verify_checked()
+    assert bench.host_ns > before  # each part adds to it
+    result = RunResult(SHAPE, 1.0, 0.0, {}, "h100", 7, {}, [row, _row("not timed")])
+    assert result.checks_cost_s == pytest.approx(cost)
+    back = type(row.checks).from_dict(row.checks.to_dict())
+    assert back.cost_s == pytest.approx(cost)
+
+
+def test_the_checks_device_work_is_timed_without_the_call_and_leaves_a_unchanged(numpy_runner):
+    r = numpy_runner()
+    bench = r.bench(runner_mod.Prepared(honest, "fp32", "fp32", ("row", None), 1e-4))
+    s = bench.sets[0]
+    a_before = s.problem.A.copy()
+    s.out[...] = 1.0
+    events = []
+
+    class Ops:
+        def event(self):
+            e = types.SimpleNamespace(record=lambda: events.append("record"), synchronize=lambda: None)
+            return e
+
+        def device_sync(self):
+            events.append("sync")
+
+        def elapsed(self, a, b):
+            return 2.0  # ms between the two events
+
+    assert timing.check_work_ms(bench, Ops(), calls=4) == pytest.approx(0.5)
+    assert events == ["sync", "record", "record"]
+    assert np.array_equal(s.problem.A, a_before)  # each row written was put back
+    assert np.isnan(s.out).all()  # C poisoned, as before each call
+    assert timing.check_work_ms(object(), Ops()) is None  # a bench without check work (a copy's)
+
+
+def test_checks_s_counts_the_device_work_over_every_call():
+    batches = [BatchRecord(10, 1.0, 1.0, 1.0, 0.5, 0.01), BatchRecord(30, 1.0, 1.0, 1.0, 0.5, 0.01)]
+    tv = timing.TimedVariant(timing.Measurement((1.0,)), batches=batches, checks_ns=2_000_000, check_work_ms=0.05)
+    assert tv.checks_s(3_000_000) == pytest.approx(0.002 + 0.003 + 40 * 0.05e-3)
+
+
+def test_the_run_note_gives_the_checks_cost_against_the_time_so_far(monkeypatch):
+    from gemmprof import cli
+    from gemmprof.commands.run import checks_note
+    from gemmprof.results.run import RunResult
+    from gemmprof.results.stages import TimingChecks
+
+    row = _row("v")
+    row.checks = TimingChecks(100, (3, 50), cost_s=0.25)
+    result = RunResult(SHAPE, 1.0, 0.0, {}, "h100", 7, {}, [row])
+    note = checks_note(result, now_ns=cli.STARTED_NS + 10 * 10 ** 9)
+    assert note.startswith("checks of the timed calls: 0.25 s of this run's 10.0 s (2.5%")

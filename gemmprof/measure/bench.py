@@ -21,6 +21,7 @@ run it on NumPy arrays.
 from __future__ import annotations
 
 import random
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -29,6 +30,7 @@ from gemmprof.measure.problem import Problem, logical_c, store_c
 from gemmprof.measure.verify import classify, sentinel
 from gemmprof.results.run import Verification
 
+_perf_ns = time.perf_counter_ns
 POOL_ROWS = 32  # fresh rows of A per input set, drawn again each time all have been used
 
 
@@ -74,11 +76,14 @@ class Bench:
     perturb: bool = True  # False where the function's arrays are copies that would not see the new row
     rng: random.Random = field(default_factory=lambda: random.Random(random.SystemRandom().getrandbits(64)))
     checks: list[CheckedCall] = field(default_factory=list)
+    host_ns: int = 0  # host time of the checks' own work: rows written and put back, C copied aside and poisoned,
+    #                   the checked calls verified (the flush is the L2 policy's, not counted)
     _pending: list = field(default_factory=list)  # (call index, set, row, its float64 values, snapshot)
     _current: tuple | None = None  # (set, row, its float64 values, saved row)
 
     # -- around each call ----------------------------------------------------------------------------------------
     def prepare(self, i: int) -> None:
+        t0 = _perf_ns()
         s = self.sets[i % len(self.sets)]
         r = values = saved = None
         if self.perturb:
@@ -87,6 +92,7 @@ class Bench:
             saved = s.problem.a_row(r)
             s.problem.set_a_row(r, stored)
         self._current = (s, r, values, saved)
+        self.host_ns += _perf_ns() - t0
         if self.flush is not None:
             self.flush()
 
@@ -94,6 +100,7 @@ class Bench:
         self._current[0].launch()
 
     def finish(self, i: int, checked: bool) -> None:
+        t0 = _perf_ns()
         s, r, values, saved = self._current
         if checked:
             self._pending.append((i, s, r, None if values is None else values.copy(), s.out.copy()))
@@ -101,11 +108,31 @@ class Bench:
             s.problem.set_a_row(r, saved)
         reset(s)
         self._current = None
+        self.host_ns += _perf_ns() - t0
+
+    def check_work(self, calls: int) -> None:
+        """The device work the checks add around `calls` calls, without the calls and the flush: a row of A
+        written and put back, C poisoned (the caller times it between two events: its device time per call)."""
+        for i in range(calls):
+            s = self.sets[i % len(self.sets)]
+            if self.perturb:
+                r = self.rng.randrange(s.problem.shape.M)
+                saved = s.problem.a_row(r)
+                s.problem.set_a_row(r, s.next_row()[0])
+                s.problem.set_a_row(r, saved)
+            reset(s)
 
     # -- the checked calls ---------------------------------------------------------------------------------------
     def verify_checked(self) -> list[CheckedCall]:
         """Compare every copied C with its inputs' reference (row r recomputed in place, then put back); the
         results also land in `checks`. Elements still NaN from the poison were never written."""
+        t0 = _perf_ns()
+        try:
+            return self._verify_checked()
+        finally:
+            self.host_ns += _perf_ns() - t0
+
+    def _verify_checked(self) -> list[CheckedCall]:
         layout, _ = self.c_store
         for i, s, r, values, snapshot in self._pending:
             p = s.problem

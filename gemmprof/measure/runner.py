@@ -438,7 +438,7 @@ class Runner:
         wrong = [f"timed call {c.index}: {c.verification.describe()}" for c in checked if not c.passed]
         row.checks = TimingChecks(sum(b.calls for b in timed.batches), tuple(c.index for c in checked), tuple(wrong),
                                   tuple(timed.findings), max((b.tail_ms for b in timed.batches), default=0.0),
-                                  self.persisting_l2().status)
+                                  self.persisting_l2().status, timed.checks_s(bench.host_ns))
         if not row.checks.passed:
             row.status, row.message = "FAIL", row.checks.describe()
             return

@@ -244,6 +244,7 @@ class Timer:
         self.calls = 0
         self.checked = 0
         self.batches: list[BatchRecord] = []
+        self.check_ns = 0  # host time of the checks' own batches and syncs (TimedVariant.checks_ns)
 
     def __call__(self, n: int, check: bool = True) -> list[float]:
         if self.nvtx_range:
@@ -278,6 +279,7 @@ class Timer:
             t_a = _perf_ns()
             ops.device_sync()
             t_b = _perf_ns()
+        self.check_ns += t_b - t_a  # the device-wide sync after the closing event: the tail's reading
         times = [ops.elapsed(s, e) for s, e in pairs]
         span = ops.elapsed(pairs[0][0], closing) if pairs else 0.0
         self.batches.append(BatchRecord(n, sum(times), span, (t_a - t0) / 1e6, (t_enq - t0) / 1e6,
@@ -287,10 +289,18 @@ class Timer:
     def check_one_more(self) -> list[float]:
         """One more timed call, checked: where chance picked none, the variant still has a checked timed call."""
         rate, self.check_rate = self.check_rate, 1.0
+        t0 = _perf_ns()
         try:
             return self(1)
         finally:
             self.check_rate = rate
+            self.check_ns += _perf_ns() - t0
+
+    def look_again(self, median_ms: float, first: int = 0) -> None:
+        """second_look over the batches from `first`, its time counted as the checks'."""
+        t0 = _perf_ns()
+        second_look(self, self.batches[first:], median_ms)
+        self.check_ns += _perf_ns() - t0
 
 
 @dataclass
@@ -303,6 +313,33 @@ class TimedVariant:
     energy: EnergyRecord | None = None
     batches: list[BatchRecord] = field(default_factory=list)
     findings: list[str] = field(default_factory=list)
+    checks_ns: int = 0  # host time of the timer's own checks: the device-wide syncs' tails, the second look, the
+    #                     one more checked call, the carve-out's reset and look, the timing functions' look
+    check_work_ms: float | None = None  # device time per call of the bench's check work (Bench.check_work)
+
+    def checks_s(self, bench_host_ns: int = 0) -> float:
+        """What the checks cost this variant, in seconds: the timer's own (checks_ns), the bench's host time
+        (`bench_host_ns`) and its device work over every call, warm-up included (an upper bound: a sustained
+        warm-up is as long with or without them)."""
+        calls = sum(b.calls for b in self.batches)
+        return (self.checks_ns + bench_host_ns) / 1e9 + (self.check_work_ms or 0.0) * calls / 1e3
+
+
+CHECK_WORK_CALLS = 5  # calls' worth of check work timed once per variant for its device time
+
+
+def check_work_ms(bench, ops: DeviceOps, calls: int = CHECK_WORK_CALLS) -> float | None:
+    """The device time per call of the work the checks add around a call (Bench.check_work), between two events;
+    None for a bench without such work."""
+    if not hasattr(bench, "check_work"):
+        return None
+    ops.device_sync()
+    start, end = ops.event(), ops.event()
+    start.record()
+    bench.check_work(calls)
+    end.record()
+    end.synchronize()
+    return ops.elapsed(start, end) / calls
 
 
 def cool_down(config: TimingConfig) -> None:
@@ -506,8 +543,10 @@ def time_variant(bench, config: TimingConfig, ops: DeviceOps, reader=None, sampl
     batches read against the host clock, the carve-out and the timing functions looked at again."""
     config = config.timed()
     cool_down(config)
+    t0 = _perf_ns()
     if persist is not None:
         persist.reset_once()
+    shared_ns = _perf_ns() - t0
     timer = Timer(bench, ops, clock=sampler.now if sampler is not None else None, nvtx_range=nvtx_range,
                   quiet=sampler.quiet if sampler is not None else None)
     warm_up_record = warm(timer, config, sampler)
@@ -526,16 +565,20 @@ def time_variant(bench, config: TimingConfig, ops: DeviceOps, reader=None, sampl
     clocks = ClockRecord.from_samples(before, after, reader.max_sm_clock_mhz, during) \
         if before is not None and after is not None else None
     measurement = Measurement(tuple(samples))
-    second_look(timer, timer.batches[first_timed:], measurement.median_ms)
+    timer.look_again(measurement.median_ms, first_timed)
     energy = energy_window(bench, ops, reader, config.energy_s, measurement.median_ms, sampler) \
         if config.with_energy else None
     findings = batch_findings(timer.batches[first_timed:], measurement.median_ms)
+    t0 = _perf_ns()
     if persist is not None:
         findings += persist.findings()
     if timers_before is not None:
         findings += [f"replaced {name} during its calls: gemmprof's timer does not use the replacement; a "
                      "benchmark that did would be fooled" for name in replaced_timers(timers_before)]
-    return TimedVariant(measurement, clocks, warm_up_record, energy, timer.batches, findings)
+    work = check_work_ms(bench, ops)
+    shared_ns += _perf_ns() - t0
+    return TimedVariant(measurement, clocks, warm_up_record, energy, timer.batches, findings,
+                        timer.check_ns + shared_ns, work)
 
 
 def _check_rate(config: TimingConfig, calls: int) -> float:
@@ -563,8 +606,10 @@ def time_together(benches: list, config: TimingConfig, ops: DeviceOps, reader=No
     samples taken during its own batches."""
     config = config.timed()
     cool_down(config)
+    t0 = _perf_ns()
     if persist is not None:
         persist.reset_once()
+    shared_ns = _perf_ns() - t0  # counted to the first variant
     clock = sampler.now if sampler is not None else None
     ranges = nvtx_ranges or [None] * len(benches)
     timers = [Timer(b, ops, clock=clock, nvtx_range=r, quiet=sampler.quiet if sampler is not None else None)
@@ -586,10 +631,12 @@ def time_together(benches: list, config: TimingConfig, ops: DeviceOps, reader=No
     extra = [t.check_one_more() if config.checks and not t.checked else [] for t in timers]
     after = reader.read(full=False) if reader is not None else None
     out = []
+    t0 = _perf_ns()
     replaced = replaced_timers(timers_before) if timers_before is not None else []
+    shared_ns += _perf_ns() - t0
     for t, p, r, e, w, first in zip(timers, probes, rest, extra, warm_ups, firsts, strict=True):
         m = Measurement(tuple(p + r + e))
-        second_look(t, t.batches[first:], m.median_ms)
+        t.look_again(m.median_ms, first)
         own = [b for b in t.batches[first:]]
         during = [x for x in (sampler.snapshot() if sampler is not None else [])
                   if any(b.t0_s <= x.t_s <= b.t1_s for b in own)]
@@ -598,11 +645,14 @@ def time_together(benches: list, config: TimingConfig, ops: DeviceOps, reader=No
         energy = energy_window(t.bench, ops, reader, config.energy_s, m.median_ms, sampler) \
             if config.with_energy else None
         findings = batch_findings(own, m.median_ms)
+        t0 = _perf_ns()
         if persist is not None:
             findings += persist.findings()
         findings += [f"replaced {name} while the variants ran: gemmprof's timer does not use the replacement"
                      for name in replaced]
-        out.append(TimedVariant(m, clocks, w, energy, t.batches, findings))
+        work = check_work_ms(t.bench, ops)
+        spent = t.check_ns + _perf_ns() - t0 + (shared_ns if not out else 0)
+        out.append(TimedVariant(m, clocks, w, energy, t.batches, findings, spent, work))
     return out
 
 

@@ -292,6 +292,11 @@ class RunResult:
                 return v
         return None
 
+    @property
+    def checks_cost_s(self) -> float:
+        """What the checks of the timed calls cost the run, in seconds (TimingChecks.cost_s summed)."""
+        return sum(v.checks.cost_s for v in self.variants if v.checks is not None)
+
     def cublaslt_for(self, dtype: str, c_dtype: str = "fp32") -> VariantResult | None:
         """cuBLASLt's best-of-N row beside baseline_for's cuBLAS row (`run --cublaslt-best N`), or None."""
         name = _cublas_name(dtype, c_dtype)

@@ -202,6 +202,7 @@ class TimingChecks:
     findings: tuple[str, ...] = ()
     tail_ms: float = 0.0  # the longest the device stayed busy after a batch's closing event
     persisting_l2: str = ""  # whether the carve-out was reset before timing
+    cost_s: float = 0.0  # what these checks cost the variant in time (TimedVariant.checks_s: an upper bound)
 
     @property
     def passed(self) -> bool:
@@ -218,7 +219,7 @@ class TimingChecks:
     def to_dict(self) -> dict:
         return {"calls": self.calls, "checked": list(self.checked), "wrong": list(self.wrong),
                 "findings": list(self.findings), "tail_ms": self.tail_ms, "persisting_l2": self.persisting_l2,
-                "passed": self.passed}
+                "cost_s": self.cost_s, "passed": self.passed}
 
     @classmethod
     def from_dict(cls, d: dict) -> TimingChecks:
@@ -235,7 +236,8 @@ class TimingChecks:
             raise ValueError("checks.checked: expected a list of call numbers")
         try:
             return cls(cells.count(d.get("calls", 0)), tuple(cells.count(x) for x in checked), strs("wrong"),
-                       strs("findings"), cells.real(d.get("tail_ms", 0.0)), str(d.get("persisting_l2") or ""))
+                       strs("findings"), cells.real(d.get("tail_ms", 0.0)), str(d.get("persisting_l2") or ""),
+                       cells.real(d.get("cost_s", 0.0)))
         except cells.CellError as exc:
             raise ValueError(f"checks: {exc}") from None
 
