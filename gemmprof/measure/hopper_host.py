@@ -19,9 +19,9 @@ import numpy as np
 from gemmprof.errors import GemmprofError, GpuUnavailableError, InputError
 
 TENSOR_MAP_BYTES = 128
-ELEMENT_BYTES = {"fp16": 2, "bf16": 2, "fp32": 4}
-# CUtensorMapDataType, CUtensorMapSwizzle and CUtensorMapL2promotion values (cuda.h)
-TENSOR_DTYPE = {"fp16": 6, "fp32": 7, "bf16": 9}
+ELEMENT_BYTES = {"fp16": 2, "bf16": 2, "fp32": 4, "e4m3": 1, "e5m2": 1}
+# CUtensorMapDataType, CUtensorMapSwizzle and CUtensorMapL2promotion values (cuda.h); fp8 is copied as bytes (UINT8)
+TENSOR_DTYPE = {"fp16": 6, "fp32": 7, "bf16": 9, "e4m3": 0, "e5m2": 0}
 SWIZZLE = {0: 0, 32: 1, 64: 2, 128: 3}
 L2_PROMOTION = {0: 0, 64: 1, 128: 2, 256: 3}
 CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8

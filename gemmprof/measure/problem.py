@@ -8,12 +8,15 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from gemmprof.catalog.binding import BoundKernel
+from gemmprof.catalog.launch_fields import FP8_DTYPES
 from gemmprof.model.traffic import GemmShape
 from gemmprof.results.run import Verification
 
 # ||out - ref|| / ||ref|| must stay under these (ref in float64 from the same, already-rounded inputs)
 # (bf16 like fp16: the reference is built from the rounded bf16 inputs, so only the fp32 accumulation differs)
-TOLERANCE = {"fp32": 1e-4, "tf32": 5e-3, "fp16": 2e-3, "bf16": 2e-3}
+# fp8 (e4m3, e5m2): products exact in fp32, but Hopper's fp8 tensor cores keep about 14 bits when they accumulate
+# (gemmprof.measure.fp8, FP32_C_TOLERANCE, derives the figure)
+TOLERANCE = {"fp32": 1e-4, "tf32": 5e-3, "fp16": 2e-3, "bf16": 2e-3, "e4m3": 1e-2, "e5m2": 1e-2}
 # an fp16 or bf16 C adds its own rounding (2**-11, 2**-8 relative per element); an element up to about 20 times
 # the reference's RMS must still pass, so these follow the output type
 C_TOLERANCE = {"fp32": 0.0, "fp16": 1e-2, "bf16": 8e-2}
@@ -29,7 +32,7 @@ class Problem:
     """One GEMM's operands on the device, in every layout asked for, and its float64 reference."""
 
     shape: GemmShape
-    dtype: str  # fp32 | fp16 | bf16 (the storage of A and B; bf16 as uint16 bit patterns)
+    dtype: str  # fp32 | fp16 | bf16 | e4m3 | e5m2 (the storage of A and B; bf16 and fp8 as their bit patterns)
     alpha: float
     beta: float
     seed: int
@@ -38,7 +41,17 @@ class Problem:
     C0: object  # M x N float32: C's value before the GEMM (random when beta != 0), rounded to c_dtype
     ref: object  # M x N float64
     c_dtype: str = "fp32"  # C's storage: fp32, fp16, or bf16 (as uint16 bit patterns)
+    scales: str = ""  # fp8 only: tensor | 1x128 | 128x128 (gemmprof.measure.fp8)
+    scale_a: object = None  # fp8 only: float32 scales as a kernel reads them (fp8.scale_shapes)
+    scale_b: object = None
     _layouts: dict = field(default_factory=dict)
+
+    def scale_view(self, which: str):
+        """A's or B's scales as a callable sees them, in the operand's logical orientation: the (1,) array of a
+        tensor scale; per block, A's (M blocks x K blocks) and B's (K blocks x N blocks), views of the stored arrays
+        (first index contiguous, as torch._scaled_mm takes them)."""
+        stored = self.scale_a if which == "A" else self.scale_b
+        return stored if stored.ndim == 1 else stored.T
 
     def operand(self, which: str, layout: str, ld: int | None = None):
         """A or B stored row- or column-major (column-major A is stored as K rows of M); with a leading dimension
@@ -85,6 +98,8 @@ def pad_rows(stored, ld: int, fill):
     xp = _array_module(stored)
     if stored.dtype == xp.uint16 and isinstance(fill, float):
         fill = 0x7FC0  # bf16 NaN
+    if stored.dtype == xp.uint8 and isinstance(fill, float):
+        fill = 0x7F  # a NaN of e4m3fn and of e5m2
     out = xp.full((stored.shape[0], ld), fill, dtype=stored.dtype)
     out[:, :stored.shape[1]] = stored
     return out
@@ -105,10 +120,12 @@ def logical_c(out, c_dtype: str, layout: str):
     return values.T if layout == "col" else values
 
 
-def make_problem(shape: GemmShape, dtype: str, alpha: float, beta: float, seed: int, c_dtype: str = "fp32"
-                 ) -> Problem:
+def make_problem(shape: GemmShape, dtype: str, alpha: float, beta: float, seed: int, c_dtype: str = "fp32",
+                 scales: str = "tensor") -> Problem:
     import cupy
 
+    if dtype in FP8_DTYPES:
+        return fp8_problem(shape, dtype, alpha, beta, seed, c_dtype, scales, cupy)
     rng = cupy.random.default_rng(seed)
     store = {"fp16": cupy.float16}.get(dtype, cupy.float32)
 
@@ -126,6 +143,39 @@ def make_problem(shape: GemmShape, dtype: str, alpha: float, beta: float, seed: 
     if beta != 0:
         ref += beta * C0.astype(cupy.float64)
     return Problem(shape, dtype, alpha, beta, seed, A, B, C0, ref, c_dtype)
+
+
+def fp8_problem(shape: GemmShape, dtype: str, alpha: float, beta: float, seed: int, c_dtype: str = "bf16",
+                scales: str = "tensor", xp=np) -> Problem:
+    """fp8 operands (uint8 codes) with their scales (docs/fp8.md). Values are drawn uniform in [-1, 1) like every
+    dtype's, times a power of two: per tensor, 2**3 for A and 2**-5 for B; per scale block, 2**e with e drawn from
+    -4 .. 4 for each block. The codes are the plain draw's (a power of two passes exactly through the scale), but the
+    scales then differ, so a kernel that applies A's scale twice, or a block's neighbour's, fails the check. The
+    reference is float64 of the dequantized values (fp8 value times scale, exact). `xp`: CuPy on the GPU, NumPy in
+    the tests."""
+    from gemmprof.measure import fp8
+
+    rng = xp.random.default_rng(seed)
+    fmt = fp8.fp8_format(dtype)
+    fp8.check_scales(scales, dtype, shape.K)
+    a_block, b_block = fp8.operand_blocks(scales)
+
+    def draw(rows, cols, block, tensor_exponent):
+        values = rng.random((rows, cols), dtype=xp.float32) * 2 - 1
+        if block is None:
+            return values * xp.float32(2.0 ** tensor_exponent)
+        exps = rng.integers(-4, 5, size=(-(-rows // block[0]), -(-cols // block[1])))
+        return values * fp8.expand(xp.exp2(exps).astype(xp.float32), block, (rows, cols))
+
+    A, sa = fp8.quantize(draw(shape.M, shape.K, a_block, 3), fmt, a_block)
+    B, sb = fp8.quantize(draw(shape.K, shape.N, b_block, -5), fmt, b_block)
+    C0 = logical_c(store_c((rng.random((shape.M, shape.N), dtype=xp.float32) * 2 - 1).astype(xp.float32), c_dtype,
+                           "row"), c_dtype, "row")
+    ref = alpha * (fp8.dequantize(A, sa, fmt, a_block) @ fp8.dequantize(B, sb, fmt, b_block))
+    if beta != 0:
+        ref += beta * C0.astype(xp.float64)
+    scale_a, scale_b = fp8.stored_scales(sa, sb, scales)
+    return Problem(shape, dtype, alpha, beta, seed, A, B, C0, ref, c_dtype, scales, scale_a, scale_b)
 
 
 def to_bf16_bits(x32):
@@ -160,6 +210,15 @@ def verify(poisoned, second, problem: Problem, tolerance: float, reads_c_declare
         return classify(logical_c(second[:, :inner], problem.c_dtype, layout), problem.ref, tolerance,
                         initial=sentinel(problem.c_dtype), poisoned=poisoned, reads_c_declared=reads_c_declared)
     return classify(poisoned, problem.ref, tolerance, initial=problem.C0, reads_c_declared=reads_c_declared)
+
+
+def scale_buffers(problem: Problem, pointers: bool = False) -> dict:
+    """{scale_a, scale_b}: the fp8 problem's scale arrays as a kernel reads them (their device addresses with
+    `pointers`); empty for other dtypes."""
+    if problem.scale_a is None:
+        return {}
+    arrays = {"scale_a": problem.scale_a, "scale_b": problem.scale_b}
+    return {k: v.data.ptr for k, v in arrays.items()} if pointers else arrays
 
 
 def workspace_buffer(kernel: BoundKernel, shape: GemmShape):
