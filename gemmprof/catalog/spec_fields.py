@@ -54,7 +54,7 @@ SPEC_KEYS = ("id", "name", "title", "description", "source", "dtype", "layout", 
              "smem_dynamic", "traffic", "compile_options", "aliases", "accesses", "tune", "compiler",
              "compiler_reason", "reads_c", "dtypes", "dtype_define", "tma_args", "cluster", "arch_suffix", "targets",
              "args", "c_dtype", "workspace", "ld", "include_dirs", "flags", "launcher", "libs", "decomposition", "note",
-             "specialize")
+             "specialize", "c_dtypes", "c_dtype_define", "scales", "scales_define", "scale_shapes")
 NESTED_KEYS = {"layout": ("A", "B", "C"), "source": ("document", "section"),
                "traffic": ("BM", "BN", "TM", "TN", "smem")}
 
