@@ -17,6 +17,7 @@ from gemmprof.measure import nvtx, timing, tma_launch
 from gemmprof.measure.build import CompileError, compile_for_launch, device_arch
 from gemmprof.measure.cublas import make_launcher
 from gemmprof.measure.device import device_name
+from gemmprof.measure.fp8 import check_scale_shapes
 from gemmprof.measure.problem import Problem, make_problem, tolerance, verify, workspace_buffer
 from gemmprof.measure.timing import L2Flusher, TimingConfig, time_kernel
 from gemmprof.model.occupancy import occupancy
@@ -38,6 +39,7 @@ class RunOptions:
     launch_once: bool = False  # verify, then one launch inside the NVTX range (for ncu)
     timing: TimingConfig = TimingConfig()
     compiler: str | None = None  # nvcc | nvrtc; None: the spec's pin, else nvcc where found, else NVRTC
+    scales: str = "tensor"  # fp8 inputs: tensor | 1x128 | 128x128 (gemmprof.measure.fp8)
 
 
 class ContextLost(GemmprofError):
@@ -123,11 +125,13 @@ class Runner:
         self.ahead = None  # compile_pool.CompileAhead: nvcc builds started before measuring (None: build in line)
 
     def problem(self, storage: str, c_dtype: str = "fp32") -> Problem:
-        """The inputs of `storage` dtype (the same for every C dtype), and C0 and the reference for C's dtype."""
+        """The inputs of `storage` dtype (the same for every C dtype), and C0 and the reference for C's dtype; fp8
+        inputs with the run's scales (RunOptions.scales)."""
         key = (storage, c_dtype)
         if key not in self._problems:
             self._problems[key] = make_problem(self.opt.shape, storage, self.opt.alpha, self.opt.beta,
-                                               self.seed + {"fp16": 1, "bf16": 2}.get(storage, 0), c_dtype)
+                                               self.seed + {"fp16": 1, "bf16": 2, "e4m3": 3, "e5m2": 4}.get(storage, 0),
+                                               c_dtype, scales=self.opt.scales)
         return self._problems[key]
 
     def flush(self):
@@ -188,9 +192,14 @@ class Runner:
         except SpecError as exc:
             row.status, row.message = "rejected", str(exc)
             return row, None
-        row.c_dtype = abi.c_dtype
-        problem, c_store = self.problem(dtype, abi.c_dtype), (layout["C"], lds["ldc"])
-        check = tolerance(dtype, abi.c_dtype)
+        row.c_dtype, row.scales = kernel.run_c_dtype, kernel.run_scales
+        try:
+            check_scale_shapes(kernel, shape, self.opt.scales)  # an fp8 kernel's scale arrays as its spec reads them
+        except SpecError as exc:
+            row.status, row.message = "rejected", str(exc)
+            return row, None
+        problem, c_store = self.problem(dtype, kernel.run_c_dtype), (layout["C"], lds["ldc"])
+        check = tolerance(dtype, kernel.run_c_dtype)
         if kernel.spec.launcher is not None:
             from gemmprof.measure.launcher import prepare
 
@@ -379,7 +388,7 @@ def baselines_for(kernels: list[BoundKernel], wanted: bool) -> list[Baseline]:
     if not wanted:
         return []
     out = []
-    for b in for_kernels({(k.run_dtype, k.spec.abi.c_dtype) for k in kernels}):
+    for b in for_kernels({(k.run_dtype, k.run_c_dtype) for k in kernels}):
         layouts = {k.spec.layout["B"] for k in kernels if k.run_dtype == b.dtype}
         out.append(with_b_layout(b, layouts.pop()) if len(layouts) == 1 else b)
     return out

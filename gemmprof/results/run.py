@@ -51,6 +51,7 @@ class VariantResult:
     model: ModelFigures | None = None
     clocks: ClockRecord | None = None  # SM clock and temperature around the timing loop (NVML)
     c_dtype: str = "fp32"  # the type C is written in (a kernel's `c_dtype:`, --c-dtype, a half-C baseline)
+    scales: str = ""  # fp8 inputs: how A and B are scaled (tensor, 1x128, 128x128); "" for other dtypes
 
     @property
     def passed(self) -> bool:
@@ -104,6 +105,7 @@ class VariantResult:
             "achieved_tflops": self.achieved_flops / 1e12 if self.achieved_flops else None,
             **(self.clocks.to_dict() if self.clocks else _clocks.empty_dict()),
             **({"c_dtype": self.c_dtype} if self.c_dtype != "fp32" else {}),  # files of fp32 C stay as they were
+            **({"scales": self.scales} if self.scales else {}),
         }
 
     @classmethod
@@ -143,7 +145,17 @@ class VariantResult:
                    params_source=f.str("params_source") or "",
                    launch=launch, resources=res, build=_checked_build(d, where), occupancy=occupancy,
                    verification=ver, timing=timing, model=mod, clocks=_checked_clocks(d, where),
-                   c_dtype=_c_dtype(d, where))
+                   c_dtype=_c_dtype(d, where), scales=_scales(d, where))
+
+
+SCALE_MODES = ("tensor", "1x128", "128x128")  # as catalog.launch_fields (results import nothing above them)
+
+
+def _scales(d: dict, where: str) -> str:
+    s = d.get("scales", "")
+    if s not in ("", *SCALE_MODES):
+        raise InputError(f"{where}.scales: expected {', '.join(SCALE_MODES)}, got {str(s)[:20]!r}")
+    return s
 
 
 def _c_dtype(d: dict, where: str) -> str:
@@ -202,13 +214,16 @@ class RunResult:
     gemmprof_version: str = ""
     command: str = ""
 
-    def baseline_for(self, dtype: str, c_dtype: str = "fp32") -> VariantResult | None:
+    def baseline_for(self, dtype: str, c_dtype: str = "fp32", scales: str = "") -> VariantResult | None:
         """The cuBLAS row a kernel of `dtype` inputs writing a `c_dtype` C is compared with (SGEMM for fp32, HGEMM
-        for fp16; cublas_hgemm_cfp16 for a kernel that writes half C)."""
+        for fp16; cublas_hgemm_cfp16 for a kernel that writes half C; cuBLASLt's fp8 GEMM of the same C and
+        scales for fp8 inputs, cublaslt_e4m3_cbf16 or cublaslt_e4m3_cbf16_1x128)."""
         names = {"fp32": "cublas_sgemm", "fp16": "cublas_hgemm", "bf16": "cublas_bf16", "tf32": "cublas_tf32"}
         name = names.get(dtype)
         if name and c_dtype != "fp32":
             name = f"{name}_c{c_dtype}"
+        if dtype in ("e4m3", "e5m2"):
+            name = f"cublaslt_{dtype}_c{c_dtype}" + (f"_{scales}" if scales and scales != "tensor" else "")
         for v in self.variants:
             if v.kind == "baseline" and v.name == name and v.passed:
                 return v
