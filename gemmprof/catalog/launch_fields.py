@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gemmprof.catalog import expr
-from gemmprof.catalog.spec_fields import check_keys
+from gemmprof.catalog.spec_fields import check_keys, rejoin
 from gemmprof.errors import SpecError
 
 FP8_DTYPES = ("e4m3", "e5m2")  # A and B as fp8 bit patterns with float32 scales (gemmprof.measure.fp8)
@@ -137,6 +137,7 @@ def _c_and_scales(path, doc: dict, dtypes: list) -> dict:
             _fail(path, f"scale_shapes.{mode}", "expected {scale_a: [EXPR, ...], scale_b: [EXPR, ...]}")
         check_keys(path, f"scale_shapes.{mode}", both, ("scale_a", "scale_b"))
         for name, dims in both.items():
+            dims = both[name] = rejoin(dims) if isinstance(dims, list) else dims
             if not isinstance(dims, list) or not 1 <= len(dims) <= 2:
                 _fail(path, f"scale_shapes.{mode}.{name}", "expected [rows, cols] or [count]: expressions over the "
                                                           "parameters and M, N, K")

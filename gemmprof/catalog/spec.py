@@ -16,6 +16,7 @@ from gemmprof.catalog.launch_fields import DTYPE_NAMES, TmaArg, launch_fields
 from gemmprof.catalog.paths import KERNELS_DIR
 from gemmprof.catalog.spec_fields import NESTED_KEYS, SPEC_KEYS, check_keys
 from gemmprof.catalog.spec_fields import names as _param_names
+from gemmprof.catalog.spec_fields import rejoin as _rejoin
 from gemmprof.catalog.spec_fields import source_file as _source_file
 from gemmprof.catalog.spec_fields import text as _text
 from gemmprof.catalog.yamlfile import parse_mapping
@@ -141,20 +142,6 @@ def _parse(path, key, text):
         expr.parse(str(text))
     except SpecError as exc:
         _fail(path, key, str(exc))
-
-
-def _rejoin(items: list) -> list:
-    """YAML's flow lists split `[cdiv(M, 32), 1]` at the comma inside the call: glue such pieces back together."""
-    out: list = []
-    depth = 0
-    for item in items:
-        if depth > 0 and out:
-            out[-1] = f"{out[-1]}, {item}"
-        else:
-            out.append(item)
-        if isinstance(item, str):
-            depth += item.count("(") - item.count(")")
-    return out
 
 
 def _triple(path, key, node):

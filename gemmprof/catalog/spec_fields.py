@@ -48,6 +48,20 @@ def source_file(path, node, key: str = "file") -> Path:
     return cu
 
 
+def rejoin(items: list) -> list:
+    """YAML's flow lists split `[cdiv(M, 32), 1]` at the comma inside the call: glue such pieces back together."""
+    out: list = []
+    depth = 0
+    for item in items:
+        if depth > 0 and out:
+            out[-1] = f"{out[-1]}, {item}"
+        else:
+            out.append(item)
+        if isinstance(item, str):
+            depth += item.count("(") - item.count(")")
+    return out
+
+
 # every key a spec may have (docs/kernel-spec.md); anything else is refused, with the key probably meant
 SPEC_KEYS = ("id", "name", "title", "description", "source", "dtype", "layout", "file", "entry", "backend",
              "template", "defines", "params", "derived", "constraints", "shape_constraints", "grid", "block",
