@@ -157,18 +157,29 @@ def check_arity(fn, where: str, fp8: bool = False) -> None:
         sig = inspect.signature(fn)
     except (TypeError, ValueError):  # a builtin without a signature: a wrong call is reported when it runs
         return
-    shown = ", ".join(str(p) for p in sig.parameters.values())
+    shown = str(sig.replace(return_annotation=inspect.Signature.empty))[1:-1]
     try:
-        sig.bind(*CALL_ARGS)
+        sig.bind(*CALL_ARGS, **(dict.fromkeys(SCALE_KWARGS) if fp8 else {}))
+        return
     except TypeError:
-        raise CallableError(f"{where}: it takes ({shown}); gemmprof calls {CALL_TEXT}, five arguments") from None
-    if fp8:
-        try:
-            sig.bind(*CALL_ARGS, **dict.fromkeys(SCALE_KWARGS))
-        except TypeError:
-            raise CallableError(f"{where}: it takes ({shown}); with fp8 inputs gemmprof calls fn(A, B, C, alpha, "
-                                "beta, scale_a=..., scale_b=...): add the keyword parameters scale_a and scale_b "
-                                "(docs/fp8.md)") from None
+        pass
+    if fp8 and _takes_five(sig):  # the five are there; the scales are what it lacks
+        raise CallableError(f"{where}: it takes ({shown}); with fp8 inputs gemmprof calls fn(A, B, C, alpha, beta, "
+                            "scale_a=..., scale_b=...): add the keyword parameters scale_a and scale_b "
+                            "(docs/fp8.md)")
+    raise CallableError(f"{where}: it takes ({shown}); gemmprof calls {CALL_TEXT}, five arguments"
+                        + (" (and scale_a=..., scale_b=... with fp8 inputs)" if fp8 else ""))
+
+
+def _takes_five(sig) -> bool:
+    """Whether it binds the five positional arguments once keyword-only parameters without defaults are left out."""
+    params = [p for p in sig.parameters.values()
+              if not (p.kind is inspect.Parameter.KEYWORD_ONLY and p.default is inspect.Parameter.empty)]
+    try:
+        sig.replace(parameters=params).bind(*CALL_ARGS)
+        return True
+    except TypeError:
+        return False
 
 
 def check_scales_taken(fn, where: str, scales: str) -> None:
