@@ -64,10 +64,17 @@ def dtype_of(name: str) -> str | None:
     baselines = by_name()  # the half-C ones too (cublas_hgemm_cfp16: compare-nsys reads ranges by name)
     if name in baselines:
         return baselines[name].dtype
+    parts = name.split("_")
+    if len(parts) >= 3 and parts[0] == "cublaslt" and parts[1] in ("e4m3", "e5m2"):  # cublaslt_e4m3_cbf16[_1x128]
+        return parts[1]
     for s in specmod.ladder():
         if s.answers_to(name):
             return s.dtype
         for d in s.dtypes:  # a rung built for another of its dtypes runs as NAME_DTYPE (binding.variant_name)
             if name == f"{s.name}_{d}":
                 return d
+        if s.scales and name.startswith(f"{s.name}_"):  # an fp8 rung's C dtype and scales: NAME_cfp32_1x128
+            rest = name[len(s.name) + 1:].split("_")
+            if all(p in s.scales or p in {f"c{c}" for c in s.c_dtypes} for p in rest):
+                return s.dtype
     return None
