@@ -274,3 +274,20 @@ def test_an_emulated_fp8_kernel_verifies(tmp_path, runner, ranges, mode):  # noq
 def test_each_scale_mistake_fails_the_check(tmp_path, runner, ranges, mode, mistake):  # noqa: F811
     res, row = _fp8_run(runner, tmp_path, _emulated(tmp_path, mistake), "--scales", mode)
     assert res.exit_code == 1 and row.status == "FAIL" and "wrong values" in row.message, (res.output, row)
+
+
+def test_bench_takes_fp8_with_scales(ranges):  # noqa: F811
+    import gemmprof
+
+    def gemm(A, B, C, alpha, beta, *, scale_a, scale_b):
+        from gemmprof.measure.problem import to_bf16_bits
+
+        a, b = fp8.from_bits(A, fp8.E4M3), fp8.from_bits(B, fp8.E4M3)
+        C[...] = to_bf16_bits((a @ b) * np.float32(alpha * scale_a[0] * scale_b[0]))
+
+    run = gemmprof.bench(gemm, m=64, n=48, k=32, dtype="e4m3", baselines=False, budget_s=0.01)
+    (row,) = run.variants
+    assert (row.status, row.dtype, row.c_dtype, row.scales) == ("ok", "e4m3", "bf16", "tensor"), row.message
+    assert "scales='tensor'" in run.command
+    with pytest.raises(InputError, match="K = 32 is not a multiple of 128"):
+        gemmprof.bench(gemm, m=64, n=48, k=32, dtype="e4m3", scales="1x128")
