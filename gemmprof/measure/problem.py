@@ -215,7 +215,7 @@ def verify(poisoned, second, problem: Problem, tolerance: float, reads_c_declare
 def scale_buffers(problem: Problem, pointers: bool = False) -> dict:
     """{scale_a, scale_b}: the fp8 problem's scale arrays as a kernel reads them (their device addresses with
     `pointers`); empty for other dtypes."""
-    if problem.scale_a is None:
+    if getattr(problem, "scale_a", None) is None:  # not fp8 (or a stand-in problem without the field)
         return {}
     arrays = {"scale_a": problem.scale_a, "scale_b": problem.scale_b}
     return {k: v.data.ptr for k, v in arrays.items()} if pointers else arrays
