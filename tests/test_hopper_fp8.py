@@ -254,7 +254,14 @@ def _built(kernel, nvcc):
     res = parse_ptxas(out.log)
     assert res.spill_stores == res.spill_loads == 0, out.log[-2000:]
     assert "C7515" not in out.log and "C7508" not in out.log, out.log[-2000:]  # wgmma serialized; setmaxnreg ignored
-    ops = [op for _a, op, _x in sass.instructions(sass.disassemble(out.cubin))]
+    listing = sass.disassemble(out.cubin)
+    ops = [op for _a, op, _x in sass.instructions(listing)]
+    # build's and explain's classes: fp8 wgmma is its own class, counted in the inner loop as warpgroup MMA
+    classes, loop = sass.counts(listing), sass.inner_loop(listing)
+    assert classes["QGMMA"] == sum(op.startswith("QGMMA") for op in ops) > 0 and classes["HGMMA"] == 0
+    (shape,) = {op.split(".")[1] for op in ops if op.startswith("QGMMA")}  # e.g. 64x256x32
+    m, n, k = map(int, shape.split("x"))
+    assert loop["QGMMA"] > 0 and loop["mma_flops"] == loop["QGMMA"] * 2 * m * n * k
     return Counter(ops), ops
 
 

@@ -10,7 +10,7 @@ from gemmprof.commands._options import gpu_options, output_options, resolve_gpu,
 from gemmprof.errors import InputError
 from gemmprof.render.table import Column, Table, emit
 
-SASS_COLUMNS = [Column("FFMA", "FFMA"), Column("HMMA", "HMMA"), Column("HGMMA", "HGMMA"), Column("LDS", "LDS"),
+SASS_COLUMNS = [Column("FFMA", "FFMA"), Column("HMMA", "HMMA"), Column("HGMMA", "HGMMA"), Column("QGMMA", "QGMMA"), Column("LDS", "LDS"),
                 Column("LDS.64", "LDS.64"), Column("LDS.128", "LDS.128"), Column("LDG", "LDG"),
                 Column("LDG.64", "LDG.64"), Column("LDG.128", "LDG.128"), Column("LDGSTS", "LDGSTS"),
                 Column("STG", "STG"), Column("BAR", "BAR"), Column("LDL", "LDL"), Column("STL", "STL"),
