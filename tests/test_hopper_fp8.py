@@ -336,7 +336,7 @@ def test_h14_verifies_on_the_gpu(runner, tmp_path, warm_builds, c_dtype, mode, a
     (row,) = json.loads(out.read_text())["variants"]
     assert row["status"] == "ok", row
     assert (row["dtype"], row.get("c_dtype", "fp32"), row.get("scales")) == ("e4m3", c_dtype, mode)
-    # the norm-wise error well inside the tolerance: C's own rounding (bf16 2**-9, fp16 2**-12 of each element) or,
-    # for fp32 C, the tensor cores' fp8 accumulation
-    limit = {"bf16": 5e-3, "fp16": 1e-3, "fp32": 1e-3}[c_dtype]
+    # the norm-wise error well inside the tolerance: C's own rounding (bf16: about 2**-9 of each element) and the
+    # tensor cores' fp8 accumulation (about sqrt(K / 32) * 2**-14: 7e-4 at K = 4096, docs/fp8.md)
+    limit = {"bf16": 5e-3, "fp16": 3e-3, "fp32": 3e-3}[c_dtype]
     assert row["rel_error"] < limit and row["tolerance"] == {"bf16": 8e-2, "fp16": 1e-2, "fp32": 1e-2}[c_dtype], row
