@@ -28,8 +28,9 @@ def to_dataframe(result):
 
 def bench(fn, **kwargs):
     """Verify and time fn(A, B, C, alpha, beta), which fills C, beside cuBLAS: a RunResult, as `gemmprof run
-    --callable` makes. Keywords: m, n, k (required), dtype, arrays ("cupy" or "torch"), alpha, beta, name,
-    baselines, seed, budget_s, max_reps, flush_l2, gpu; see gemmprof.api.bench."""
+    --callable` makes. Keywords: m, n, k (required), dtype, c_dtype (inferred when not given, and said so),
+    arrays ("cupy" or "torch"), alpha, beta, name, baselines, seed, budget_s, max_reps, flush_l2, gpu; see
+    gemmprof.api.bench."""
     from gemmprof.api import bench as _bench
 
     return _bench(fn, **kwargs)

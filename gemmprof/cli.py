@@ -18,10 +18,12 @@ COMMANDS = {
     "model": ("gemmprof.commands.model", "FLOPs, bytes, arithmetic intensity and lower-bound times of a GEMM (no GPU)."),
     "occupancy": ("gemmprof.commands.occupancy", "Theoretical occupancy of a launch configuration on a GPU (no GPU)."),
     "gpus": ("gemmprof.commands.gpus", "List the GPU spec sheets, or show one with its sources."),
+    "ceiling": ("gemmprof.commands.ceiling", "Measure this GPU's real ceilings (matmul per dtype, DRAM), burst and sustained."),
     "profile": ("gemmprof.commands.profile", "Run Nsight Compute on rungs (or read its CSV) and say what limits each."),
     "explain": ("gemmprof.commands.explain", "Rank what limits a kernel and what would lift it; --ladder: checked on the ladder."),
     "compare-nsys": ("gemmprof.commands.compare_nsys", "Compare kernels from Nsight Systems reports side by side."),
     "roofline": ("gemmprof.commands.roofline", "Draw the roofline of the ladder against a GPU's ceilings, with a table."),
+    "sweep": ("gemmprof.commands.sweep", "Time variants over many shapes or a model's layers, one run per shape: geomean, fast_p, plot."),
     "tune": ("gemmprof.commands.tune", "Search a rung's parameter space on the GPU (cached, resumable, multi-GPU, Ray)."),
     "show": ("gemmprof.commands.show", "Print a saved run or profile results file again (table, JSON, CSV)."),
     "diff": ("gemmprof.commands.diff", "Compare two saved runs: change in time and TFLOP/s per variant, beyond noise?"),
@@ -57,9 +59,9 @@ def cli():
 
     \b
     Examples:
-      gemmprof model --size 4096 --gpu h100            # FLOPs, bytes, bounds: no GPU needed
-      gemmprof run --all --size 4096 -o results.json   # the whole fp32 ladder on your GPU
-      gemmprof roofline results.json -o roofline.png   # plot it, on any machine
+      gemmprof model --size 4096 --gpu h100                         # FLOPs, bytes, bounds: no GPU needed
+      gemmprof run --all --dtype fp32 --size 4096 -o results.json   # the fp32 ladder on your GPU
+      gemmprof roofline results.json -o roofline.png                # plot it, on any machine
     """
 
 

@@ -24,8 +24,11 @@ GP=(python3 -m gemmprof)
 SIZE=${SIZE:-4096}
 summary=()
 
-step() {  # step NAME CMD...: run, log, remember the exit code
+step() {  # step NAME CMD...: run, log, remember the exit code; past DEADLINE (seconds into the batch) a step is skipped
   local name=$1; shift
+  if [ -n "${DEADLINE:-}" ] && [ "$SECONDS" -ge "$DEADLINE" ]; then
+    summary+=("$name skipped: past DEADLINE=$DEADLINE s"); echo "=== $name: skipped (past DEADLINE)"; return 0
+  fi
   local t0=$SECONDS
   echo "=== $name: $*" | tee -a "$B/commands.txt"
   timeout "${STEP_TIMEOUT:-0}" "$@" >"$B/$name.log" 2>&1  # STEP_TIMEOUT=SECONDS: a step that hangs loses only itself

@@ -1,6 +1,6 @@
 """Write a benchmark record (markdown) from gemmprof results files: command, device, versions, the numbers.
 
-    python3 scripts/record.py TITLE RESULTS.json [RESULTS.json ...] > benchmarks/<dir>/RECORD.md
+    python3 scripts/record.py TITLE RESULTS.json [RESULTS.json ...] > benchmarks/<dir>/README.md
 """
 
 from __future__ import annotations

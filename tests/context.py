@@ -42,3 +42,18 @@ needs_ncu = pytest.mark.skipif(find_tool("ncu", "/opt/nvidia/nsight-compute/*/nc
 needs_nsys = pytest.mark.skipif(find_tool("nsys", "/opt/nvidia/nsight-systems/*/bin/nsys") is None,
                                 reason="nsys not installed")
 needs_cuobjdump = pytest.mark.skipif(find_tool("cuobjdump") is None, reason="cuobjdump not installed")
+
+
+def from_test_extra(module: str):
+    """A module the `test` extra installs (cuda-bindings, nvmath-python, ncu-report): imported; where it is missing
+    the test skips, but in CI (CI set), which installs the extra, it fails, so a broken install cannot pass as
+    skipped tests."""
+    import importlib
+    import os
+
+    try:
+        return importlib.import_module(module)
+    except ImportError as exc:
+        if os.environ.get("CI"):
+            pytest.fail(f"{module} is required in CI (pip install -e '.[test]'): {exc}")
+        pytest.skip(f"{module} not installed (pip install -e '.[test]')")

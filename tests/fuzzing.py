@@ -224,3 +224,68 @@ def _schema_spans(path) -> list[tuple[int, int]]:
         spans.append((at, end if end > at else at + 7))
         at = data.find(b"CREATE ", at + 7)
     return spans
+
+
+# What a kernel spec hands nvcc (a define's value, a flag, the value of -Xptxas...), by the ways such a string can
+# make nvcc's sh run something or split it into other arguments. "{c}" stands for a canary file's name.
+SHELL_INJECTIONS = {
+    "command substitution": ["$(touch {c})", "1+0*$(touch {c})"],
+    "backquote": ["`touch {c}`", "1`touch {c}`"],
+    "escaped substitution": ["\\$(touch {c})", "\\`touch {c}\\`"],
+    "variable": ["$HOME", "${IFS}", "$0", "$$"],
+    "double quote": ['"', '";touch {c};"'],
+    "single quote": ["'", "'$(touch {c})'"],
+    "separator": [";touch {c}", "&&touch {c}", "\ntouch {c}"],
+    "whitespace": [" ", "\t", "\r", "\x0b"],
+    "control": ["\x00", "\x1b", "\x7f"],
+    "comma": [",", ",-time,{c}"],  # nvcc splits the value of a list option (-Xptxas, -D, -Xcompiler) at commas
+    "non-ASCII": ["é", "\u2028", "\uff04(touch {c})"],  # a line separator; a full-width dollar
+}
+SHELL_CLASSES = list(SHELL_INJECTIONS)
+# characters sh finds nothing to expand in inside nvcc's double quotes (the filler around an injection)
+SAFE_TEXT = st.text(alphabet="ABCXYZabcxyz0123456789_.+-*/()<>=!&|~^%?:", max_size=8)
+
+
+@st.composite
+def injected_word(draw, canary: str = "ran"):
+    """(class, text): a harmless-looking word with one injection of a SHELL_INJECTIONS class in it."""
+    kind = draw(st.sampled_from(SHELL_CLASSES))
+    piece = draw(st.sampled_from(SHELL_INJECTIONS[kind])).replace("{c}", canary)
+    return kind, draw(SAFE_TEXT) + piece + draw(SAFE_TEXT)
+
+
+# nvcc options that write files outside the build's folder, read options from elsewhere or run another program
+# (nvcc --help; the spec gives the value): each must be refused however it is written
+NVCC_HOST_EFFECTS = {
+    "-keep": [], "--keep": [], "-save-temps": [], "--save-temps": [], "-keep-dir": ["kd"], "--keep-dir": ["kd"],
+    "-MD": [], "-MMD": [], "-M": [], "-MM": [], "-MF": ["dep.d"], "--dependency-output": ["dep.d"],
+    "--generate-dependencies-with-compile": [], "-time": ["t.csv"], "--time": ["t.csv"],
+    "--fdevice-time-trace": ["trace"], "-optf": ["opts"], "--options-file": ["opts"], "-ccbin": ["bin"],
+    "--compiler-bindir": ["bin"], "-odir": ["out"], "--output-directory": ["out"], "-o": ["x"], "-run": [],
+    "-include": ["x.h"], "-L": ["lib"], "-Xlinker": ["-o,x"], "-Xnvlink": ["x"], "-lib": [],
+}
+# nvcc options a spec uses (docs/kernel-spec.md): the filler around a bad one; each list is one option's items
+NVCC_GOOD = [["-lineinfo"], ["--use_fast_math"], ["-maxrregcount=128"], ["-maxrregcount", "64"], ["-Xptxas", "-v"],
+             ["-Xptxas", "-O3,-warn-spills"], ["--ftz=true"], ["-prec-div=false"], ["-std=c++17"], ["-O2"],
+             ["--extra-device-vectorization"], ["-Xcompiler", "-Wall"], ["--expt-relaxed-constexpr"]]
+# where in an option an injected word goes: the value of an option that takes one, or a glued option
+INJECT_INTO = ["-Xptxas {w}", "-Xptxas=-v,{w}", "-Xcompiler {w}", "-Xcudafe {w}", "-maxrregcount={w}", "--ftz {w}",
+               "-std={w}", "-D{w}", "-DX={w}", "{w}"]
+
+
+@st.composite
+def bad_flags(draw, canary: str = "ran"):
+    """(kind, flags, index): a spec's `flags` with one bad option among good ones; `index` is the item a refusal
+    must name (the option, or its value where the option is allowed and the value is not)."""
+    before = [x for opt in draw(st.lists(st.sampled_from(NVCC_GOOD), max_size=3)) for x in opt]
+    after = [x for opt in draw(st.lists(st.sampled_from(NVCC_GOOD), max_size=2)) for x in opt]
+    if draw(st.booleans()):
+        option = draw(st.sampled_from(sorted(NVCC_HOST_EFFECTS)))
+        bad, at, kind = [option, *NVCC_HOST_EFFECTS[option]], 0, "host effect"
+    else:
+        kind, word = draw(injected_word(canary))
+        form = draw(st.sampled_from(INJECT_INTO))
+        bad = form.replace("{w}", word).split(" ", 1) if form.count(" ") else [form.replace("{w}", word)]
+        at = len(bad) - 1 if form.startswith("-Xptxas ") or form.startswith("-Xcompiler ") or form.startswith(
+            "-Xcudafe ") or form.startswith("--ftz ") else 0
+    return kind, [*before, *bad, *after], len(before) + at

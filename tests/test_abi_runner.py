@@ -65,9 +65,9 @@ def test_a_column_major_kernel_gets_its_arguments_in_its_order(monkeypatch):
     shape = GemmShape(300, 200, 100)
     r = _runner(shape)
 
-    def fake_verify(row, problem, launch_into, tolerance, reads_c=False, c_store=("row", None)):
-        launch_into("C")()
-        seen.update(tolerance=tolerance, c_store=c_store)
+    def fake_verify(row, prepared):
+        prepared.launch_for(_Problem(shape), "C")()
+        seen.update(tolerance=prepared.tolerance, c_store=prepared.c_store)
         return row, None  # verified, nothing to time
 
     r._verify = fake_verify
@@ -91,8 +91,9 @@ def test_a_half_c_kernel_without_beta_is_rejected_at_beta_not_zero_and_checked_a
     row = _runner(GemmShape(64, 64, 64), beta=0.5).run_kernel(kernel)
     assert row.status == "rejected" and "run with --beta 0" in row.message and not func.calls
     r = _runner(GemmShape(64, 48, 32))
-    r._verify = lambda row, problem, launch_into, tolerance, reads_c=False, c_store=("row", None): (
-        launch_into("C")(), seen.update(tolerance=tolerance), (row, None))[-1]
+    r._verify = lambda row, prepared: (
+        prepared.launch_for(_Problem(GemmShape(64, 48, 32)), "C")(), seen.update(tolerance=prepared.tolerance),
+        (row, None))[-1]
     assert r.run_kernel(kernel).status == "ok"
     assert [a if isinstance(a, str) else a.item() for a in func.calls[0][2]] == ["A:row:32", "B:row:48", "C", 64, 48, 32]
     assert seen["tolerance"] == 1e-2
@@ -104,12 +105,11 @@ def test_the_runner_hands_a_launcher_to_prepare_and_times_what_it_returns(monkey
 
     calls = []
     monkeypatch.setattr(runmod, "device_arch", lambda: "sm_90")
-    monkeypatch.setattr(launchmod, "prepare", lambda k, p, arch, lds: (lambda out: lambda: calls.append((arch, out)),
-                                                                   None))
+    monkeypatch.setattr(launchmod, "prepare", lambda k, shape, arch, lds: (
+        lambda problem, out: lambda: calls.append((arch, out)), None))
     monkeypatch.setattr(runmod, "compile_for_launch", lambda *a: pytest.fail("a launcher is not compiled as a cubin"))
     r = _runner(GemmShape(64, 64, 64))
-    r._verify = lambda row, problem, launch_into, tolerance, reads_c=False, c_store=("row", None): (
-        launch_into("C")(), (row, None))[-1]
+    r._verify = lambda row, prepared: (prepared.launch_for(_Problem(GemmShape(64, 64, 64)), "C")(), (row, None))[-1]
     row = r.run_kernel(_spec("splitk_launcher/splitk.yaml"))
     assert row.status == "ok" and row.launch is None and calls == [("sm_90", "C")]
 
@@ -124,7 +124,7 @@ def test_the_real_launcher_is_built_loaded_and_its_failed_launches_are_one_error
     monkeypatch.setitem(sys.modules, "cupy", fake)
     problem = SimpleNamespace(shape=GemmShape(64, 64, 64), alpha=1.0, beta=0.0,
                               operand=lambda which, layout, ld=None: _Buffer({"A": 0x1000, "B": 0x2000}[which]))
-    launch_into, info = prepare(_spec("splitk_launcher/splitk.yaml"), problem, "sm_90")
+    launch_for, info = prepare(_spec("splitk_launcher/splitk.yaml"), problem.shape, "sm_90")
     assert info.symbol == "splitk_sgemm" and "-shared" in info.flags and len(info.cubin_sha256) == 64
     with pytest.raises(LaunchFailed, match=r"splitk_sgemm: CUDA error \d+ \(.+\) in a launch it made"):
-        launch_into(_Buffer(0x3000))()  # no GPU here: the launch fails, and the shim says why
+        launch_for(problem, _Buffer(0x3000))()  # no GPU here: the launch fails, and the shim says why

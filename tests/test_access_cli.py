@@ -64,7 +64,7 @@ def test_list_explain_h3_json_and_the_ldmatrix_note(runner):
     rows = _json(invoke(runner, ["list", "--explain", "h3", "--format", "json"]))["rows"]
     ldsm = [r for r in rows if "ldmatrix" in r["access"]]
     assert ldsm and all(r["wavefronts_per_request"] == 4 and r["conflicts_per_request"] == 0 for r in ldsm)
-    text = invoke(runner, ["list", "--explain", "h3", "--size", "1024"]).output
+    text = " ".join(invoke(runner, ["list", "--explain", "h3", "--size", "1024"]).output.split())  # wrapped at 80
     assert "leave ldmatrix out" in text and "predicated off" in text
 
 

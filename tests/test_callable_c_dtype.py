@@ -277,3 +277,97 @@ def test_torch_matmul_verifies_for_every_c_it_writes():
                                     arrays="torch", baselines=False, budget_s=0.02, beta=beta)
             (row,) = result.variants
             assert row.status == "ok" and row.c_dtype == c_dtype, (dtype, c_dtype, beta, row.message)
+
+
+# C's dtype inferred by gemmprof.bench (no c_dtype given) -----------------------------------------------------------
+def _attempts(**outcomes):
+    """A stand-in for one call over each C: the Attempt per C dtype, and the C dtypes tried, in order."""
+    tried = []
+
+    def attempt(c):
+        tried.append(c)
+        return outcomes[c]
+
+    return attempt, tried
+
+
+@pytest.mark.parametrize("first, second, want, said, tries", [
+    (callables.Attempt("ok"), None, "fp32", "C: fp32, inferred", ["fp32"]),
+    (callables.Attempt("raised", "TypeError: C is float32"), callables.Attempt("ok"), "fp16",
+     "C: fp16, inferred (over fp32 C it raised TypeError: C is float32", ["fp32", "fp16"]),
+    (callables.Attempt("wrong", "3 wrong values", half_values=True), callables.Attempt("ok"), "fp16",
+     "it wrote only fp16 numbers into fp32 C", ["fp32", "fp16"]),
+    (callables.Attempt("wrong", "3 wrong values", half_values=False), None, "fp32",
+     "not inferred (its fp32 C was wrong (3 wrong values)", ["fp32"]),
+    (callables.Attempt("raised", "ValueError: bad"), callables.Attempt("raised", "ValueError: bad"), "fp32",
+     "not inferred (over fp32 C it raised ValueError: bad", ["fp32", "fp16"]),
+    (callables.Attempt("unwritten", "it returned a float16 array and left C unwritten"), None, "fp32",
+     "it returned a float16 array", ["fp32"]),
+])
+def test_choose_c_dtype_decides_from_what_the_calls_did(first, second, want, said, tries):
+    attempt, tried = _attempts(fp32=first, fp16=second)
+    c_dtype, why = callables.choose_c_dtype("fp16", attempt)
+    assert (c_dtype, tried) == (want, tries) and said in why, why
+
+
+def test_fp32_inputs_take_fp32_c_without_a_trial():
+    attempt, tried = _attempts()
+    assert callables.choose_c_dtype("fp32", attempt) == ("fp32", "") and tried == []
+
+
+TORCH_LIKE = '''
+import numpy as np
+
+def gemm(A, B, C, alpha, beta):
+    """Like torch.matmul(A, B, out=C): the inputs' dtype or an error."""
+    if C.dtype != A.dtype:
+        raise TypeError(f"expected out to have dtype {A.dtype}, got {C.dtype}")
+    C[...] = (alpha * (A.astype(np.float32) @ B.astype(np.float32))).astype(C.dtype)
+'''
+RETURNS = '''
+def gemm(A, B, C, alpha, beta):
+    return (A.astype("float32") @ B.astype("float32")).astype("float16")
+'''
+FP32_C = '''
+def gemm(A, B, C, alpha, beta):
+    C[...] = alpha * (A.astype("float32") @ B.astype("float32"))
+'''
+
+
+@pytest.mark.parametrize("body, want, status, said", [
+    (TORCH_LIKE, "fp16", "ok", "C: fp16, inferred (over fp32 C it raised TypeError: expected out to have dtype"),
+    (HALF_PRODUCT, "fp16", "ok", "C: fp16, inferred (it wrote only fp16 numbers into fp32 C"),
+    (FP32_C, "fp32", "ok", "C: fp32, inferred (it filled fp32 C from fp16 inputs)"),
+    (RETURNS, "fp32", "FAIL", "C: fp32, not inferred (it returned a float16 array and left C unwritten"),
+])
+def test_bench_infers_c_from_what_the_function_writes(tmp_path, ranges, body, want, status, said):  # noqa: F811
+    fn = callables.load(callables.parse_ref(f"{_file(tmp_path, body, f'infer_{want}_{status}.py')}:gemm")).fn
+    result = gemmprof.bench(fn, m=256, n=192, k=128, dtype="fp16", seed=1, baselines=False, budget_s=0.01)
+    (row,) = result.variants
+    assert (row.c_dtype, row.status) == (want, status), row.message
+    assert row.message.startswith(said), row.message
+    assert f"c_dtype={want!r}" in result.command or want == "fp32"
+    if status == "ok":
+        assert row.verification.tolerance == (1e-2 if want == "fp16" else 2e-3)
+
+
+def test_bench_with_c_dtype_given_tries_nothing(ranges):  # noqa: F811
+    calls = []
+
+    def gemm(A, B, C, alpha, beta):
+        calls.append(str(C.dtype))
+        C[...] = alpha * (A.astype(np.float32) @ B.astype(np.float32))
+
+    (row,) = gemmprof.bench(gemm, m=32, n=16, k=8, dtype="fp16", c_dtype="fp32", baselines=False,
+                            budget_s=0.01).variants
+    assert row.status == "ok" and "inferred" not in row.message and set(calls) == {"float32"}
+
+
+@needs_gpu
+def test_bench_infers_the_torch_examples_half_c_on_the_gpu():
+    """The torch example refuses fp32 C (torch.matmul writes the inputs' dtype): bench takes fp16 C and says why."""
+    pytest.importorskip("torch")
+    fn = callables.load(callables.parse_ref(str(ROOT / "examples/torch_matmul/torch_matmul.py") + ":matmul")).fn
+    (row,) = gemmprof.bench(fn, m=1024, n=1024, k=1024, dtype="fp16", baselines=False, budget_s=0.05).variants
+    assert (row.status, row.c_dtype) == ("ok", "fp16"), row.message
+    assert row.message.startswith("C: fp16, inferred (over fp32 C it raised TypeError: C is torch.float32")

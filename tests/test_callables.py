@@ -337,46 +337,32 @@ def test_compare_nsys_runs_the_callables_under_nsys(fake_nsys, runner, tmp_path)
     assert r.exit_code == 2 and "--callable FILE.py:function" in r.output
 
 
-def test_do_bench_script_has_help_without_torch_or_triton():
-    done = subprocess.run([sys.executable, str(ROOT / "scripts" / "callable_vs_do_bench.py"), "--help"],
+def test_regime_script_has_help_without_torch_or_triton():
+    done = subprocess.run([sys.executable, str(ROOT / "scripts" / "regime_check.py"), "--help"],
                           capture_output=True, text=True, env={"PATH": "/usr/bin:/bin"})
     assert done.returncode == 0, done.stderr
     assert "do_bench" in done.stdout and "--size" in done.stdout and "--callable" in done.stdout
-    assert "--c-dtype" in done.stdout
 
 
-def _do_bench_script():
+def _regime_script():
     import importlib.util
 
-    spec = importlib.util.spec_from_file_location("callable_vs_do_bench", ROOT / "scripts" / "callable_vs_do_bench.py")
+    spec = importlib.util.spec_from_file_location("regime_check", ROOT / "scripts" / "regime_check.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
 
 
-def test_do_bench_script_times_gemmprof_as_do_bench_times():
-    """do_bench's warm-up and rep come from its signature; gemmprof gets as many warm-up calls as do_bench's rule
-    gives, no early stop, and a budget of do_bench's rep."""
-    import inspect
-
-    script = _do_bench_script()
-
-    def do_bench(fn, warmup=25, rep=100, grad_to_none=None, quantiles=None, return_mode="mean"):
-        pass
-
-    def old_do_bench(fn, warmup=40, rep=200):
-        pass
-
-    assert script.do_bench_defaults(inspect.signature(do_bench)) == {"warmup": 25.0, "rep": 100.0}
-    assert script.do_bench_defaults(inspect.signature(old_do_bench)) == {"warmup": 40.0, "rep": 200.0}
-    assert script.do_bench_defaults(inspect.signature(lambda fn: None)) == {"warmup": 25.0, "rep": 100.0}
-    timing = script.gemmprof_timing(0.22, 25.0, 0.1)
-    assert (timing["warmup"], timing["precision"], timing["budget_s"]) == (113, 0.0, 0.1)
-    assert timing["max_reps"] >= 0.1 / 0.22e-3  # the budget decides, not max_reps
-    assert script.gemmprof_timing(300.0, 25.0, 0.1)["warmup"] == 1  # a call longer than the warm-up: one
-    from gemmprof.api import bench
-
-    assert set(timing) <= set(inspect.signature(bench).parameters)  # all of them bench's arguments
+def test_regime_script_reads_targets_and_judges_within_three_percent():
+    script = _regime_script()
+    assert script.parse_target("a/b.py:fn:fp16", "fp32") == ("a/b.py:fn", "fp16")
+    assert script.parse_target("a/b.py:fn", "fp32") == ("a/b.py:fn", "fp32")
+    assert script.parse_target("C:/x/b.py:fn", "fp32") == ("C:/x/b.py:fn", "fp32")  # a drive letter is not a dtype
+    assert script.ratios(1.0, 1.02, 0.98)["within_3pct"]
+    assert not script.ratios(1.0, 1.05, 1.0)["within_3pct"] and not script.ratios(1.0, 1.0, 0.96)["within_3pct"]
+    for default in script.DEFAULTS:  # the default targets exist
+        ref, _ = script.parse_target(default, "fp32")
+        assert (ROOT / ref.split(":")[0]).is_file()
 
 
 # on the GPU ---------------------------------------------------------------------------------------------------------

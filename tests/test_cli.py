@@ -73,7 +73,7 @@ def test_list_shows_the_ladder(runner):
     (["model", "--size", "0"], "--size': 0 is not in the range 1<=x<=2147483647"),
     (["model", "--size", "64", "--gpu", "nope"], "unknown GPU 'nope'"),
     (["occupancy", "-t", "4096", "-r", "32"], "--threads: 4096 is outside"),
-    (["gpus", "--profile", "/no/such.yaml"], "cannot read /no/such.yaml"),
+    (["gpus", "--gpu-file", "/no/such.yaml"], "/no/such.yaml: cannot read"),
     (["model", "--tiles", "1,2", "--size", "8"], "--tiles '1,2'"),
     (["run", "nope", "--size", "64"], "unknown variant 'nope'"),
     (["run", "5", "--param", "BK=x"], "expected NAME=INTEGER"),
@@ -90,8 +90,22 @@ def test_errors_are_one_line_and_non_zero(runner, args, message):
 def test_malformed_profile_file_names_file_and_line(runner, tmp_path):
     bad = tmp_path / "bad.yaml"
     bad.write_text("name: [\n")
-    r = invoke(runner, ["gpus", "--profile", str(bad)])
+    r = invoke(runner, ["gpus", "--gpu-file", str(bad)])
     assert r.exit_code == 2 and "bad.yaml: line" in r.output
+
+
+@pytest.mark.parametrize("args", [["gpus", "--profile"], ["model", "--size", "64", "--profile"],
+                                  ["occupancy", "-t", "256", "-r", "32", "--profile"]])
+def test_old_profile_spelling_of_gpu_file_still_works_and_says_so(runner, args):
+    """`--profile FILE.yaml` was the GPU spec sheet's option before "profile" came to mean Nsight Compute's: scripts
+    keep working, and stderr names the new spelling."""
+    from gemmprof.catalog.paths import ROOT
+
+    r = invoke(runner, [*args, str(ROOT / "profiles" / "h200.yaml")])
+    assert r.exit_code == 0, r.output
+    assert "--profile FILE.yaml is the old spelling of --gpu-file" in r.stderr and "H200" in r.stdout
+    both = invoke(runner, [*args, "x.yaml", "--gpu-file", "y.yaml"])
+    assert both.exit_code != 0 and "--gpu-file and --profile (its old name): give one" in both.output
 
 
 def test_run_without_cupy_says_how_to_get_it(runner, monkeypatch):

@@ -1,7 +1,9 @@
 """examples/: every spec loads and binds, and every example compiles with nvcc offline (the CI compile check;
 a launcher's shared library is built and loaded with ctypes, which needs no GPU)."""
 
+import os
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -14,14 +16,15 @@ from gemmprof.measure import nvcc as nvccmod
 from gemmprof.measure.compile_pool import nvcc_build_all
 from gemmprof.results.shape import GemmShape
 
-EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLES = ROOT / "examples"
 SPECS = {
     "sgemm_colmajor": "colmajor_ld/sgemm_colmajor.yaml",
     "hgemm_half_c": "hgemm_half_c/hgemm_half_c.yaml",
     "splitk_launcher": "splitk_launcher/splitk.yaml",
     "sgemm_tiled_include": "multifile_include/sgemm_tiled.yaml",
 }
-PUBLIC = "public_fastcu12/fastcu12.yaml"  # a public Hopper kernel, unchanged, behind a launcher of ours
+PUBLIC = "public_fastcu12/fastcu12.yaml"  # a public Hopper kernel, fetched unchanged, behind a launcher of ours
 
 
 def bound(name):
@@ -109,10 +112,16 @@ def test_build_a_missing_launcher_entry_is_a_failed_row(nvcc, tmp_path, runner):
     (("entry: splitk_sgemm", "entry: splitk_sgemm\nflags: [-O3 -g]"), r"flags\[0\]: '-O3 -g': one option"),
     (("entry: splitk_sgemm", "entry: splitk_sgemm\ndefines: [USE_FAST]"), r"defines\[0\]: 'USE_FAST' is not a "),
     (("entry: splitk_sgemm", "entry: splitk_sgemm\ninclude_dirs: [nope]"), r"include_dirs\[0\]: .*nope is not a"),
+    (("entry: splitk_sgemm", "entry: splitk_sgemm\ninclude_dirs: [\"${HOME}/x\"]"),
+     r"include_dirs\[0\]: '\$\{HOME\}/x': only a leading \$\{GEMMPROF_CACHE\}/ is expanded"),
+    (("entry: splitk_sgemm", "entry: splitk_sgemm\ninclude_dirs: [\"${GEMMPROF_CACHE}x\"]"), "only a leading"),
+    (("entry: splitk_sgemm", "entry: splitk_sgemm\ninclude_dirs: [\"${GEMMPROF_CACHE}/nothing\"]"),
+     r"nothing is not there: it is fetched, not shipped \(fetch what it holds first\)"),
+    (("entry: splitk_sgemm", "entry: splitk_sgemm\nfetch: get.sh"), r"fetch: names how to fetch .* has none"),
+    (("entry: splitk_sgemm", "entry: splitk_sgemm\nfetch: [a]"), "fetch: expected one line"),
 ])
-def test_bad_launcher_and_build_keys_are_one_line(tmp_path, edit, match):
-    from gemmprof.errors import SpecError
-
+def test_bad_launcher_and_build_keys_are_one_line(tmp_path, monkeypatch, edit, match):
+    monkeypatch.setenv("GEMMPROF_CACHE", str(tmp_path / "cache"))
     shutil.copytree(EXAMPLES / "splitk_launcher", tmp_path / "ex")
     spec = tmp_path / "ex" / "splitk.yaml"
     text = spec.read_text()
@@ -173,21 +182,69 @@ def test_the_split_k_launchers_profile_shows_both_kernels(runner, tmp_path):
     assert kernels == {"splitk_partial", "splitk_reduce"}, launches
 
 
-# -- the public kernel: fast.cu's kernel 12, verbatim --------------------------------------------------------------
+# -- the public kernel: fast.cu's kernel 12, fetched at the moment of use, never in this tree ------------------------
+def _fetch_script():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("fetch_public_kernel", ROOT / "scripts" / "fetch_public_kernel.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+FETCH = _fetch_script()
+
+
+def _fetched_header() -> Path | None:
+    """The header in gemmprof's cache ($GEMMPROF_CACHE, else ~/.cache/gemmprof), if fetched and intact."""
+    header = FETCH.folder(FETCH.cache_root()) / FETCH.NAME
+    return header if header.is_file() and FETCH.git_blob(header.read_bytes()) == FETCH.BLOB else None
+
+
+def _needs_fetched_header():
+    if _fetched_header() is None:
+        pytest.skip("fast.cu's matmul_12.cuh is not fetched (python3 scripts/fetch_public_kernel.py; it downloads "
+                    "from GitHub, which CI does not reach)")
+
+
 def _public():
     return bind(specmod.load_spec(EXAMPLES / PUBLIC))
 
 
-def test_the_public_kernel_is_upstreams_file_unchanged():
-    import hashlib
+@pytest.fixture
+def empty_fetch_folder(tmp_path, monkeypatch):
+    """gemmprof's cache in tmp_path with the spec's include folder made, empty: the spec loads, nothing builds."""
+    monkeypatch.setenv("GEMMPROF_CACHE", str(tmp_path / "cache"))
+    folder = FETCH.folder(tmp_path / "cache")
+    folder.mkdir(parents=True)
+    return folder
 
-    data = (EXAMPLES / "public_fastcu12" / "matmul_12.cuh").read_bytes()
-    blob = hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()  # what `git hash-object` prints
-    assert blob == "c7766a7b989d153b5cf8d269444fd97b1286ce16"  # fast.cu 38eb642, examples/matmul/matmul_12.cuh
-    assert "MIT License" in (EXAMPLES / "public_fastcu12" / "LICENSE").read_text()
+
+def test_no_public_kernel_source_is_in_the_tree():
+    assert sorted(p.name for p in (EXAMPLES / "public_fastcu12").iterdir()) == [
+        "README.md", "fastcu12.yaml", "fastcu12_launcher.cu"]  # ours: the launcher, the spec, the README
+    # in the files a checkout holds (a fetched copy in an ignored folder, as the GPU batch carries, is not the tree)
+    tracked = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True)
+    names = tracked.stdout.split() if tracked.returncode == 0 else [str(p) for p in ROOT.glob("**/*")]
+    assert not [n for n in names if n.endswith("matmul_12.cuh")]
 
 
-def test_the_public_kernels_spec_states_its_types_and_its_shape_limits():
+def test_the_spec_reads_the_header_from_the_folder_the_fetch_script_fills(empty_fetch_folder):
+    assert _public().spec.build_fields.include_dirs == (empty_fetch_folder,)
+    assert f"/public/fastcu/{FETCH.COMMIT}" in (EXAMPLES / PUBLIC).read_text()
+
+
+def test_without_the_fetched_header_every_command_says_to_run_the_fetch_script(tmp_path, monkeypatch, runner):
+    monkeypatch.setenv("GEMMPROF_CACHE", str(tmp_path / "empty"))
+    with pytest.raises(SpecError, match=r"include_dirs\[0\]: .*empty/public/fastcu/38eb642.* is not there: it is "
+                                        r"fetched, not shipped \(run `python3 scripts/fetch_public_kernel.py`\)"):
+        _public()
+    r = invoke(runner, ["build", "--spec", str(EXAMPLES / PUBLIC)])
+    assert r.exit_code != 0 and "Traceback" not in r.output
+    assert len(r.output.strip().splitlines()) == 1 and "scripts/fetch_public_kernel.py" in r.output
+
+
+def test_the_public_kernels_spec_states_its_types_and_its_shape_limits(empty_fetch_folder):
     k = _public()
     assert (k.spec.dtype, k.spec.abi.c_dtype) == ("bf16", "bf16")
     assert k.spec.layout == {"A": "row", "B": "col", "C": "col"}
@@ -201,9 +258,66 @@ def test_the_public_kernels_spec_states_its_types_and_its_shape_limits():
             k.check_shape(GemmShape(*bad))
 
 
+def _git_clone_with(tmp_path, data: bytes) -> tuple[Path, str]:
+    """A git repository holding `data` at fast.cu's path, committed: (its folder, the commit)."""
+    import subprocess
+
+    if shutil.which("git") is None:
+        if os.environ.get("CI"):
+            pytest.fail("git is required in CI")
+        pytest.skip("git not installed")
+    repo = tmp_path / "clone"
+    (repo / "examples" / "matmul").mkdir(parents=True)
+    (repo / FETCH.PATH).write_bytes(data)
+    git = ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@example.com"]
+    for args in (["init", "-q"], ["add", "."], ["commit", "-q", "-m", "x"]):
+        subprocess.run(git + args, check=True, capture_output=True)
+    (repo / FETCH.PATH).write_bytes(b"// the work tree moved on\n")  # the commit's file is read, not the tree's
+    head = subprocess.run(git + ["rev-parse", "HEAD"], check=True, capture_output=True, text=True).stdout.strip()
+    return repo, head
+
+
+def test_the_fetch_script_writes_only_a_file_of_the_pinned_blob(tmp_path, monkeypatch, capsys):
+    data = b"// a stand-in for fast.cu's header\n"
+    clone, commit = _git_clone_with(tmp_path, data)
+    monkeypatch.setattr(FETCH, "COMMIT", commit)
+    dest = tmp_path / "dest"
+    assert FETCH.main(["--from", str(clone), "--dest", str(dest)]) == 1  # the real BLOB: refused
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and f"git blob {FETCH.git_blob(data)}, expected {FETCH.BLOB}" in err
+    assert not dest.exists()
+    with pytest.raises(FETCH.FetchError, match="git blob .*refused"):
+        FETCH.fetch(dest, get=lambda: b"<html>a proxy's error page</html>")  # a download is checked the same way
+    monkeypatch.setattr(FETCH, "BLOB", FETCH.git_blob(data))
+    assert FETCH.main(["--from", str(clone), "--dest", str(dest)]) == 0
+    where = FETCH.folder(dest)
+    assert capsys.readouterr().out.strip() == str(where.resolve())
+    assert (where / FETCH.NAME).read_bytes() == data and where.name == commit
+    assert FETCH.fetch(dest, get=lambda: pytest.fail("downloaded again")) == where  # a checked file is kept
+
+
+def test_the_fetch_script_reads_a_clone_without_git_history_by_its_hash(tmp_path, monkeypatch):
+    data = b"// fast.cu's header, as a tarball would unpack it\n"
+    tree = tmp_path / "unpacked"
+    (tree / "examples" / "matmul").mkdir(parents=True)
+    (tree / FETCH.PATH).write_bytes(data)
+    monkeypatch.setattr(FETCH, "BLOB", FETCH.git_blob(data))
+    assert (FETCH.fetch(tmp_path / "dest", tree) / FETCH.NAME).read_bytes() == data
+    with pytest.raises(FETCH.FetchError, match="--from: .* has neither commit"):
+        FETCH.fetch(tmp_path / "dest2", tmp_path / "dest")
+
+
+def test_the_fetched_header_is_upstreams_file():
+    _needs_fetched_header()
+    header = _fetched_header()
+    assert FETCH.git_blob(header.read_bytes()) == "c7766a7b989d153b5cf8d269444fd97b1286ce16"  # fast.cu 38eb642
+    assert "wgmma" in header.read_text()
+
+
 def test_the_public_kernels_launcher_builds_without_libcuda(nvcc):
     from gemmprof.measure.launcher import build_library, missing_entry
 
+    _needs_fetched_header()
     built = build_library(_public(), "sm_90")
     assert built.ok, built.log[-2000:]
     assert missing_entry(built.library, "fastcu12") is None
@@ -214,6 +328,7 @@ def test_the_public_kernel_verifies_on_the_gpu(runner, tmp_path):
     from hopper_runs import needs_hopper
 
     needs_hopper()
+    _needs_fetched_header()
     for shape in (["--size", "1024"], ["-m", "768", "-n", "640", "-k", "192"]):  # 640: C's last tile clipped
         r, doc = _run(runner, tmp_path, "--spec", str(EXAMPLES / PUBLIC), *shape)
         assert doc is not None, r.output

@@ -32,7 +32,7 @@ def _ladder_args(ladder):
     for f in RUNS[ladder]:
         args += ["--results", str(FIX / f)]
     for f in PROFILES[ladder]:
-        args += ["--profile", str(FIX / f)]
+        args += ["--profile-results", str(FIX / f)]
     return args
 
 
@@ -129,9 +129,11 @@ def test_files_that_hold_nothing_for_the_kernel_are_said(runner):
     r = invoke(runner, ["explain", "h2", "--size", "4096", "--results", str(FIX / "run_hopper_fp16_4096.json"),
                         "--profile", str(FIX / "profile_fp32_4096.json"), "--format", "json"])
     assert r.exit_code == 0, r.output
-    notes = json.loads(r.output)["explanation"]["notes"]
+    # --profile is the old spelling of --profile-results: it still reads the file, and says so on stderr
+    assert "--profile FILE.json is the old spelling of --profile-results" in r.stderr
+    notes = json.loads(r.stdout)["explanation"]["notes"]
     assert any(n.startswith("--results: no verified run of wmma_multistage at 4096x4096x4096") for n in notes)
-    assert "--profile: no launch of wmma_multistage at 4096x4096x4096" in notes
+    assert "--profile-results: no launch of wmma_multistage at 4096x4096x4096" in notes
 
 
 def test_applied_techniques_accumulate_along_the_ladder():
@@ -179,7 +181,7 @@ def test_explain_a_users_own_spec(runner, tmp_path, nvcc):
 
 @pytest.mark.parametrize("args,message", [
     (["explain", "--ladder", "fp32"], "--ladder: give the run(s)"),
-    (["explain", "5", "--measure", "--profile", str(FIX / "profile_fp16_4096.json")], "--profile and --measure"),
+    (["explain", "5", "--measure", "--profile-results", str(FIX / "profile_fp16_4096.json")], "--profile-results and --measure"),
     (["explain", "--ladder", "fp32", "--results", str(FIX / "profile_fp16_4096.json")], "not a file `gemmprof run"),
     (["explain", "3", "--ladder", "fp32", "--results", str(FIX / "run_ladder_4096.json")], "give no VARIANTS"),
     (["explain", "6", "-m", "4095", "--results", str(FIX / "run_ladder_4096.json")], "shape 4095x4096x4096 rejected"),
@@ -357,3 +359,51 @@ def test_split_k_is_taught_by_rung_16_and_h8_on_their_own_ladders():
     assert teaching_rung("split_k", "h6") == "h8" and teaching_rung("split_k", "h7") == "h8"
     assert {"persistent", "split_k", "wgmma"} <= set(applied_by("h8"))  # h6's techniques and its own
     assert {"issue_efficiency", "split_k"} <= set(applied_by("16")) and "split_k" not in applied_by("15")
+
+
+def test_explain_bounds_use_the_clock_the_run_held():
+    """A run that held 1500 MHz under the power cap: the tensor peak explain bounds with is the datasheet's
+    (989.5 TFLOP/s at 1830 MHz) scaled to 1500 MHz, and the evidence says so; without a run, the datasheet's."""
+    from gemmprof.catalog.selection import choose
+    from gemmprof.measure.explain_inputs import facts_for
+    from gemmprof.model.explain import explain
+    from gemmprof.model.traffic import GemmShape
+    from gemmprof.results.clocks import ClockRecord
+    from gemmprof.results.run import VariantResult
+
+    gpu, shape = get_gpu("h200"), GemmShape(8192, 8192, 8192)
+    kernel = choose(["h6"], dtype="fp16")[0]
+    held = VariantResult(id="h6", name="h6", title="", dtype="fp16",
+                         clocks=ClockRecord(1980, 1500, held_mhz=1500, held_min_mhz=1455, held_max_mhz=1605, samples=80))
+    at_held = facts_for(kernel, shape, gpu, variant=held)
+    cold = facts_for(kernel, shape, gpu)
+    assert at_held.peak_flops == pytest.approx(989.5e12 * 1500 / 1830)
+    assert cold.peak_flops == pytest.approx(989.5e12) and cold.clock_mhz is None
+    math = next(lim for lim in explain(at_held, gpu).limiters if lim.kind in ("math_pipe", "tensor_pipe"))
+    assert "1500 MHz the run held" in math.evidence and "811.1 TFLOP/s" in math.evidence
+
+
+def test_measure_explains_on_the_gpu_it_measured(runner, monkeypatch):
+    """--measure profiles on this machine: the bounds come from that GPU's spec (an H200 here: DRAM at 4.80 TB/s),
+    not from the H100 default, even with a saved run from an H100 beside it. The profile stands in for the child
+    `gemmprof profile` (its launches are the H100 record's, its device an H200's, as on the H200 machine)."""
+    import dataclasses
+
+    from gemmprof.measure import explain_inputs
+    from gemmprof.results.profile import ProfileResults
+
+    saved = ProfileResults.load(FIX / "profile_fp32_4096.json")
+    measured = dataclasses.replace(saved, gpu="NVIDIA H200", gpu_spec="h200")
+    monkeypatch.setattr(explain_inputs, "measure_profile", lambda *a, **k: measured)
+    args = ["explain", "5", "--size", "4096", "--measure", "--results", str(FIX / "run_ladder_4096.json")]
+    doc = json.loads(invoke(runner, [*args, "--format", "json"]).output)["explanation"]
+    assert doc["gpu"] == "H200 SXM"
+    dram = next(lim for lim in doc["limiters"] if lim["kind"] == "dram")
+    assert "at 4.80 TB/s" in dram["evidence"], dram
+    # the same files without --measure: the GPU they name (the saved run's H100)
+    doc = json.loads(invoke(runner, [a for a in args if a != "--measure"] + ["--profile-results",
+                                     str(FIX / "profile_fp32_4096.json"), "--format", "json"]).output)
+    assert doc["explanation"]["gpu"] == "H100 SXM"
+    # and --gpu still wins
+    doc = json.loads(invoke(runner, [*args, "--gpu", "a100", "--format", "json"]).output)["explanation"]
+    assert doc["gpu"].startswith("A100")

@@ -27,9 +27,10 @@ COMMANDS = {
     "roofline": ["--size", "-m", "--gpu", "--dtype", "--beta", "--ceiling", "--dpi", "--format"],
     "profile": ["--size", "--dtype", "--gpu", "--top", "--format"],
     "compare-nsys": ["--size", "-n", "--dtype", "--baseline", "--gpu", "--format"],
+    "sweep": ["--dtype", "--shapes", "--tokens", "--model", "--baseline", "--fast-p", "--highlight", "--run-option"],
 }
 FIXED = {"occupancy": ["-t", "256", "-r", "32"], "roofline": ["--model-only"], "profile": ["--from", NCU],
-         "compare-nsys": [STATS]}
+         "compare-nsys": [STATS], "sweep": ["--summarize-only"]}
 ALLOWED = (GemmprofError, click.ClickException, click.exceptions.Exit, click.exceptions.Abort)
 
 

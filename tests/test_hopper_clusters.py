@@ -141,8 +141,8 @@ def test_the_runner_launches_whole_clusters_through_the_driver(monkeypatch):
     r._device = {"compute_capability": "9.0", "sm_count": 132}
     r.problem = lambda dtype, c_dtype="fp32": _FakeProblem(shape)
 
-    def fake_verify(row, problem, launch_into, tolerance, reads_c=False, c_store=("row", None)):
-        launch_into("C")()
+    def fake_verify(row, prepared):
+        prepared.launch_for(r.problem(prepared.storage), "C")()
         return row, None
 
     r._verify = fake_verify

@@ -142,7 +142,7 @@ def test_list_shows_every_dtype_a_rung_builds_for(runner):
     rows = json.loads(r.output)["rows"]
     assert [(row["id"], row["dtype"], row["dtypes"]) for row in rows] == [(h, "fp16", "fp16, bf16")
                                                                           for h in ("h4", "h5", "h6", "h7", "h8", "h9", "h10", "h11",
-                                                                                        "h12", "h13")]
+                                                                                        "h12", "h13", "hp")]
 
 
 def _cpu_runner(shape, compute_capability="9.0"):
@@ -211,9 +211,9 @@ def test_runner_appends_tensor_maps_and_opts_into_large_shared_memory(monkeypatc
     r.problem = lambda dtype, c_dtype="fp32": _FakeProblem(shape)
     seen = {}
 
-    def fake_verify(row, problem, launch_into, tolerance, reads_c=False, c_store=("row", None)):
-        launch_into("C")()
-        seen["tolerance"] = tolerance
+    def fake_verify(row, prepared):
+        prepared.launch_for(r.problem(prepared.storage), "C")()
+        seen["tolerance"] = prepared.tolerance
         return row, None  # verified, nothing to time
 
     r._verify = fake_verify

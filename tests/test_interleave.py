@@ -80,32 +80,66 @@ def _row(name):
     return VariantResult(id=name, name=name, title=name, dtype="fp32", nvtx_range=f"gemmprof {name} 64x64x64")
 
 
-def test_runner_times_the_verified_variants_together(monkeypatch):
-    opened, timed = [], []
+def _numpy_runner(monkeypatch, seen, **timing):
+    """A real Runner over the NumPy stand-in for CuPy (tests/numpy_cupy.py): launches run on the CPU."""
+    import sys
 
-    def event_timer(launch, flush, nvtx_range=None):
-        def batch(n):
-            opened.append(nvtx_range)
-            timed.append(launch)
-            return [2.0 if launch == "slow" else 1.0] * n
-        return batch
+    import numpy_cupy
 
-    monkeypatch.setattr(runner_mod.timing, "event_timer", event_timer)
-    monkeypatch.setattr(runner_mod.timing, "warm_up", lambda launch, config: None)
-    monkeypatch.setattr(runner_mod.Runner, "clock_reader", lambda self: None)
     from gemmprof.catalog.gpu_specs import get_gpu
     from gemmprof.results.shape import GemmShape
 
-    opts = runner_mod.RunOptions(shape=GemmShape(64, 64, 64), seed=1,
-                                 timing=TimingConfig(min_reps=6, max_reps=6, flush_l2=False, interleave_rounds=3))
-    r = runner_mod.Runner(get_gpu("h100"), opts)
-    fast, slow, failed = _row("fast"), _row("slow"), _row("failed")
-    failed.status = "FAIL"
-    r.time_together([(fast, "fast"), (failed, None), (slow, "slow")])
-    assert failed.timing is None and failed.status == "FAIL"
-    assert fast.timing.samples_ms == (1.0,) * 6 and slow.timing.samples_ms == (2.0,) * 6
-    assert opened[:2] == ["gemmprof fast 64x64x64", "gemmprof slow 64x64x64"]  # the probes, then turns
-    assert timed[2:] == ["fast", "slow"] * 3
+    monkeypatch.setitem(sys.modules, "cupy", numpy_cupy.make(seen))
+    monkeypatch.setattr(runner_mod.Runner, "clock_reader", lambda self: None)
+    opts = runner_mod.RunOptions(shape=GemmShape(64, 48, 32), seed=1, timing=TimingConfig(**timing))
+    return runner_mod.Runner(get_gpu("h100"), opts)
+
+
+def _gemm(name, calls):
+    """launch_for(problem, out) of a right fp32 GEMM that notes each call."""
+    def launch_for(problem, out):
+        def launch():
+            calls.append(name)
+            out[...] = problem.alpha * (problem.A @ problem.B)
+        return launch
+    return launch_for
+
+
+def test_runner_times_the_verified_variants_together(monkeypatch):
+    seen, calls = [], []
+    r = _numpy_runner(monkeypatch, seen, min_reps=6, max_reps=6, flush_l2=False, interleave_rounds=3, checks=0)
+    prepared = [runner_mod.Prepared(_gemm(n, calls), "fp32", "fp32", ("row", None), 1e-4) for n in ("fast", "slow")]
+    rows = [_row("fast"), _row("failed"), _row("slow")]
+    rows[1].status = "FAIL"
+    r.time_together([(rows[0], prepared[0]), (rows[1], None), (rows[2], prepared[1])])
+    assert rows[1].timing is None and rows[1].status == "FAIL"
+    assert all(len(v.timing.samples_ms) == 6 and v.passed for v in (rows[0], rows[2]))
+    pushed = [name for what, name in seen if what == "push"]
+    # each variant's warm-up and probes in its own range, then the three rounds taken in turns
+    assert pushed[-6:] == ["gemmprof fast 64x64x64", "gemmprof slow 64x64x64"] * 3
+    assert calls[-6:] == ["fast", "slow"] * 3
+
+
+def test_a_gemm_right_only_on_its_verified_call_fails_with_that_reason(monkeypatch):
+    """Output cached by input pointer: the first (verified) call computes, later calls return the cached C. The
+    timed calls' inputs differ (a fresh row of A each call), so a checked timed call is wrong."""
+    seen, cache = [], {}
+
+    def cached(problem, out):
+        def launch():
+            key = id(problem.A)
+            if key not in cache:
+                cache[key] = problem.alpha * (problem.A @ problem.B)
+            out[...] = cache[key]
+        return launch
+
+    r = _numpy_runner(monkeypatch, seen, min_reps=10, max_reps=10, budget_s=0.0)
+    row = _row("cached")
+    row, prepared = r._verify(row, runner_mod.Prepared(cached, "fp32", "fp32", ("row", None), 1e-4))
+    assert row.status == "ok" and prepared is not None  # right on the verified call
+    r._time(row, prepared)
+    assert row.status == "FAIL" and row.checks.wrong and "right on its verified call but wrong on" in row.message
+    assert row.checks.checked  # chance alone picked none: one more timed call was checked
 
 
 # -- the command ------------------------------------------------------------------------------------------------
@@ -120,6 +154,9 @@ class _StandInRunner:
 
     def clock_reader(self):
         return None
+
+    def close(self):
+        pass
 
     def prepare_kernel(self, kernel, compiler=None):
         type(self).calls.append(("prepare", kernel.spec.name))
@@ -168,12 +205,14 @@ def test_interleave_with_launch_once_is_refused(stand_in, capsys):
 
 @pytest.mark.gpu
 def test_interleaved_run_on_the_gpu(tmp_path):
-    """On the GPU: two rungs and cuBLAS verified, then timed in turns; every row timed, one clock record shared."""
+    """On the GPU: two rungs and cuBLAS verified, then timed in turns; every row timed, each with the clock it held
+    during its own batches."""
     out = tmp_path / "r.json"
-    main(["run", "1", "2", "--size", "512", "--budget", "0.05", "--interleave", "-o", str(out)])  # exits only on failure
+    main(["run", "1", "2", "--size", "512", "--budget", "0.05", "--interleave", "--regime", "burst",
+          "-o", str(out)])  # exits only on failure
     saved = RunResult.from_dict(json.loads(out.read_text()))
     assert saved.variants and all(v.passed and v.timing and v.timing.median_ms > 0 for v in saved.variants)
-    assert len({repr(v.clocks) for v in saved.variants}) == 1
+    assert all(v.clocks and v.clocks.clock_mhz > 0 and v.checks.passed for v in saved.variants)
 
 
 def test_ctrl_c_during_the_interleaved_timing_leaves_no_row_that_reads_as_timed(stand_in, monkeypatch, tmp_path):

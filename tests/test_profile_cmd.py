@@ -314,6 +314,10 @@ def test_from_csv_errors(runner, tmp_path):
 
 
 def test_from_ncu_rep_imports_details_and_raw(fake_ncu, runner, tmp_path, monkeypatch):
+    """Without the ncu-report wheel, ncu reads the report: its details and raw pages, merged."""
+    from gemmprof.adapters.ncu import rep as ncu_rep
+
+    monkeypatch.setattr(ncu_rep, "load_module", lambda: None)
     rep = tmp_path / "report.ncu-rep"
     rep.write_bytes(b"binary")
     fake_ncu.prints(DETAILS.read_text())
@@ -327,10 +331,14 @@ def test_from_ncu_rep_imports_details_and_raw(fake_ncu, runner, tmp_path, monkey
     assert next(iter(naive["stalls"])) == "long_scoreboard" and naive["rules"]
 
 
-def test_from_ncu_rep_without_ncu(runner, tmp_path, monkeypatch):
+def test_from_ncu_rep_without_the_wheel_or_ncu_says_what_to_install(runner, tmp_path, monkeypatch):
+    from gemmprof.adapters.ncu import rep as ncu_rep
+
+    monkeypatch.setattr(ncu_rep, "load_module", lambda: None)
     rep = tmp_path / "report.ncu-rep"
     rep.write_bytes(b"binary")
     monkeypatch.setenv("PATH", str(tmp_path))
     monkeypatch.setattr(ncu_run, "FALLBACK_GLOBS", [])
     r = invoke(runner, ["profile", "--from", str(rep)])
-    assert r.exit_code == 1 and "ncu was not found" in r.output
+    assert r.exit_code == 2 and len(r.output.strip().splitlines()) == 1
+    assert "pip install ncu-report (or gemmprof[ncu-report])" in r.output and "Nsight Compute's ncu" in r.output

@@ -65,8 +65,12 @@ def test_malformed_yaml_names_file_and_line(tmp_path):
 
 
 def test_missing_key_is_named(tmp_path):
-    text = _valid_text().replace("dram_bandwidth_gbs:", "dram_bandwidth_gb:", 1)
+    text = "\n".join(ln for ln in _valid_text().splitlines() if not ln.startswith("dram_bandwidth_gbs:"))
     with pytest.raises(GpuSpecError, match=r"card\.yaml: dram_bandwidth_gbs: missing"):
+        gpu_specs.load_gpu_file(_write(tmp_path, text))
+    text = _valid_text().replace("dram_bandwidth_gbs:", "dram_bandwidth_gb:", 1)  # a typo: the key meant is named
+    with pytest.raises(GpuSpecError, match=r"card\.yaml: dram_bandwidth_gb: unknown key \(did you mean "
+                                           r"dram_bandwidth_gbs\?\)"):
         gpu_specs.load_gpu_file(_write(tmp_path, text))
 
 

@@ -56,9 +56,32 @@ def test_options_have_help(command, options):
 def test_list_explains_the_seeds(cli):
     res = invoke(cli, ["list"])
     text = " ".join(res.output.split())
-    assert "seed 000 to seed 004 are the five study notes" in text
+    assert '"seed 000" to "seed 004" are the five study notes' in text and "siboehm.com/articles/22/CUDA-MMM" in text
     assert "_seed00N" in text and "--flop-convention" in text
-    assert "Simon Boehm" in invoke(cli, ["list", "--help"]).output
+    assert "our implementation of that note's kernel" in text and "own kernel" not in text
+    assert "Simon Boehm" in " ".join(invoke(cli, ["list", "--help"]).output.split())
+
+
+def test_every_rung_header_credits_the_source_of_its_technique():
+    """Each rung's first comment block has a `// Credit:` line naming where its technique comes from: Boehm's article
+    for rungs 1-12 (kernel N of it for rung N), the seed document for a _seedNNN rung, a public source or "ours"."""
+    import re
+
+    from gemmprof.catalog.spec import ladder
+
+    specs = ladder()
+    assert len(specs) >= 30
+    for spec in specs:
+        header = spec.file.read_text().split("\n\n", 1)[0]
+        credit = " ".join(re.findall(r"^// (?:Credit:)?\s*(.*)$", header[header.index("// Credit:"):], re.M)) \
+            if "// Credit:" in header else ""
+        assert credit, f"{spec.file.name}: no // Credit: line in its header"
+        number = re.match(r"(\d+)_", spec.file.name)
+        if number and int(number[1]) <= 12:
+            assert f"kernel {int(number[1])} of Simon Boehm's" in credit and "siboehm.com/articles/22/CUDA-MMM" in credit
+        seed = re.search(r"_seed(\d{3})\.cu$", spec.file.name)
+        if seed:
+            assert "our implementation of" in credit and f"seed {seed[1]}" in credit, spec.file.name
 
 
 def test_build_without_a_disassembler_says_so_once(cli, monkeypatch):

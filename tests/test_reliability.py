@@ -147,6 +147,9 @@ class _StandInRunner:
     def clock_reader(self):
         return None
 
+    def close(self):
+        pass
+
     def run_kernel(self, kernel, compiler=None):
         from gemmprof.results.run import Measurement, VariantResult
 

@@ -13,7 +13,7 @@ import gemmprof
 from gemmprof.errors import GemmprofError, InputError
 from gemmprof.measure.nvml import open_reader
 from gemmprof.render.run_tables import run_table
-from gemmprof.results.clocks import ClockRecord
+from gemmprof.results.clocks import ClockRecord, WarmUpRecord
 from gemmprof.results.diff import diff_runs, mismatches, regressions
 from gemmprof.results.profile import ProfileResults
 from gemmprof.results.run import RunResult, load_run
@@ -37,9 +37,16 @@ def test_load_returns_the_typed_result_by_kind(path):
     assert isinstance(loaded, RunResult if kind == "gemmprof.run" else ProfileResults)
 
 
+def test_a_records_compare_nsys_file_loads_as_a_comparison():
+    from gemmprof.results.nsys import Comparison
+
+    cmp = gemmprof.load(ROOT / "tests/fixtures/records/2026-11-22_h100_nsys/nsys_4096.json")
+    assert isinstance(cmp, Comparison) and cmp.rows and all(r.stats.avg_ns > 0 for r in cmp.rows)
+
+
 def test_load_refuses_other_kinds_naming_the_kind():
-    with pytest.raises(InputError, match="gemmprof.nsys-compare"):
-        gemmprof.load(ROOT / "tests/fixtures/records/2026-11-22_h100_nsys/nsys_4096.json")
+    with pytest.raises(InputError, match="gemmprof.tune"):
+        gemmprof.load(ROOT / "tests/fixtures/results/h100_tune_16_1000.json.gz")
 
 
 def test_import_gemmprof_stays_light():
@@ -176,6 +183,28 @@ def test_clock_record_round_trips_flat_in_the_variant_row():
     table = run_table(again)
     assert any("CLOCK FELL" in n and "cublas_sgemm (1980->1755 MHz, 41->60 C)" in n for n in table.notes)
     assert table.rows[0]["clock"] == "1980->1755 FELL"
+
+
+def test_a_settled_sustained_clock_under_the_maximum_is_the_state_measured_not_a_fall():
+    """The sustained regime warms the card until its clock settles (1470 MHz on a power-capped H200, 74% of its
+    1980 MHz maximum): that is what is measured, so only a drop during the timed calls is a fall. A burst (or a
+    warm-up that never settled) at the same clock is flagged as before."""
+    run = load_run(LADDER)
+    v = run.variants[0]
+    v.clocks = ClockRecord(1515, 1470, 63, 61, 1980, ("sw_power_cap",), 1470, 1425, 1500)
+    for verdict in ("settled", "oscillating"):
+        v.warm_up = WarmUpRecord("sustained", 2.4, 1400, verdict, 1470, 690)
+        assert not v.clock_fell and v.to_dict()["clock_fell"] is False
+    assert not any("CLOCK FELL" in n for n in run_table(run).notes)
+    v.warm_up = WarmUpRecord("sustained", 20, 9000, "not settled", 1470, 690)
+    assert v.clock_fell
+    v.warm_up = WarmUpRecord("burst", 0.01, 3, "")
+    assert v.clock_fell and any("CLOCK FELL" in n for n in run_table(run).notes)
+    v.warm_up = WarmUpRecord("sustained", 2.4, 1400, "settled", 1470, 690)
+    v.clocks = ClockRecord(1530, 1395, 63, 61, 1980, (), 1470, 1395, 1530)  # -9% during the timed calls
+    assert v.clock_fell and run_table(run).rows[0]["clock"] == "1530->1395 FELL"
+    again = RunResult.from_dict(json.loads(json.dumps(run.to_dict())))
+    assert again.variants[0].clock_fell
 
 
 class FakeNvml:

@@ -266,7 +266,7 @@ def test_l2_and_shared_memory_roofs_when_the_profile_gives_them(runner, drawn, t
     del doc["measured"]
     mine = tmp_path / "card.yaml"
     mine.write_text(yaml.safe_dump(doc))
-    fig, _ = plot(runner, drawn, tmp_path, FIX, "--profile", mine)
+    fig, _ = plot(runner, drawn, tmp_path, FIX, "--gpu-file", mine)
     roofs = by_gid(fig, "roof:")
     assert {g for g in roofs if g.startswith("roof:memory")} == {"roof:memory:dram:datasheet",
                                                                   "roof:memory:l2:datasheet",
@@ -281,8 +281,9 @@ def test_build_uses_only_the_roofs_the_rungs_need():
     data = build(H100, shape, [Rung("h1", "h1_wmma_seed001", "fp16", "ladder", "fp16_tensor_fp32_acc",
                                     [Point("model", 10.0, 1e13)])], measured=False)
     assert {(c.kind, c.key) for c in data.ceilings} == {("compute", "fp32"), ("compute", "fp16_tensor_fp32_acc"),
-                                                        ("memory", "dram")}
-    assert sorted(r.intensity for r in data.ridges) == pytest.approx([66.9e12 / 3350e9, 989.4e12 / 3350e9])
+                                                        ("memory", "dram"), ("memory", "l2")}  # L2: the spec's
+    assert sorted(r.intensity for r in data.ridges) == pytest.approx(sorted(
+        [66.9e12 / 3350e9, 989.4e12 / 3350e9, 66.9e12 / 10138e9, 989.4e12 / 10138e9]))
     rung = data.rungs[0]
     assert data.attainable(rung, 10.0) == pytest.approx(10 * 3350e9)
     assert data.attainable(rung, 1000.0) == pytest.approx(989.4e12)
@@ -411,8 +412,59 @@ def test_baselines_have_their_own_markers_and_the_legend_is_grouped(runner, draw
     assert len({tuple(a.get_markeredgecolor()) if not isinstance(a.get_markeredgecolor(), str)
                 else a.get_markeredgecolor() for a in cublas.values()}) == 3
     legend = [t.get_text() for t in fig.legends[0].get_texts()]
-    assert legend.index("fp32 rungs") < legend.index("1  naive") < legend.index("fp16 rungs") < legend.index(
-        "cuBLAS") < legend.index("cuBLAS sgemm")
-    fp32 = [r for r in legend[legend.index("fp32 rungs") + 1: legend.index("fp16 rungs")]]
-    colours = [points[f"point:{name.split()[1]}:model"].get_markeredgecolor() for name in fp32]
-    assert len({tuple(c) for c in colours}) == len(colours)  # twenty rungs, twenty colours
+    assert legend.index("fp32: naive and coalescing") < legend.index("1  naive") < legend.index(
+        "fp16: WMMA and mma.sync") < legend.index("cuBLAS") < legend.index("cuBLAS sgemm")
+    from matplotlib.colors import to_hex
+
+    looks, families, family = {}, {}, None
+    for text in fig.legends[0].get_texts():
+        label = text.get_text()
+        if text.get_fontweight() == "bold":
+            family = label
+        elif "  " in label:  # "ID  NAME": a rung of the current family
+            a = points[f"point:{label.split()[1]}:model"]
+            looks[label] = (to_hex(a.get_markeredgecolor()), a.get_marker())
+            families.setdefault(family, []).append(label)
+    assert len(looks) >= 20 and len(set(looks.values())) == len(looks)  # no two rungs look alike
+    assert len({looks[rs[0]][0] for rs in families.values()}) == len(families) >= 6  # a colour per family
+    for rs in families.values():  # which its rungs share, each with its own marker
+        assert len({looks[r][0] for r in rs}) == 1 and len({looks[r][1] for r in rs}) == len(rs)
+
+
+def test_a_run_that_held_a_lower_clock_gets_a_roof_at_that_clock_beside_the_datasheets(tmp_path):
+    """Rows timed at 1500 MHz under the power cap: the fp16 tensor roof is drawn twice, the datasheet's 989.5
+    TFLOP/s (at the 1830 MHz it assumes) and 811 TFLOP/s at 1500 MHz; the notes say which clock each assumes."""
+    import dataclasses
+
+    from gemmprof.catalog.gpu_specs import get_gpu
+    from gemmprof.model import roofline as rl
+    from gemmprof.results.clocks import ClockRecord
+    from gemmprof.results.run import Measurement, ModelFigures, VariantResult
+    from gemmprof.results.shape import GemmShape
+
+    gpu, shape = get_gpu("h200"), GemmShape(8192, 8192, 8192)
+    clocks = ClockRecord(1980, 1500, held_mhz=1500, held_min_mhz=1455, held_max_mhz=1605, samples=90)
+    from gemmprof.results.clocks import EnergyRecord
+
+    row = VariantResult(id="h12", name="h12", title="", dtype="fp16", timing=Measurement((1.6,) * 5), clocks=clocks,
+                        model=ModelFigures(2 * 8192 ** 3, 100.0, None, "fp16_tensor_fp32_acc", 989.5e12, 1830),
+                        energy=EnergyRecord(1200.0, 1000, 1.7, 700.0))
+    held = rl.held_clocks([row, dataclasses.replace(row, clocks=dataclasses.replace(clocks, samples=0))])
+    assert held == {"fp16_tensor_fp32_acc": 1500}  # rows without samples do not count
+    rungs, _ = rl.rungs_from_variants([row], shape, gpu)
+    data = rl.build(gpu, shape, rungs, held=held)
+    roofs = {c.source: c for c in data.ceilings if c.kind == "compute" and c.key == "fp16_tensor_fp32_acc"}
+    assert roofs["datasheet"].value == pytest.approx(989.5e12) and roofs["datasheet"].clock_mhz == 1830
+    assert roofs["held"].value == pytest.approx(989.5e12 * 1500 / 1830) and "1500 MHz held" in roofs["held"].name
+    assert any("at the SM clock each assumes" in n and "1830 MHz" in n for n in data.notes)
+    from gemmprof.render.roofline_plot import render
+
+    out = tmp_path / "r.svg"
+    render(data, out)
+    assert "roof:compute:fp16_tensor_fp32_acc:held" in out.read_text()
+    from gemmprof.render.roofline_table import roofline_table
+
+    table = roofline_table(data).rows[0]
+    assert table["held_mhz"] == 1500 and table["tflop_per_joule"] == pytest.approx(2 * 8192 ** 3 / 1.2 / 1e12)
+
+

@@ -43,7 +43,7 @@ def realistic_run():
 
 def test_default_table_fits_120_columns_without_a_wrapped_row():
     run = realistic_run()
-    text = render_text(terminal_view(run_table(run)), width=120)
+    text = render_text(terminal_view(run_table(run), width=120), width=120)
     lines = text.splitlines()
     assert max(len(line) for line in lines) <= 120
     header = [line for line in lines if line.startswith("┃")]
@@ -57,7 +57,7 @@ def test_default_table_fits_120_columns_without_a_wrapped_row():
 
 def test_long_notes_become_numbered_footnotes_with_the_whole_text():
     run = realistic_run()
-    view = terminal_view(run_table(run))
+    view = terminal_view(run_table(run), width=120)
     text = render_text(view, width=120)
     fail_note = next(v.message for v in run.variants if v.status == "FAIL")
     row = next(r for r in view.rows if r["id"] == "u2")
@@ -73,7 +73,7 @@ def test_long_notes_become_numbered_footnotes_with_the_whole_text():
 def test_json_and_csv_keep_every_field():
     run = realistic_run()
     full = run_table(run)
-    view = terminal_view(full)
+    view = terminal_view(full, width=120)
     assert [c.key for c in view.columns] == list(DEFAULT_COLUMNS)
     header = to_csv(full).splitlines()[0]
     for col in ("min (ms)", "% peak", "AI model (FLOP/B)", "regs", "occ (%)", "rel err"):
@@ -126,23 +126,24 @@ def test_a_kernel_without_a_traffic_model_has_no_model_figure(tmp_path):
     from gemmprof.catalog import gpu_specs
     from gemmprof.catalog import spec as specmod
     from gemmprof.errors import SpecError
-    from gemmprof.measure.runner import model_figures
+    from gemmprof.model.annotate import model_figures
     from gemmprof.model.roofline import model_intensity
     from gemmprof.model.traffic import GemmShape
+    from gemmprof.results.run import VariantResult
 
     (tmp_path / "k.cu").write_text("extern \"C\" __global__ void my_sgemm() {}\n")
     (tmp_path / "k.yaml").write_text(MINIMAL_SPEC)
     mine = bind(specmod.load_spec(tmp_path / "k.yaml"))
     naive = bind(next(s for s in specmod.ladder() if s.name == "naive"))
     shape, gpu = GemmShape(4096, 4096, 4096), gpu_specs.get_gpu("h100")
-    assert model_figures("fp32", shape, 0.0, gpu, mine, "fp32").model_arithmetic_intensity is None
-    assert model_figures("fp32", shape, 0.0, gpu, naive, "fp32").model_arithmetic_intensity == pytest.approx(0.25,
-                                                                                                              abs=0.1)
+    row = VariantResult(id="x", name="x", title="x", dtype="fp32")
+    assert model_figures(row, shape, 0.0, gpu, mine).model_arithmetic_intensity is None
+    assert model_figures(row, shape, 0.0, gpu, naive).model_arithmetic_intensity == pytest.approx(0.25, abs=0.1)
     with pytest.raises(SpecError, match="no traffic model"):
         model_intensity(mine.spec, shape)
     run = load_run(LADDER)
     v = dataclasses.replace(run.variants[3], id="u1", kind="user", name="mine",
-                            model=model_figures("fp32", shape, 0.0, gpu, mine, "fp32"))
+                            model=model_figures(row, shape, 0.0, gpu, mine))
     run.variants.append(v)
     row = run_table(run).rows[-1]
     assert row["ai_model"] is None

@@ -34,8 +34,10 @@ def run_script(*args, timeout=120, env=None):
 def test_every_script_is_covered_here():
     """A new script needs a test in this file; a removed one leaves its test behind as a failure."""
     covered = {"gpu_batch.sh", "compiler_check.py", "ncu_vs_events.py", "record.py", "tune_speedup.py",
-               "tune_multigpu.py", "startup_times.py", "specialize_perf.py"}  # these two: --help below (GPU runs)
-    elsewhere = {"shape_sweep.py": "test_shape_sweep.py", "callable_vs_do_bench.py": "test_callables.py"}  # scripts with a test file of their own
+               "tune_multigpu.py", "startup_times.py", "specialize_perf.py", "l2_cold_check.py",  # --help below
+               "readme_roofline.py", "phase_clock.py"}
+    elsewhere = {"shape_sweep.py": "test_shape_sweep.py", "regime_check.py": "test_callables.py",
+                 "fetch_public_kernel.py": "test_examples.py"}  # scripts with a test file of their own
     for script, test in elsewhere.items():
         assert script in (ROOT / "tests" / test).read_text(), f"{test} does not exercise {script}"
     assert {p.name for p in SCRIPTS.iterdir() if p.is_file()} == covered | set(elsewhere)
@@ -60,6 +62,30 @@ def test_script_help_needs_no_gpu(script):
     res = run_script("-c", code, SCRIPTS / script)
     assert res.returncode == 0, res.stderr
     assert "scripts/" in res.stdout + res.stderr or "usage" in (res.stdout + res.stderr).lower()
+
+
+# -- phase_clock.py: a real gemmprof run split into start-up, main and exit ---------------------------------------
+def test_phase_clock_splits_a_real_run_and_its_phases_add_up():
+    res = run_script(SCRIPTS / "phase_clock.py", "--", "list", "--format", "json")
+    assert res.returncode == 0, res.stderr
+    fields = res.stdout.split()
+    phases = dict(zip(fields[::2], map(float, fields[1::2]), strict=True))
+    assert set(phases) == {"wall_ms", "start_ms", "main_ms", "exit_ms"}
+    assert all(v >= 0 for v in phases.values()) and phases["main_ms"] > 0
+    assert abs(phases["start_ms"] + phases["main_ms"] + phases["exit_ms"] - phases["wall_ms"]) <= 2
+
+
+def test_phase_clock_names_a_run_that_printed_no_marker():
+    sys.path.insert(0, str(SCRIPTS))
+    try:
+        import phase_clock
+    finally:
+        sys.path.remove(str(SCRIPTS))
+    assert phase_clock.split(0, 10, "no marker here") is None
+    assert phase_clock.split(0, 9_000_000, "x\nphase_clock 2000000 7000000\n") == \
+        {"wall_ms": 9.0, "start_ms": 2.0, "main_ms": 5.0, "exit_ms": 2.0}
+    res = run_script(SCRIPTS / "phase_clock.py")
+    assert res.returncode == 2 and "no gemmprof arguments" in res.stderr
 
 
 # -- ncu_vs_events.py and record.py on real records ---------------------------------------------------------------
@@ -92,6 +118,31 @@ def test_record_writes_the_command_device_and_table():
     assert f"## `{run.command}`" in res.stdout and run.device["name"] in res.stdout
     assert f"GPU spec {run.gpu_spec}" in res.stdout
     assert all(v.name in res.stdout for v in run.variants)
+
+
+# -- readme_roofline.py: the README's picture, drawn from the records, checked against them -----------------------
+def test_the_readme_roofline_shows_the_records_variants():
+    """CI: the picture in docs/ holds every verified row of the records it is drawn from, and nothing else."""
+    res = run_script(SCRIPTS / "readme_roofline.py", "--check")
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert "variants are the records'" in res.stdout
+    assert "docs/roofline_h100_4096.png" in (ROOT / "README.md").read_text()
+
+
+def test_readme_roofline_draws_what_it_says_and_check_catches_a_stale_picture(tmp_path):
+    sys.path.insert(0, str(SCRIPTS))
+    try:
+        script = importlib.import_module("readme_roofline")
+    finally:
+        sys.path.remove(str(SCRIPTS))
+    out = tmp_path / "roof.png"
+    drawn = script.draw(out, dpi=50)
+    assert drawn == script.records_variants() == script.picture_variants(out)
+    assert len(drawn) >= 30 and {"fp32 split_k_small_problems", "fp16 cluster_split_k", "fp16 wmma_seed001"} <= set(drawn)
+    stale = tmp_path / "stale.png"  # a picture of fewer runs: what the old README picture was
+    script.draw(stale, runs=script.RUNS[:1], dpi=50)
+    res = run_script(SCRIPTS / "readme_roofline.py", "--check", "-o", stale)
+    assert res.returncode == 1 and "only in the records" in res.stderr and "cluster_split_k" in res.stderr
 
 
 # -- tune_speedup.py and tune_multigpu.py through gemmprof tune's stand-in compiler and GPU ------------------------
@@ -199,3 +250,15 @@ def test_gpu_batch_uses_only_gemmprof_commands_and_options_that_exist():
         assert command is not None, f"gpu_batch.sh runs `gemmprof {name}`, which does not exist"
         known = {o for p in command.params for o in (*p.opts, *p.secondary_opts)}
         assert [o for o in options if o not in known] == [], f"gemmprof {name}"
+
+
+def test_l2_cold_check_calls_a_policy_cold_only_near_the_cold_read_and_well_above_the_warm_one():
+    sys.path.insert(0, str(SCRIPTS))
+    try:
+        check = importlib.import_module("l2_cold_check")
+    finally:
+        sys.path.remove(str(SCRIPTS))
+    cold = check.verdict({"warm": 0.010, "flush": 0.026, "rotate": 0.025, "cold": 0.027})
+    assert cold["flush"]["cold"] and cold["rotate"]["cold"]
+    warm = check.verdict({"warm": 0.010, "flush": 0.011, "rotate": 0.020, "cold": 0.027})
+    assert not warm["flush"]["cold"] and not warm["rotate"]["cold"]  # 1.1x warm; 0.74x cold

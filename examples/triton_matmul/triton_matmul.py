@@ -6,7 +6,8 @@ One fixed configuration per input width (no autotuning, so every call runs the s
 128 x 256 tiles of C, 64-deep steps along K, three pipeline stages and eight warps on the tensor cores; for fp32,
 whose products must stay fp32 (tl.dot's "ieee" precision, no tensor cores), 64 x 64 x 32 tiles and four warps.
 Blocks go in groups of eight rows so neighbouring blocks share B's tiles in L2. Loads and stores are masked, so
-any M, N and K work.
+any M, N and K work. Credit: the grouped block order and the tile loop follow Triton's matrix-multiplication
+tutorial (https://triton-lang.org/main/getting-started/tutorials/03-matrix-multiplication.html); our implementation.
 """
 
 import torch

@@ -23,8 +23,8 @@ SCALES = ("scale_a", "scale_b")
 NAMES = SIZES + SCALARS + POINTERS + ("stream",)
 DEFAULT_ARGS = ("M", "N", "K", "alpha", "A", "B", "beta", "C")
 C_DTYPES = ("fp32", "fp16", "bf16")
-_INT = re.compile(r"^[-+]?\d+$")
-_FLOAT = re.compile(r"^[-+]?(\d+\.\d*|\.\d+|\d+)([eE][-+]?\d+)?[fF]?$")
+_INT = re.compile(r"^[-+]?[0-9]+$")  # ASCII digits: int() also reads '٣٢'
+_FLOAT = re.compile(r"^[-+]?([0-9]+\.[0-9]*|\.[0-9]+|[0-9]+)([eE][-+]?[0-9]{1,4})?[fF]?$")
 
 
 @dataclass(frozen=True)
@@ -104,18 +104,27 @@ def _fail(path, key, problem):
     raise SpecError(f"{path}: {key}: {problem}")
 
 
+INT_RANGE = (-(2 ** 31), 2 ** 31 - 1)  # a literal int is passed as a C int (np.int32, ctypes.c_int)
+FLOAT_MAX = 3.4028234663852886e38  # and a literal float as a C float
+
+
 def _literal(path, key, node) -> Arg:
     if isinstance(node, bool):
         _fail(path, key, f"{node!r}: write a number (0, 1, 1.0f) or a name")
-    if isinstance(node, int):
-        return Arg(literal=int(node))
-    if isinstance(node, float):
-        return Arg(literal=float(node))
-    text = str(node).strip()
-    if _INT.match(text):
-        return Arg(literal=int(text))
-    if _FLOAT.match(text):
-        return Arg(literal=float(text.rstrip("fF")))
+    text = str(node).strip() if isinstance(node, (int, float, str)) else ""
+    if isinstance(node, int) or (isinstance(node, str) and _INT.match(text)):
+        value = node if isinstance(node, int) else (int(text) if len(text) <= 20 else None)
+        lo, hi = INT_RANGE
+        if value is None or not lo <= value <= hi:
+            _fail(path, key, f"{text[:40]}{'...' if len(text) > 40 else ''} is out of range for the int it is "
+                             f"passed as: {lo} to {hi}")
+        return Arg(literal=int(value))
+    if isinstance(node, float) or (isinstance(node, str) and _FLOAT.match(text)):
+        value = node if isinstance(node, float) else float(text.rstrip("fF"))
+        if not abs(value) <= FLOAT_MAX:  # NaN too
+            _fail(path, key, f"{text[:40]} is out of range for the float it is passed as: a finite number of "
+                             f"magnitude at most {FLOAT_MAX:.7g}")
+        return Arg(literal=float(value))
     close = difflib.get_close_matches(text, NAMES, n=1)
     hint = f" (did you mean {close[0]}?)" if close else ""
     _fail(path, key, f"{text[:40]!r} is not a parameter gemmprof passes{hint}: give {' '.join(NAMES)}, "
@@ -159,7 +168,7 @@ def parse_abi(path, doc: dict, launcher: bool) -> Abi:
             expr.parse(str(workspace))
         except SpecError as exc:
             _fail(path, "workspace", str(exc))
-    ld = doc.get("ld") or {}
+    ld = {} if doc.get("ld") is None else doc["ld"]
     if not isinstance(ld, dict):
         _fail(path, "ld", "expected a mapping {lda: EXPRESSION, ldb: ..., ldc: ...}")
     from gemmprof.catalog.spec_fields import check_keys
@@ -182,6 +191,8 @@ def _check_scale_args(path, doc: dict, names: list[str]) -> None:
     from gemmprof.catalog.launch_fields import FP8_DTYPES
 
     dtypes = doc.get("dtypes") or [doc.get("dtype", "fp32")]
+    if not isinstance(dtypes, list):  # launch_fields names the wrong type of `dtypes` itself
+        return
     fp8 = [d for d in dtypes if d in FP8_DTYPES]
     taken = [n for n in SCALES if n in names]
     if fp8 and len(taken) < 2:

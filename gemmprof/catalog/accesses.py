@@ -172,7 +172,7 @@ def parse_accesses(path: Path, node) -> AccessBlock | None:
     _check_expr(path, "loop.start", loop.get("start", 0))
     if not isinstance(node["list"], list) or not node["list"]:
         _fail(path, "list", "expected a non-empty list of accesses")
-    claims = node.get("claims") or []
+    claims = [] if node.get("claims") is None else node["claims"]
     if not isinstance(claims, list) or not all(isinstance(c, dict) and {"claim", "finding"} <= set(c) for c in claims):
         _fail(path, "claims", "expected a list of {claim, finding}")
     return AccessBlock(loop_var=str(loop["var"]), loop_start=loop.get("start", 0), trips=loop["trips"],

@@ -1,11 +1,15 @@
 """cuBLAS baselines (SGEMM, TF32, HGEMM and bf16 with fp32 accumulate): what each is compared with and bounded by;
 with an fp16 or bf16 C where a kernel writes one (cuBLAS takes a C of the inputs' half type with fp32 compute).
 
-gemmprof.measure.cublas launches them through cublasGemmEx like any rung."""
+gemmprof.measure.cublas launches them through cublasGemmEx like any rung. Beside each, `run --cublaslt-best N`
+adds cuBLASLt's best of N (`cublaslt_best`): the same problem, the heuristic's top N algorithms verified and timed,
+the fastest kept (gemmprof.measure.cublaslt)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+
+from gemmprof.results.run import cublaslt_name
 
 
 @dataclass(frozen=True)
@@ -18,6 +22,8 @@ class Baseline:
     peak_kind: str
     c_dtype: str = "fp32"  # the output's type
     b_layout: str = "row"  # how B is stored for cuBLAS: row (K x N) or col (N rows of K), as the kernels read it
+    library: str = "cublas"  # cublas: cublasGemmEx's own choice of algorithm; cublaslt: the best of `candidates`
+    candidates: int = 0  # cublaslt: how many of the heuristic's algorithms are tried
 
 
 BASELINES = {
@@ -55,6 +61,15 @@ def with_b_layout(base: Baseline, b_layout: str) -> Baseline:
     if b_layout == base.b_layout:
         return base
     return replace(base, b_layout=b_layout, title=f"{base.title.rstrip(')')}; B {b_layout}-major)")
+
+
+def cublaslt_best(base: Baseline, n: int) -> Baseline:
+    """cuBLASLt's best of the heuristic's top `n` algorithms for the problem `base` runs (the same inputs, C and B
+    layout, the same cuBLASLt description as cublasGemmEx builds): its own row, named after the cuBLAS row."""
+    if n < 1:
+        raise ValueError(f"cublaslt_best: n must be at least 1, got {n}")
+    return replace(base, name=cublaslt_name(base.name, n), library="cublaslt", candidates=n,
+                   title=f"cuBLASLt best of {n}: {base.title.removeprefix('cuBLAS ')}")
 
 
 def by_name() -> dict[str, Baseline]:

@@ -12,9 +12,14 @@ from gemmprof.results.shape import GemmShape, Tiles
 
 if TYPE_CHECKING:
     from gemmprof.catalog.spec import Constraint, KernelSpec
+    from gemmprof.results.stages import PlanChoice
 
 
 _GENERAL_SHAPE = GemmShape(1 << 16, 1 << 16, 1 << 16)  # too large for any spec's shape rule (h8's skinny tile)
+# CUDA's limits on every GPU: a grid's x, y, z; a block's x, y, z and its threads in all
+GRID_LIMITS = (2 ** 31 - 1, 65535, 65535)
+BLOCK_LIMITS = (1024, 1024, 64)
+MAX_BLOCK_THREADS = 1024
 _GENERAL_SMS = 1 << 10  # SMS for the general binary's rules: at _GENERAL_SHAPE none depends on it (h12's fitted width)
 
 
@@ -31,6 +36,7 @@ class BoundKernel:
     built_for: tuple[GemmShape, int | None] | None = None  # the shape and SM count for_shape built it for
     c_dtype: str = ""  # the C dtype it is built for: one of spec.c_dtypes ("" means the spec's c_dtype)
     scales: str = ""  # fp8: the scale mode it is built for, one of spec.scales ("" means the first)
+    plan: PlanChoice | None = None  # chosen by a planning entry (catalog/plan.py): which rule, and why
 
     @property
     def run_dtype(self) -> str:
@@ -47,9 +53,11 @@ class BoundKernel:
 
     @property
     def variant_name(self) -> str:
-        """Its name in results and NVTX ranges: the spec's, with the dtype, the C dtype (_cfp32) and the scale mode
-        added where they are not the spec's own."""
-        name = self.spec.name if self.run_dtype == self.spec.dtype else f"{self.spec.name}_{self.run_dtype}"
+        """Its name in results and NVTX ranges: the spec's (the planning entry's where one chose it), with the
+        dtype, the C dtype (_cfp32) and the scale mode added where they are not the spec's own."""
+        name = self.plan.entry if self.plan else self.spec.name
+        if self.run_dtype != self.spec.dtype:
+            name += f"_{self.run_dtype}"
         if self.run_c_dtype != self.spec.abi.c_dtype:
             name += f"_c{self.run_c_dtype}"
         if self.spec.scales and self.run_scales != self.spec.scales[0]:
@@ -114,10 +122,28 @@ class BoundKernel:
         """Grid, block and dynamic shared memory at `shape`; `sms` (the device's multiprocessor count) is the name
         SMS in the expressions of persistent kernels."""
         env = {**self._shape_env(shape, sms), **self.decomposition(shape, sms)}
-        grid = tuple(int(expr.evaluate(e, env)) for e in self.spec.grid)
-        block = tuple(int(expr.evaluate(e, env)) for e in self.spec.block)
-        smem = int(expr.evaluate(self.spec.smem_dynamic, env))
+        grid = tuple(self._launch_value(f"grid[{i}]", e, env, shape, 1, hi) for i, (e, hi) in
+                     enumerate(zip(self.spec.grid, GRID_LIMITS, strict=True)))
+        block = tuple(self._launch_value(f"block[{i}]", e, env, shape, 1, hi) for i, (e, hi) in
+                      enumerate(zip(self.spec.block, BLOCK_LIMITS, strict=True)))
+        if block[0] * block[1] * block[2] > MAX_BLOCK_THREADS:
+            raise SpecError(f"{self.spec.path}: block: {block[0]} x {block[1]} x {block[2]} threads at {shape.label}: "
+                            f"a block holds at most {MAX_BLOCK_THREADS} threads on every CUDA GPU")
+        smem = self._launch_value("smem_dynamic", self.spec.smem_dynamic, env, shape, 0, 2 ** 31 - 1)
         return grid, block, smem
+
+    def _launch_value(self, key: str, e, env: dict, shape: GemmShape, lo: int, hi: int) -> int:
+        """One of the launch's numbers at `shape`: an integer from lo to hi, or one line naming the spec's key, the
+        value and the shape (never the zero grid a division would meet later, nor a negative block)."""
+        try:
+            value = expr.evaluate(e, env)
+        except SpecError as exc:
+            raise SpecError(f"{self.spec.path}: {key}: {exc}") from None
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not lo <= value <= hi:
+            shown = f" ({str(e)[:60]!r})" if isinstance(e, str) else ""
+            raise SpecError(f"{self.spec.path}: {key}: {str(value)[:40]}{shown} at {shape.label}: must be an integer "
+                            f"from {lo} to {hi}")
+        return int(value)
 
     def cluster_dims(self, shape: GemmShape | None = None, sms: int | None = None) -> tuple[int, int, int] | None:
         """The launch's cluster shape, None for a plain launch (no `cluster`, or 1 x 1 x 1 at this shape). A cluster
@@ -128,6 +154,10 @@ class BoundKernel:
         env = self._shape_env_with(self.spec.cluster, shape, sms)
         dims = tuple(int(expr.evaluate(c, env)) for c in self.spec.cluster)
         return None if dims == (1, 1, 1) else dims
+
+    def shape_names(self, shape: GemmShape, sms: int | None = None) -> dict[str, int]:
+        """Every name at `shape`: the parameters, the derived names, M, N, K, SMS and the decomposition's."""
+        return {**self._shape_env(shape, sms), **self.decomposition(shape, sms)}
 
     def _shape_env(self, shape: GemmShape, sms: int | None) -> dict[str, int]:
         return {**self.env, "M": shape.M, "N": shape.N, "K": shape.K, **({"SMS": sms} if sms else {})}
@@ -260,18 +290,18 @@ def bind(spec: KernelSpec, overrides: dict[str, int] | None = None, dtype: str |
 
 
 def parse_param_overrides(items) -> dict[str, int]:
+    import re
+
+    limit = 2 ** 31  # a parameter is a C int in the kernel's template or -D flag
     out = {}
     for item in items or ():
-        if "=" not in item:
-            raise SpecError(f"--param {item!r}: expected NAME=INTEGER")
-        k, v = item.split("=", 1)
-        from gemmprof.results import cells  # ASCII digits only: int() also reads '٣٢' as 32
-
-        try:
-            out[k.strip()] = cells.count(v, minimum=-(2 ** 31))
-            if not k.strip() or abs(out[k.strip()]) > 2 ** 31:
-                raise ValueError
-        except (ValueError, cells.CellError):
-            raise SpecError(f"--param {item[:60]!r}: expected NAME=INTEGER (an integer below 2**31)") from None
+        k, eq, v = item.partition("=")
+        k, v = k.strip(), v.strip()
+        if not eq or not k or re.fullmatch(r"[+-]?[0-9]+", v) is None:  # ASCII digits: int() also reads '٣٢'
+            raise SpecError(f"--param {item[:60]!r}: expected NAME=INTEGER")
+        n = int(v) if len(v) <= 20 else None
+        if n is None or not -limit <= n < limit:
+            raise SpecError(f"--param {item[:60]!r}: too large: a parameter is a C int, {-limit} to {limit - 1}")
+        out[k] = n
     return out
 

@@ -9,15 +9,22 @@ from pathlib import Path
 from typing import Any
 
 from gemmprof.catalog.paths import PROFILES_DIR
+from gemmprof.catalog.spec_fields import check_keys
 from gemmprof.catalog.yamlfile import parse_mapping
 from gemmprof.errors import GpuSpecError
 
+# every key of a GPU spec sheet (docs/gpu-spec-format.md), and of its fixed mappings; anything else is refused
+GPU_SPEC_KEYS = ("name", "aliases", "cuda_names", "architecture", "compute_capability", "sm_count", "boost_clock_mhz",
+                 "memory", "peak_tflops", "dram_bandwidth_gbs", "l2", "smem_bandwidth_gbs", "sm_limits", "measured",
+                 "references")
 SM_LIMIT_KEYS = (
     "registers", "max_registers_per_thread", "max_registers_per_block", "register_allocation_unit",
     "warp_allocation_granularity", "max_threads", "max_warps", "max_blocks", "max_threads_per_block",
     "shared_memory_kib", "shared_memory_per_block_kib", "shared_memory_per_block_optin_kib",
     "shared_memory_carveouts_kib", "reserved_shared_memory_per_block_kib", "shared_memory_allocation_unit",
 )
+
+GPU_SPEC_NESTED = {"memory": ("type", "size_gb"), "l2": ("size_mib", "bandwidth_gbs"), "sm_limits": SM_LIMIT_KEYS}
 
 
 @dataclass(frozen=True)
@@ -61,12 +68,22 @@ class GpuSpec:
     references: dict[str, str]
     path: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
+    # the SM clock each datasheet peak assumes (peak_tflops.KIND.clock_mhz); absent: the boost clock
+    peak_clock_mhz: dict[str, float] = field(default_factory=dict)
 
     def peak_flops(self, kind: str) -> float:
         """Datasheet peak in FLOP/s for a kind (fp32, tf32_tensor, fp16_tensor_fp32_acc, ...)."""
         if kind not in self.peak_tflops:
             raise GpuSpecError(f"{self.path}: peak_tflops.{kind}: not given for {self.name}")
         return self.peak_tflops[kind] * 1e12
+
+    def peak_clock(self, kind: str) -> float:
+        """The SM clock (MHz) the datasheet's peak of `kind` is computed at."""
+        return self.peak_clock_mhz.get(kind, self.boost_clock_mhz)
+
+    def peak_flops_at(self, kind: str, clock_mhz: float) -> float:
+        """The datasheet's peak scaled to an SM clock: a GEMM's rate is proportional to the clock it holds."""
+        return self.peak_flops(kind) * clock_mhz / self.peak_clock(kind)
 
     @property
     def dram_bandwidth(self) -> float:
@@ -96,6 +113,11 @@ class _Loader:
     def fail(self, key: str, problem: str):
         raise GpuSpecError(f"{self.path}: {key}: {problem}")
 
+    def known(self, key: str, node, keys) -> None:
+        """Refuse a key the format does not have (`l2: {size_mb: ...}`, a typo of a newer sheet), naming it."""
+        if isinstance(node, dict):
+            check_keys(self.path, key, node, keys, GpuSpecError)
+
     def node(self, key: str, required=True):
         cur: Any = self.doc
         for part in key.split("."):
@@ -114,6 +136,8 @@ class _Loader:
             return None
         if not isinstance(node, dict) or "value" not in node or "source" not in node:
             self.fail(key, "expected a mapping {value: ..., source: REFERENCE}")
+        self.known(key, node, ("value", "source", "clock_mhz") if key.startswith("peak_tflops.") else
+                   ("value", "source"))
         src = str(node["source"])
         if src not in self.references:
             self.fail(f"{key}.source", f"{src!r} is not defined under references")
@@ -160,10 +184,17 @@ class _Loader:
 def parse_gpu_spec(path: Path, text: str) -> GpuSpec:
     doc = parse_mapping(path, text, GpuSpecError)
     ld = _Loader(path, doc)
+    ld.known("", doc, GPU_SPEC_KEYS)
+    for key, keys in GPU_SPEC_NESTED.items():
+        ld.known(key, doc.get(key), keys)
     peaks_node = ld.node("peak_tflops")
     if not isinstance(peaks_node, dict) or "fp32" not in peaks_node:
         ld.fail("peak_tflops.fp32", "missing")
     peaks = {k: ld.figure(f"peak_tflops.{k}") for k in peaks_node}
+    peak_clocks = {}
+    for k, node in peaks_node.items():
+        if isinstance(node, dict) and "clock_mhz" in node:
+            peak_clocks[k] = ld._number(f"peak_tflops.{k}.clock_mhz", node["clock_mhz"], float, True)
     limits = {}
     for k in SM_LIMIT_KEYS:
         if k == "shared_memory_carveouts_kib":
@@ -172,10 +203,11 @@ def parse_gpu_spec(path: Path, text: str) -> GpuSpec:
             limits[k] = ld.figure(f"sm_limits.{k}", positive=k != "reserved_shared_memory_per_block_kib")
         else:
             limits[k] = ld.figure(f"sm_limits.{k}", kind=int)
-    measured_node = ld.node("measured", required=False) or {}
+    measured_node = ld.node("measured", required=False)
+    measured_node = {} if measured_node is None else measured_node
     if not isinstance(measured_node, dict):
         ld.fail("measured", "expected a mapping")
-    measured = {k: ld.figure(f"measured.{k}") for k, v in measured_node.items() if isinstance(v, dict)}
+    measured = {k: ld.figure(f"measured.{k}") for k in measured_node}  # `fp32_tflops: 51` without its source: refused
     cc = ld.text("compute_capability")
     return GpuSpec(
         key=path.stem, name=ld.text("name"), aliases=ld.strings("aliases"), cuda_names=ld.strings("cuda_names"),
@@ -186,18 +218,19 @@ def parse_gpu_spec(path: Path, text: str) -> GpuSpec:
         l2_size_mib=ld.figure("l2.size_mib"), l2_bandwidth_gbs=ld.figure("l2.bandwidth_gbs", required=False),
         smem_bandwidth_gbs=ld.figure("smem_bandwidth_gbs", required=False),
         sm_limits=SmLimits(**limits), measured=measured, sources=ld.sources, references=ld.references,
-        path=str(path),
+        path=str(path), peak_clock_mhz=peak_clocks,
     )
 
 
 def load_gpu_file(path) -> GpuSpec:
+    from gemmprof.errors import InputError
+    from gemmprof.results.files import read_text
+
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise GpuSpecError(f"--gpu-file: cannot read {path}: {'a directory, not a GPU spec file' if path.is_dir() else exc.strerror or exc}") from None
-    except UnicodeDecodeError:
-        raise GpuSpecError(f"--gpu-file: {path} is not a text file (not UTF-8): give a GPU spec .yaml") from None
+        text = read_text(path, "GPU spec .yaml", limit=4 << 20, strict=True)
+    except InputError as exc:
+        raise GpuSpecError(f"--gpu-file: {exc}") from None
     return parse_gpu_spec(path, text)
 
 

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gemmprof.catalog import expr
+from gemmprof.catalog.nvcc_flags import MACRO_NAME
 from gemmprof.catalog.spec_fields import check_keys, rejoin
 from gemmprof.errors import SpecError
 
@@ -57,15 +58,15 @@ def _expr(path, key, node):
 
 def launch_fields(path, doc: dict) -> dict:
     dtype = doc.get("dtype", "fp32")
-    dtypes = doc.get("dtypes") or [dtype]
+    dtypes = [dtype] if doc.get("dtypes") is None else doc["dtypes"]
     if not isinstance(dtypes, list) or not all(d in DTYPE_NAMES for d in dtypes) or dtype not in dtypes:
         _fail(path, "dtypes", f"expected a list of {', '.join(DTYPE_NAMES)} that holds dtype ({dtype})")
     define = doc.get("dtype_define")
-    if define is not None and (not isinstance(define, str) or not define.isidentifier()):
-        _fail(path, "dtype_define", f"{str(define)[:40]!r} is not a macro name")
+    if define is not None and (not isinstance(define, str) or not MACRO_NAME.fullmatch(define)):
+        _fail(path, "dtype_define", f"{str(define)[:40]!r} is not a macro name (ASCII letters, digits and _)")
     if len(dtypes) > 1 and define is None:
         _fail(path, "dtype_define", "a spec with several dtypes names the macro that selects bf16")
-    tma = doc.get("tma_args") or []
+    tma = [] if doc.get("tma_args") is None else doc["tma_args"]
     if not isinstance(tma, list):
         _fail(path, "tma_args", "expected a list of {operand, rows, cols, box, swizzle}")
     args = []
@@ -91,7 +92,7 @@ def launch_fields(path, doc: dict) -> dict:
         if not isinstance(cluster, list) or not 1 <= len(cluster) <= 3:
             _fail(path, "cluster", "expected [x, y, z]")
         cluster = tuple(_expr(path, f"cluster[{i}]", c) for i, c in enumerate(cluster)) + (1,) * (3 - len(cluster))
-    decomposition = doc.get("decomposition") or {}
+    decomposition = {} if doc.get("decomposition") is None else doc["decomposition"]
     if not isinstance(decomposition, dict):
         _fail(path, "decomposition", "expected a mapping NAME: expression over the parameters, M, N, K and SMS")
     for k, v in decomposition.items():
@@ -158,15 +159,15 @@ def _macro(path, doc: dict, key: str, required: bool, why: str):
 
 def _specialize(path, doc: dict) -> dict:
     """`specialize: {MACRO: expression}`: -DMACRO=value of a build for one shape (docs/kernel-spec.md)."""
-    node = doc.get("specialize") or {}
+    node = {} if doc.get("specialize") is None else doc["specialize"]
     if not isinstance(node, dict):
         _fail(path, "specialize", "expected a mapping MACRO: expression over the parameters, M, N, K, SMS and GRID_X, "
                                   "GRID_Y, GRID_Z")
     taken = {str(d).split("=", 1)[0] for d in doc.get("defines") or ()} | ({doc["dtype_define"]}
                                                                          if doc.get("dtype_define") else set())
     for k, v in node.items():
-        if not isinstance(k, str) or not k.isidentifier():
-            _fail(path, "specialize", f"{str(k)[:40]!r} is not a macro name")
+        if not isinstance(k, str) or not MACRO_NAME.fullmatch(k):
+            _fail(path, "specialize", f"{str(k)[:40]!r} is not a macro name (ASCII letters, digits and _)")
         if k in taken:
             _fail(path, f"specialize.{k}", "is already a macro of defines or dtype_define")
         _expr(path, f"specialize.{k}", v)

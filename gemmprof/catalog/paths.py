@@ -27,8 +27,22 @@ KERNELS_DIR = ROOT / "kernels"
 PROFILES_DIR = ROOT / "profiles"
 
 
+def cache_root() -> Path:
+    """gemmprof's cache folder: $GEMMPROF_CACHE, else ~/.cache/gemmprof. It holds the cubin and launcher caches
+    (gemmprof.measure.nvcc), the tune caches and what a spec's `${GEMMPROF_CACHE}` include folder names (a public
+    kernel fetched at the moment of use)."""
+    return Path(os.environ.get("GEMMPROF_CACHE") or Path.home() / ".cache" / "gemmprof")
+
+
 def default_cache_dir() -> Path:
     """$GEMMPROF_CACHE/tune, else ~/.cache/gemmprof/tune: the tune caches and tuned defaults, beside the cubin cache
     (gemmprof.measure.nvcc)."""
-    root = os.environ.get("GEMMPROF_CACHE") or Path.home() / ".cache" / "gemmprof"
-    return Path(root) / "tune"
+    return cache_root() / "tune"
+
+
+def data_dir() -> Path:
+    """$GEMMPROF_DATA, else $XDG_DATA_HOME/gemmprof, else ~/.local/share/gemmprof: what gemmprof measured about
+    this machine and keeps (the ceilings `gemmprof ceiling` stores), unlike the caches, which can be rebuilt."""
+    if os.environ.get("GEMMPROF_DATA"):
+        return Path(os.environ["GEMMPROF_DATA"])
+    return Path(os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share") / "gemmprof"

@@ -29,9 +29,15 @@ def choose(variants=(), *, all_: bool = False, dtype: str | None = None, spec_fi
         chosen = [s for s in specmod.ladder() if dtype is None or dtype == s.dtype or dtype in s.dtypes]
     else:
         chosen = []
-    chosen += [specmod.load_spec(f) for f in spec_files]
+    chosen += [s for s in specmod.load_user_specs(spec_files) if s not in chosen]
     if not chosen:
         raise InputError(NOTHING_CHOSEN)
+    if any(s.plan for s in chosen):  # a planning entry: every rule's rung exists and takes its parameters
+        from gemmprof.catalog.plan import check_plan
+
+        for s in chosen:
+            if s.plan:
+                check_plan(s, specmod.ladder())
     if overrides and not any(set(overrides) <= set(s.params) for s in chosen):
         raise InputError(f"--param: no selected variant has {', '.join(overrides)}")
     out = []
@@ -58,7 +64,8 @@ def _tuned(spec, device: str) -> tuple[dict[str, int], str]:
 
 
 def dtype_of(name: str) -> str | None:
-    """The dtype of a cuBLAS baseline or ladder rung (by name, id or former name); None when unknown."""
+    """The dtype of a cuBLAS baseline, ladder rung or planning entry (by name, id or former name); None when
+    unknown."""
     from gemmprof.catalog.baselines import by_name
 
     baselines = by_name()  # the half-C ones too (cublas_hgemm_cfp16: compare-nsys reads ranges by name)
@@ -67,7 +74,7 @@ def dtype_of(name: str) -> str | None:
     parts = name.split("_")
     if len(parts) >= 3 and parts[0] == "cublaslt" and parts[1] in ("e4m3", "e5m2"):  # cublaslt_e4m3_cbf16[_1x128]
         return parts[1]
-    for s in specmod.ladder():
+    for s in (*specmod.ladder(), *specmod.plans()):
         if s.answers_to(name):
             return s.dtype
         for d in s.dtypes:  # a rung built for another of its dtypes runs as NAME_DTYPE (binding.variant_name)

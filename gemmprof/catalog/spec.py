@@ -13,7 +13,9 @@ from gemmprof.catalog.abi import Abi, parse_abi
 from gemmprof.catalog.accesses import AccessBlock, parse_accesses
 from gemmprof.catalog.build_fields import BuildFields, parse_build_fields
 from gemmprof.catalog.launch_fields import DTYPE_NAMES, TmaArg, launch_fields
+from gemmprof.catalog.nvcc_flags import MACRO_NAME, check_flags
 from gemmprof.catalog.paths import KERNELS_DIR
+from gemmprof.catalog.plan_rules import PLAN_KEYS, PlanRule, parse_rules
 from gemmprof.catalog.spec_fields import NESTED_KEYS, SPEC_KEYS, check_keys
 from gemmprof.catalog.spec_fields import names as _param_names
 from gemmprof.catalog.spec_fields import rejoin as _rejoin
@@ -23,10 +25,13 @@ from gemmprof.catalog.yamlfile import parse_mapping
 from gemmprof.errors import SpecError
 
 _ID = re.compile(r"^(?P<prefix>h?)(?P<num>\d+)(?P<letter>[a-z]?)$")
-_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.+-]*$")
+_PLAN_ID = re.compile(r"^h?p$")  # the ladder's planning entries: p (fp32), hp (fp16/bf16)
+_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.+-]{0,99}$")  # a file name of its build, a row of results
 _REQUIRED = ("file", "entry", "grid", "block")  # a minimal spec; the rest has defaults (docs/kernel-spec.md)
 _LADDER_REQUIRED = ("id", "name", "title", "description", "source", "dtype", "layout")
 COMPILERS = ("nvcc", "nvrtc")
+SPEC_BYTES = 4 << 20  # the ladder's largest spec is a few KiB
+PARAM_LIMIT = 2 ** 31  # a parameter is a C int in the kernel's template or -D flag
 
 
 @dataclass(frozen=True)
@@ -80,6 +85,7 @@ class KernelSpec:
     note: tuple[str, ...] | None = None  # the decomposition names a run's note shows (None: those the grid reads)
     abi: Abi = Abi()  # its parameters in order (`args`), C's dtype, the workspace
     build_fields: BuildFields = BuildFields()  # include_dirs, flags, literal defines, a host launcher, libs
+    plan: tuple[PlanRule, ...] = ()  # a planning entry's rules (catalog/plan.py); it then has no kernel of its own
 
     @property
     def launcher(self) -> Path | None:
@@ -150,8 +156,41 @@ def _triple(path, key, node):
     if not isinstance(node, list) or not 1 <= len(node) <= 3:
         _fail(path, key, "expected a list of 1 to 3 expressions")
     for i, e in enumerate(node):
-        _parse(path, f"{key}[{i}]", e)
+        _launch_expr(path, f"{key}[{i}]", e)
     return tuple(list(node) + [1] * (3 - len(node)))
+
+
+def _launch_expr(path, key, node) -> None:
+    """A number of the launch (a grid or block dimension, the dynamic shared memory): an integer or an expression,
+    never true, a fraction, NaN or a negative literal (a launch of -1 blocks, of 1.5 bytes, is no launch)."""
+    if isinstance(node, bool) or not isinstance(node, (int, str)) or (isinstance(node, int) and node < 0):
+        _fail(path, key, f"expected a non-negative integer or an expression over the parameters, M, N and K, got "
+                         f"{str(node)[:40]!r}")
+    _parse(path, key, node)
+
+
+def _mapping(doc: dict, key: str):
+    """The key's mapping, {} where it is absent or null; any other value is returned for the caller to refuse (never
+    an empty list, 0 or '' read as no entries)."""
+    node = doc.get(key)
+    return {} if node is None else node
+
+
+def _prose(path, doc: dict, key: str, default: str) -> str:
+    """A line of text (title, description, compiler_reason): a string or a number, never a list or a mapping."""
+    node = doc.get(key)
+    if node is None:
+        return default
+    if isinstance(node, bool) or not isinstance(node, (str, int, float)):
+        _fail(path, key, f"expected text, got {type(node).__name__} {str(node)[:40]!r}")
+    return str(node).strip()
+
+
+def _flag(path, doc: dict, key: str) -> bool:
+    node = doc.get(key, False)
+    if not isinstance(node, bool):
+        _fail(path, key, f"expected true or false, got {str(node)[:40]!r}")
+    return node
 
 
 def _tune_space(path, node, params) -> dict[str, tuple[int, ...]]:
@@ -166,29 +205,44 @@ def _tune_space(path, node, params) -> dict[str, tuple[int, ...]]:
         if not isinstance(values, list) or not values:
             _fail(path, f"tune.{k}", "expected a non-empty list of integers")
         if any(isinstance(v, bool) or not isinstance(v, int) for v in values):
-            _fail(path, f"tune.{k}", f"expected integers, got {values!r}")
+            _fail(path, f"tune.{k}", f"expected integers, got {str(values)[:60]}")
+        if any(not -PARAM_LIMIT <= v < PARAM_LIMIT for v in values):
+            _fail(path, f"tune.{k}", f"{str(values)[:60]}: too large: a parameter is a C int, {-PARAM_LIMIT} to "
+                                     f"{PARAM_LIMIT - 1}")
         out[str(k)] = tuple(dict.fromkeys(values))
     return out
 
 
-def parse_spec(path: Path, text: str) -> KernelSpec:
-    doc = parse_mapping(path, text, SpecError)
-    check_keys(path, "", doc, SPEC_KEYS)
+def _name_and_id(path: Path, doc: dict, required: tuple[str, ...], id_rule: re.Pattern | None, id_words: str
+                 ) -> tuple[str, str]:
+    """The spec's nested keys checked, its required keys present, its name and id (the name where no id is given):
+    both a file name of its build and a row of results, the id of a ladder file matching `id_rule`."""
     for key, known in NESTED_KEYS.items():
         if isinstance(doc.get(key), dict):
             check_keys(path, key, doc[key], known)
-    ladder_file = path.is_relative_to(KERNELS_DIR.resolve())
-    launcher = "launcher" in doc
-    for key in (("entry",) if launcher else _REQUIRED) + (_LADDER_REQUIRED if ladder_file else ()):
+    for key in required:
         if key not in doc:
             _fail(path, key, "missing")
-    name = str(doc.get("name", path.stem))
-    sid = str(doc.get("id", name))
-    if ladder_file and not _ID.match(sid):
-        _fail(path, "id", f"{sid!r} is not a rung id like 5, 3b or h2")
-    for key, value in (("id", sid), ("name", name)):
-        if not _NAME.match(value):
-            _fail(path, key, f"{value!r}: use letters, digits, _, ., + and - (no spaces)")
+    name = _text(path, "name", doc["name"]) if "name" in doc else path.stem
+    sid = _text(path, "id", doc["id"]) if "id" in doc else name
+    if id_rule is not None and not id_rule.match(sid):
+        _fail(path, "id", f"{sid!r} {id_words}")
+    for key, value in (("name", name), ("id", sid)):
+        if not _NAME.fullmatch(value):
+            _fail(path, key, f"{value[:60]!r}: use letters, digits, _, ., + and - (no spaces), at most 100")
+    return name, sid
+
+
+def parse_spec(path: Path, text: str) -> KernelSpec:
+    doc = parse_mapping(path, text, SpecError)
+    if "plan" in doc:
+        return _parse_plan_spec(path, doc)
+    check_keys(path, "", doc, SPEC_KEYS)
+    ladder_file = path.is_relative_to(KERNELS_DIR.resolve())
+    launcher = "launcher" in doc
+    name, sid = _name_and_id(path, doc, (("entry",) if launcher else _REQUIRED) + (_LADDER_REQUIRED if ladder_file
+                                                                                   else ()),
+                             _ID if ladder_file else None, "is not a rung id like 5, 3b or h2")
     doc.setdefault("dtype", "fp32")
     doc.setdefault("layout", {"A": "row", "B": "row", "C": "row"})
     doc.setdefault("source", {"document": ""})
@@ -204,18 +258,24 @@ def parse_spec(path: Path, text: str) -> KernelSpec:
     backend = doc.get("backend", "nvrtc")
     if backend not in ("nvrtc", "nvcc"):
         _fail(path, "backend", f"{backend!r} is not nvrtc or nvcc")
-    params = doc.get("params") or {}
+    params = _mapping(doc, "params")
     if not isinstance(params, dict):
         _fail(path, "params", "expected a mapping NAME: integer")
     for k, v in params.items():
-        if not isinstance(k, str) or isinstance(v, bool) or not isinstance(v, int) or abs(v) > 2 ** 31:
+        if not isinstance(k, str) or not MACRO_NAME.fullmatch(k):
+            _fail(path, f"params.{str(k)[:40]}", "not a parameter name (a C identifier: ASCII letters, digits and _, "
+                                                 "not starting with a digit)")
+        if isinstance(v, bool) or not isinstance(v, int):
             _fail(path, f"params.{k}", f"expected an integer default, got {str(v)[:40]!r}")
+        if not -PARAM_LIMIT <= v < PARAM_LIMIT:
+            _fail(path, f"params.{k}", f"{str(v)[:40]} is too large: a parameter is a C int, {-PARAM_LIMIT} to "
+                                       f"{PARAM_LIMIT - 1}")
     template = _param_names(path, "template", doc.get("template"))
     for n in template:
         if n not in params:
             _fail(path, "template", f"{n!r} is not a parameter")
     defines, build_fields = parse_build_fields(path, doc, params)
-    derived = doc.get("derived") or {}
+    derived = _mapping(doc, "derived")
     if not isinstance(derived, dict):
         _fail(path, "derived", "expected a mapping NAME: expression")
     for k, v in derived.items():
@@ -230,55 +290,123 @@ def parse_spec(path: Path, text: str) -> KernelSpec:
     if not isinstance(source, dict) or "document" not in source:
         _fail(path, "source", "expected {document: ..., section: ...}")
     cu = build_fields.launcher or _source_file(path, doc["file"])
-    traffic = doc.get("traffic") or {}
+    traffic = _mapping(doc, "traffic")
     if not isinstance(traffic, dict):
         _fail(path, "traffic", "expected a mapping {BM, BN, TM, TN, smem}")
     for k, v in traffic.items():
         if k != "smem":
             _parse(path, f"traffic.{k}", v)
     smem_dynamic = doc.get("smem_dynamic", 0)
-    _parse(path, "smem_dynamic", smem_dynamic)
+    _launch_expr(path, "smem_dynamic", smem_dynamic)
     return KernelSpec(
-        id=sid, name=name, title=str(doc.get("title", name)), description=str(doc.get("description", "")).strip(),
+        id=sid, name=name, title=_prose(path, doc, "title", name), description=_prose(path, doc, "description", ""),
         source={k: str(v) for k, v in source.items()}, dtype=doc["dtype"], layout=dict(layout), file=cu,
-        entry=_text(path, "entry", doc["entry"]), backend=backend, template=template, defines=defines, params=dict(params),
+        entry=_entry(path, doc["entry"], launcher), backend=backend, template=template, defines=defines, params=dict(params),
         derived={k: v for k, v in derived.items()}, constraints=_constraints(path, "constraints", doc.get("constraints")),
         shape_constraints=_constraints(path, "shape_constraints", doc.get("shape_constraints")),
         grid=_triple(path, "grid", doc.get("grid", [1])), block=_triple(path, "block", doc.get("block", [1])),
         smem_dynamic=smem_dynamic,
-        traffic=traffic, path=path, compile_options=_param_names(path, "compile_options", doc.get("compile_options")),
+        traffic=traffic, path=path, compile_options=check_flags(path, "compile_options", doc.get("compile_options")),
         aliases=_names(path, "aliases", doc.get("aliases")),
         accesses=parse_accesses(path, doc.get("accesses")),
         tune=_tune_space(path, doc.get("tune"), params),
-        extra={k: doc[k] for k in ("arch_suffix", "targets") if k in doc}, compiler=compiler,
-        compiler_reason=str(doc.get("compiler_reason") or ""), reads_c=bool(doc.get("reads_c", False)),
+        extra={**({"arch_suffix": doc["arch_suffix"]} if "arch_suffix" in doc else {}),
+               **({"targets": _targets(path, doc["targets"])} if "targets" in doc else {})}, compiler=compiler,
+        compiler_reason=_prose(path, doc, "compiler_reason", ""), reads_c=_flag(path, doc, "reads_c"),
         abi=parse_abi(path, doc, launcher), build_fields=build_fields, **launch_fields(path, doc),
     )
+
+
+_ENTRY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:::[A-Za-z_][A-Za-z0-9_]*)*")
+_TARGET = re.compile(r"sm_[0-9]{2,3}a?")
+
+
+def _entry(path, node, launcher: bool) -> str:
+    """The kernel's name (a::b::k for one in a namespace), or a launcher's extern "C" function: a C++ name, which
+    the wrapper nvcc compiles takes the address of."""
+    name = _text(path, "entry", node)
+    if not _ENTRY.fullmatch(name) or (launcher and "::" in name):
+        what = "an extern \"C\" function name" if launcher else "a kernel name (a C++ identifier, or a::b::kernel)"
+        _fail(path, "entry", f"{name[:60]!r} is not {what}")
+    return name
+
+
+def _targets(path, node) -> list[str]:
+    if not isinstance(node, list) or not node or not all(isinstance(t, str) and _TARGET.fullmatch(t) for t in node):
+        _fail(path, "targets", f"{str(node)[:60]!r}: expected a list of architectures such as [sm_90a]")
+    return list(node)
+
+
+def _parse_plan_spec(path: Path, doc: dict) -> KernelSpec:
+    """A planning entry: its rules (`plan:`), the dtypes and layout its rungs share, the shapes it accepts; no kernel
+    of its own (catalog/plan.py)."""
+    for key in doc:
+        if key in SPEC_KEYS and key not in PLAN_KEYS:
+            _fail(path, key, "a plan chooses among rungs and has no kernel of its own: its rungs have the "
+                             f"{key}: (a plan has {', '.join(PLAN_KEYS)})")
+    check_keys(path, "", doc, PLAN_KEYS)
+    ladder_file = path.is_relative_to(KERNELS_DIR.resolve())
+    name, sid = _name_and_id(path, doc, ("name", *(("id", "title", "description", "source") if ladder_file else ())),
+                             _PLAN_ID if ladder_file else None, "is not a planning entry of the ladder (p or hp)")
+    dtype = doc.setdefault("dtype", "fp32")
+    if dtype not in DTYPE_NAMES:
+        _fail(path, "dtype", f"{dtype!r} is not one of {', '.join(DTYPE_NAMES)}")
+    dtypes = [dtype] if doc.get("dtypes") is None else doc["dtypes"]
+    if not isinstance(dtypes, list) or not all(d in DTYPE_NAMES for d in dtypes) or dtype not in dtypes:
+        _fail(path, "dtypes", f"expected a list of {', '.join(DTYPE_NAMES)} that holds dtype ({dtype})")
+    layout = doc.get("layout", {"A": "row", "B": "row", "C": "row"})
+    if not isinstance(layout, dict) or set(layout) != {"A", "B", "C"} or not all(
+            v in ("row", "col") for v in layout.values()):
+        _fail(path, "layout", "expected {A: row|col, B: row|col, C: row|col}")
+    source = {"document": ""} if doc.get("source") is None else doc["source"]
+    if not isinstance(source, dict) or "document" not in source:
+        _fail(path, "source", "expected {document: ..., section: ...}")
+    return KernelSpec(
+        id=sid, name=name, title=_prose(path, doc, "title", name), description=_prose(path, doc, "description", ""),
+        source={k: str(v) for k, v in source.items()}, dtype=dtype, layout=dict(layout), file=path, entry="",
+        backend="nvcc", template=(), defines=(), params={}, derived={}, constraints=(),
+        shape_constraints=_constraints(path, "shape_constraints", doc.get("shape_constraints")),
+        grid=(1, 1, 1), block=(1, 1, 1), smem_dynamic=0, traffic={}, path=path,
+        aliases=_names(path, "aliases", doc.get("aliases")), dtypes=tuple(dtypes),
+        plan=parse_rules(path, doc["plan"]))
 
 
 def _names(path, key, node) -> tuple[str, ...]:
     if node is None:
         return ()
-    if not isinstance(node, list) or not all(isinstance(n, str) and _NAME.match(n) for n in node):
-        _fail(path, key, "expected a list of names (lower-case letters, digits and _)")
+    if not isinstance(node, list) or not all(isinstance(n, str) and _NAME.fullmatch(n) for n in node):
+        _fail(path, key, "expected a list of names (letters, digits, _, ., + and -, at most 100 each)")
     return tuple(node)
 
 
 def load_spec(path) -> KernelSpec:
+    from gemmprof.errors import InputError
+    from gemmprof.results.files import read_text
+
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        what = "a directory, not a spec file" if path.is_dir() else exc.strerror or exc
-        raise SpecError(f"--spec: cannot read {path}: {what}") from None
-    except UnicodeDecodeError:
-        raise SpecError(f"--spec: {path} is not a text file (not UTF-8): give a kernel spec .yaml") from None
+        text = read_text(path, "kernel spec .yaml", limit=SPEC_BYTES, strict=True)
+    except InputError as exc:
+        raise SpecError(f"--spec: {exc}") from None
     return parse_spec(path.resolve(), text)
 
 
 @lru_cache(maxsize=1)
 def ladder() -> tuple[KernelSpec, ...]:
-    """Every spec under kernels/, in ladder order (fp32 rungs by number, then fp16)."""
+    """Every rung under kernels/, in ladder order (fp32 rungs by number, then fp16); the planning entries beside
+    them are plans()."""
+    return tuple(sorted((s for s in _catalog() if not s.plan), key=lambda s: s.sort_key))
+
+
+@lru_cache(maxsize=1)
+def plans() -> tuple[KernelSpec, ...]:
+    """The ladder's planning entries (specs with `plan:` under kernels/); catalog/plan.py checks their rules
+    against the rungs wherever one is chosen, listed or resolved."""
+    return tuple(s for s in _catalog() if s.plan)
+
+
+def _catalog() -> list[KernelSpec]:
+    """Every spec under kernels/, rungs and plans, their ids, names and former names unique among all."""
     specs = [load_spec(p) for p in sorted(KERNELS_DIR.glob("*/*.yaml"))]
     if not specs:  # an install without its data must say so, not print an empty ladder
         raise SpecError(f"no kernel specs under {KERNELS_DIR}: a broken install? reinstall gemmprof, or set "
@@ -289,14 +417,47 @@ def ladder() -> tuple[KernelSpec, ...]:
             if key in seen:
                 raise SpecError(f"{s.path}: id/name {key!r} is also used by {seen[key]}")
             seen[key] = s.path
-    return tuple(sorted(specs, key=lambda s: s.sort_key))
+    return specs
+
+
+def load_user_specs(paths) -> list[KernelSpec]:
+    """--spec files, each once: none may answer to the id, name or former name of a rung, of a cuBLAS baseline or
+    of an earlier --spec, since selection, results, diff and tuned defaults go by them. A rung's own file is the
+    rung."""
+    from gemmprof.catalog.baselines import by_name
+
+    rungs = {s.path.resolve(): s for s in ladder()}
+    taken: dict[str, str] = {}
+    for s in ladder():
+        for what, key in (("id", s.id), ("name", s.name), *(("former name", a) for a in s.aliases)):
+            taken.setdefault(key, f"the {what} of rung {s.id} ({s.path})")
+    taken.update((name, f"a cuBLAS baseline's name ({name})") for name in by_name())
+    out: list[KernelSpec] = []
+    for p in paths:
+        spec = load_spec(p)
+        own = rungs.get(spec.path.resolve())
+        if own is not None or any(o.path.resolve() == spec.path.resolve() for o in out):
+            if own is not None and own not in out:
+                out.append(own)
+            continue
+        for what, key in (("name", spec.name), ("id", spec.id), *(("aliases", a) for a in spec.aliases)):
+            if key in taken:
+                raise SpecError(f"{spec.path}: {what}: {key!r} is already {taken[key]}; give this kernel an id and "
+                                "name of its own (selection, results, diff and tuned defaults go by them)")
+        for what, key in (("name", spec.name), ("id", spec.id), *(("former name", a) for a in spec.aliases)):
+            taken.setdefault(key, f"the {what} of {spec.path}")
+        out.append(spec)
+    return out
 
 
 def select(selectors: tuple[str, ...] | list[str], *, all_: bool = False, dtype: str | None = None,
            specs: tuple[KernelSpec, ...] | None = None) -> list[KernelSpec]:
-    """Pick rungs by name, id ("5", "3b", "h2"), range ("1-6", "h1-h3") or all of them (optionally of a dtype)."""
+    """Pick rungs by name, id ("5", "3b", "h2"), range ("1-6", "h1-h3") or all of them (optionally of a dtype); a
+    planning entry (plans()) by its name or id only, never by a range or --all."""
+    entries = plans() if specs is None else ()
     specs = ladder() if specs is None else specs
     pool = [s for s in specs if dtype is None or dtype == s.dtype or dtype in s.dtypes]
+    named = [s for s in entries if dtype is None or dtype == s.dtype or dtype in s.dtypes]
     if all_:
         if not selectors:
             return pool
@@ -308,14 +469,14 @@ def select(selectors: tuple[str, ...] | list[str], *, all_: bool = False, dtype:
             part = part.strip()
             if not part:
                 continue
-            matched = _match(part, pool)
+            matched = [s for s in named if s.answers_to(part)] or _match(part, pool)
             if not matched:
-                raise SpecError(_not_found(part, pool, specs, dtype))
+                raise SpecError(_not_found(part, pool + named, (*specs, *entries), dtype))
             chosen.extend(m for m in matched if m not in chosen)
     return chosen
 
 
-def _not_found(part: str, pool: list[KernelSpec], specs: tuple[KernelSpec, ...], dtype: str | None) -> str:
+def _not_found(part: str, pool: list[KernelSpec], specs, dtype: str | None) -> str:
     known = ", ".join(f"{s.id}:{s.name}" for s in pool)
     other = _match(part, list(specs)) if dtype else []
     if other:  # the rung exists, only not for this dtype

@@ -5,7 +5,9 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from gemmprof.catalog.nvcc_flags import check_path
 from gemmprof.errors import SpecError
+from gemmprof.results.files import file_kind
 
 SOURCES_ANYWHERE = "GEMMPROF_SPEC_SOURCES_ANYWHERE"  # set to 1: a spec's file: may leave the spec's folder
 
@@ -39,12 +41,11 @@ def source_file(path, node, key: str = "file") -> Path:
         # errors) whatever file it names, e.g. a spec downloaded with file: ../../etc/shadow
         _fail(path, "file", f"{name[:60]!r} is outside the spec's folder {folder}; keep the source beside the "
                             f"spec or below it (or set {SOURCES_ANYWHERE}=1 to allow it)")
-    try:
-        found = cu.is_file()
-    except OSError as exc:
-        _fail(path, key, f"{name[:60]!r}: {exc.strerror or exc}")
-    if not found:
-        _fail(path, key, f"{cu} does not exist")
+    kind = file_kind(cu)
+    if kind != "file":
+        _fail(path, key, f"{cu} {kind if kind.startswith(('does not', 'cannot')) else 'is ' + _a(kind)}, not a "
+                         "source file")
+    check_path(path, key, cu)  # the wrapper #includes it and nvcc gets its folder as -I
     return cu
 
 
@@ -62,20 +63,24 @@ def rejoin(items: list) -> list:
     return out
 
 
+def _a(kind: str) -> str:
+    return "a folder" if kind == "folder" else kind
+
+
 # every key a spec may have (docs/kernel-spec.md); anything else is refused, with the key probably meant
 SPEC_KEYS = ("id", "name", "title", "description", "source", "dtype", "layout", "file", "entry", "backend",
              "template", "defines", "params", "derived", "constraints", "shape_constraints", "grid", "block",
              "smem_dynamic", "traffic", "compile_options", "aliases", "accesses", "tune", "compiler",
              "compiler_reason", "reads_c", "dtypes", "dtype_define", "tma_args", "cluster", "arch_suffix", "targets",
-             "args", "c_dtype", "workspace", "ld", "include_dirs", "flags", "launcher", "libs", "decomposition", "note",
-             "specialize", "c_dtypes", "c_dtype_define", "scales", "scales_define", "scale_shapes")
+             "args", "c_dtype", "workspace", "ld", "include_dirs", "fetch", "flags", "launcher", "libs", "decomposition",
+             "note", "specialize", "c_dtypes", "c_dtype_define", "scales", "scales_define", "scale_shapes")
 NESTED_KEYS = {"layout": ("A", "B", "C"), "source": ("document", "section"),
                "traffic": ("BM", "BN", "TM", "TN", "smem")}
 
 
-def check_keys(path, where: str, node: dict, known) -> None:
+def check_keys(path, where: str, node: dict, known, error: type[Exception] = SpecError) -> None:
     """Refuse a key the format does not have (a typo such as `blok:`, or a key of a newer version), naming the
-    key that was probably meant."""
+    key that was probably meant; `error`: the error of the file's kind (a kernel spec's, a GPU spec sheet's)."""
     import difflib
 
     for key in node:
@@ -84,4 +89,4 @@ def check_keys(path, where: str, node: dict, known) -> None:
         shown = str(key)[:40]
         close = difflib.get_close_matches(shown, [str(k) for k in known], n=1)
         hint = f"did you mean {close[0]}?" if close else f"known keys: {', '.join(sorted(map(str, known)))}"
-        _fail(path, f"{where}.{shown}" if where else shown, f"unknown key ({hint})")
+        raise error(f"{path}: {f'{where}.{shown}' if where else shown}: unknown key ({hint})")

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from gemmprof.errors import InputError
 from gemmprof.results.fields import Fields
-from gemmprof.results.files import load_json, write_atomic
+from gemmprof.results.files import check_schema, load_json, write_atomic
 
 DEFAULTS_FILE = "tuned_defaults.json"
 DEFAULTS_KIND = "gemmprof.tuned-defaults"
@@ -64,6 +64,10 @@ def _read(path: Path) -> dict:
     if not isinstance(doc, dict) or doc.get("kind") != DEFAULTS_KIND or not isinstance(devices, dict) or not all(
             isinstance(d, dict) and all(isinstance(e, dict) for e in d.values()) for d in devices.values()):
         raise DefaultsFileError(f"{path}: not a gemmprof tuned-defaults file (or a damaged one); move the file away")
+    try:
+        check_schema(doc, str(path), 1, key="version")
+    except InputError as exc:
+        raise DefaultsFileError(f"{exc}; or move the file away") from None
     return doc
 
 

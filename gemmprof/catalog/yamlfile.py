@@ -29,6 +29,8 @@ def parse_mapping(path: Path, text: str, error: type[InputError]) -> dict:
         raise error(f"{path}:{where} malformed YAML: {problem}") from None
     except RecursionError:
         raise error(f"{path}: nested too deeply to be a gemmprof file") from None
+    except ValueError as exc:  # an integer of more digits than Python converts (4300): damage, never a value
+        raise error(f"{path}: malformed YAML: a number too long to be a value ({str(exc)[:60]})") from None
     if not isinstance(doc, dict):
         raise error(f"{path}: expected a mapping at the top level")
     return doc

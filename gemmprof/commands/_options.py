@@ -87,9 +87,14 @@ def output_options(func):
     return wrapper
 
 
+def deprecated_alias(old: str, new: str, what: str) -> None:
+    """One line on stderr when a script uses an option's old spelling: it still works, and says what replaces it."""
+    click.echo(f"gemmprof: {old} is the old spelling of {new} ({what}); it still works, but use {new}.", err=True)
+
+
 def gpu_options(func):
     """--gpu NAME or --gpu-file FILE.yaml: the GPU spec sheet (peaks, SM limits). `--profile FILE` is the old,
-    hidden spelling of --gpu-file, kept for one release ("profile" now means Nsight Compute's)."""
+    hidden spelling of --gpu-file: it still works and says so on stderr ("profile" means Nsight Compute's)."""
     @click.option("--gpu", "gpu", default=None, metavar="NAME",
                   help="GPU spec name (see `gemmprof gpus`); default: the current device, else H100 SXM.")
     @click.option("--gpu-file", "gpu_file", type=click.Path(dir_okay=False), default=None,
@@ -100,6 +105,7 @@ def gpu_options(func):
         if gpu_file_old is not None:
             if kwargs.get("gpu_file") is not None:
                 raise InputError("--gpu-file and --profile (its old name): give one")
+            deprecated_alias("--profile FILE.yaml", "--gpu-file", "a GPU spec sheet")
             kwargs["gpu_file"] = gpu_file_old
         return func(*args, **kwargs)
 
@@ -208,3 +214,53 @@ def resolve_gpu(gpu, gpu_file, *, prefer_current_device: bool = False):
         if found is not None:
             return found
     return gpu_specs.get_gpu("h100")
+
+
+METHOD_KEYS = ("regime", "fill", "l2", "cool_down", "expect_clock", "energy", "checks")
+
+
+def method_options(default_regime: str = "sustained"):
+    """How the figure is taken, one set of options for every command that times: --regime, --fill, --l2,
+    --cool-down, --expect-clock, --energy/--no-energy, --checks. The command's function gets them as the keyword
+    arguments METHOD_KEYS; `method_config` turns them into TimingConfig fields."""
+
+    def decorate(func):
+        for opt in reversed((
+            click.option("--regime", type=click.Choice(["burst", "sustained"]), default=default_regime,
+                         show_default=True,
+                         help="sustained: each variant launched back to back until NVML's SM clock and power "
+                              "settle, then timed (its speed under load, at the power cap); burst: a few warm-up "
+                              "calls on the card as found (a cold card's boost clock, figures higher than it "
+                              "sustains)."),
+            click.option("--fill", type=click.Choice(["uniform", "uniform01", "randn", "zeros", "ints"]),
+                         default="uniform", show_default=True,
+                         help="Values of the timed calls' inputs: uniform [-1, 1), uniform [0, 1), randn, zeros or "
+                              "integers in [-3, 3]. They move the power drawn and so the clock held under a power "
+                              "cap (verification always uses uniform [-1, 1))."),
+            click.option("--l2", type=click.Choice(["flush", "rotate", "warm"]), default=None,
+                         help="L2 between timed calls: flush (write twice its size; default), rotate (each call on "
+                              "the next of several input sets totalling twice the L2, no flush), warm (neither)."),
+            click.option("--cool-down", "cool_down", type=FiniteFloat(minimum=0, maximum=600), default=0.0,
+                         show_default=True, metavar="SECONDS", help="Idle seconds before each variant's warm-up."),
+            click.option("--expect-clock", "expect_clock", type=FiniteFloat(positive=True, maximum=10000),
+                         default=None, metavar="MHZ",
+                         help="Refuse figures taken at an SM clock other than MHZ (+-2%): for a card whose owner "
+                              "locked its clocks (gemmprof never changes them)."),
+            click.option("--energy/--no-energy", "energy", default=None,
+                         help="Joules per GEMM from NVML's energy counter over about 1 s of calls back to back "
+                              "(default: with --regime sustained)."),
+            click.option("--checks", type=click.IntRange(0, 1000), default=3, show_default=True,
+                         help="Timed calls verified per variant, chosen at random: each timed call with the chance "
+                              "N over the calls the budget allows, so about N, and at least one (0: only the first "
+                              "call)."),
+        )):
+            func = opt(func)
+        return func
+
+    return decorate
+
+
+def method_config(regime, fill, l2, cool_down, expect_clock, energy, checks) -> dict:
+    """TimingConfig's fields from method_options' values."""
+    return {"regime": regime, "fill": fill, "l2": l2, "cool_down_s": cool_down, "expect_clock_mhz": expect_clock,
+            "energy": energy, "checks": checks}

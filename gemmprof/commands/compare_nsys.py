@@ -41,10 +41,12 @@ from gemmprof.model.traffic import DTYPES
 @click.option("--no-cublas", is_flag=True, help="Live mode: pass --no-cublas to gemmprof run.")
 @click.option("--save-report", type=click.Path(dir_okay=False), default=None, metavar="PREFIX",
               help="Live mode: keep PREFIX.nsys-rep and PREFIX.sqlite (default: a temporary directory).")
+@click.option("--from", "from_file", type=click.Path(dir_okay=False), default=None, metavar="FILE.json",
+              help="Print a comparison saved with -o FILE.json (or .json.gz) again, in any format; no nsys needed.")
 @gpu_options
 @output_options
-def command(inputs, callables, c_dtype, arrays, size, m, n, k, dtype, baseline, group_by, no_cublas, save_report, gpu, gpu_file, fmt,
-            output):
+def command(inputs, callables, c_dtype, arrays, size, m, n, k, dtype, baseline, group_by, no_cublas, save_report,
+            from_file, gpu, gpu_file, fmt, output):
     """Compare the kernels of Nsight Systems reports side by side.
 
     Give report files (.nsys-rep, .sqlite, `nsys stats --format csv` output, or the text printed by
@@ -61,17 +63,29 @@ def command(inputs, callables, c_dtype, arrays, size, m, n, k, dtype, baseline, 
       gemmprof compare-nsys 1-6 10 --size 4096              # profile rungs and cuBLAS under nsys now
       gemmprof compare-nsys before.sqlite after.sqlite      # two SQLite exports side by side
       gemmprof compare-nsys run.nsys-rep --baseline cublas_sgemm -o kernels.json
+      gemmprof compare-nsys --from kernels.json --format csv   # the saved comparison again
       gemmprof compare-nsys stats.txt --size 4096 --gpu a100  # text tables of nsys profile --stats=true
       gemmprof compare-nsys --callable examples/torch_matmul/torch_matmul.py:matmul --dtype fp16 --size 4096
     """
     from gemmprof.adapters.nsys import compare as nsys_compare
     from gemmprof.adapters.nsys import report as nsys
 
+    if from_file:
+        if inputs or callables:
+            raise InputError("--from: re-reads a saved comparison; give no reports, variants or --callable")
+        refuse_overwrite({"-o": output}, [from_file])
+        from gemmprof.results.nsys import Comparison
+
+        _emit(Comparison.load(from_file), fmt, output)
+        return
     if not inputs and not callables:
         raise InputError("give report files (.nsys-rep, .sqlite, stats .csv/.txt), variant names or "
                          "--callable FILE.py:function")
     c_dtype = callable_c_dtype(c_dtype, callables)
     refuse_directories(inputs, "report files (.nsys-rep, .sqlite, stats .csv/.txt) or variant names")
+    saved = next((x for x in inputs if x.lower().endswith((".json", ".json.gz"))), None)
+    if saved:
+        raise InputError(f"{saved}: a comparison saved with -o? read it with --from {saved}")
     files = [x for x in inputs if Path(x).is_file() or x.lower().endswith(tuple(nsys.REPORT_SUFFIXES))]
     if files and callables:
         raise InputError("--callable: only for profiling variants now, not with report files")

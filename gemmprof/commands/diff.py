@@ -26,7 +26,7 @@ def _finite_pct(value):
 @click.command("diff")
 @click.argument("old", type=click.Path(dir_okay=False))
 @click.argument("new", type=click.Path(dir_okay=False))
-@click.option("--force", is_flag=True, help="Compare even when shape, beta, device model or a variant's dtype differ.")
+@click.option("--force", is_flag=True, help="Compare even when shape, beta, device model, timing regime or a variant's dtype differ.")
 @click.option("--fail-on-regression", "fail_pct", type=click.FloatRange(min=0), default=None, metavar="PCT",
               callback=lambda _ctx, _param, v: _finite_pct(v),
               help="Exit with status 3 when any variant's median time grew by more than PCT percent, outside the "
@@ -35,10 +35,12 @@ def _finite_pct(value):
 def command(old, new, force, fail_pct, fmt, output):
     """Compare two results files of `gemmprof run`: the change in median time and TFLOP/s per variant.
 
-    Variants are matched by name (with their parameters when a file holds a name more than once).
+    Variants are matched by name (with their parameters when a file holds a name more than once), a rung renamed
+    between the runs by its id; a change of compiler, dtype or name is said beside the verdict.
     A change is outside the noise when |new median / old median - 1| > max(old spread, new spread, 1%), with
     spread = IQR / median of that variant's samples in each run; otherwise the verdict is "within noise".
-    Runs of different shapes, beta, device models or dtypes are refused (each difference named) unless --force.
+    Runs of different shapes, beta, device models, dtypes or timing regimes are refused (each difference named)
+    unless --force.
 
     \b
     Examples:

@@ -25,12 +25,21 @@ def command(name, gpu_file, gpu_file_old, fmt, output):
     """
     from gemmprof.catalog import gpu_specs
 
-    gpu_file = gpu_file or gpu_file_old  # --profile: the old name of --gpu-file
+    if gpu_file_old is not None:  # --profile: the old name of --gpu-file
+        from gemmprof.commands._options import deprecated_alias
+
+        if gpu_file is not None:
+            from gemmprof.errors import InputError
+
+            raise InputError("--gpu-file and --profile (its old name): give one")
+        deprecated_alias("--profile FILE.yaml", "--gpu-file", "a GPU spec sheet")
+        gpu_file = gpu_file_old
     if name or gpu_file:
         from gemmprof.render.table import choose_format
 
         gpu_spec = gpu_specs.load_gpu_file(gpu_file) if gpu_file else gpu_specs.get_gpu(name)
         table = _detail(gpu_spec)
+        _add_measured(table, gpu_spec)
         emit(_cited_once(table) if choose_format(fmt, output) == "table" else table, fmt, output)
         return
     rows = [{"key": p.key, "name": p.name, "cc": p.compute_capability, "sms": p.sm_count,
@@ -41,7 +50,9 @@ def command(name, gpu_file, gpu_file_old, fmt, output):
             Column("sms", "SMs"), Column("fp32", "fp32", "TFLOP/s", ".1f"),
             Column("tf32", "tf32 tensor", "TFLOP/s", ".1f"), Column("fp16", "fp16 tensor (fp32 acc)", "TFLOP/s", ".1f"),
             Column("dram", "DRAM", "GB/s", ".0f"), Column("l2", "L2", "MiB", ".0f"), Column("measured", "measured", fmt="s")]
-    emit(Table("GPU spec sheets (dense peaks, datasheet)", cols, rows), fmt, output)
+    table = Table("GPU spec sheets (dense peaks, datasheet)", cols, rows)
+    _add_measured_columns(table, gpu_specs.all_gpus())
+    emit(table, fmt, output)
 
 
 def _detail(p) -> Table:
@@ -61,7 +72,7 @@ def _detail(p) -> Table:
     if p.smem_bandwidth_gbs:
         add("smem_bandwidth_gbs", p.smem_bandwidth_gbs, "GB/s")
     for k, v in p.sm_limits.__dict__.items():
-        add(f"sm_limits.{k}", list(v) if isinstance(v, tuple) else v)
+        add(f"sm_limits.{k}", ", ".join(f"{x:g}" for x in v) if isinstance(v, tuple) else v)
     for k, v in p.measured.items():
         add(f"measured.{k}", v)
     cols = [Column("figure", "figure", fmt="s"), Column("value", "value"), Column("unit", "unit", fmt="s"),
@@ -82,3 +93,49 @@ def _cited_once(table: Table) -> Table:
         rows.append({**row, "source": f"[{numbers[text]}]" if text else None})
     notes = [f"[{n}] {text}" for text, n in numbers.items()] + table.notes
     return Table(table.title, table.columns, rows, notes, table.meta)
+
+
+def _stored(spec, notes: list[str]) -> list:
+    """The ceilings `gemmprof ceiling` stored for this GPU spec's device; a damaged store is a note."""
+    from gemmprof.catalog import ceilings
+
+    try:
+        return ceilings.stored(spec)
+    except ceilings.CeilingStoreError as exc:
+        notes.append(f"{spec.key}: {exc}")
+        return []
+
+
+def _add_measured_columns(table: Table, specs) -> None:
+    """Beside the datasheet's fp16 and DRAM columns, this machine's measured sustained figures, where stored."""
+    found = False
+    for row, spec in zip(table.rows, specs, strict=True):
+        for c in _stored(spec, table.notes):
+            if c.regime == "sustained" and c.key in ("fp16", "dram"):
+                row[f"measured_{c.key}"] = c.value
+                found = True
+    if found:
+        at = {c.key: i for i, c in enumerate(table.columns)}
+        table.columns.insert(at["fp16"] + 1, Column("measured_fp16", "fp16 measured (sustained)", "TFLOP/s", ".1f"))
+        table.columns.insert(at["dram"] + 2, Column("measured_dram", "DRAM measured (sustained)", "GB/s", ".0f"))
+        table.notes.append("measured: by `gemmprof ceiling` on this machine (`gemmprof gpus NAME` shows every one)")
+
+
+def _add_measured(table: Table, spec) -> None:
+    """Rows for this GPU's measured ceilings, each saying which datasheet figure it is a share of."""
+    from gemmprof.catalog.ceilings import PEAK_KIND
+    from gemmprof.render.ceiling_table import beside_datasheet
+
+    for c in _stored(spec, table.notes):
+        b = beside_datasheet(c, spec)
+        at = "of" if c.kind == "memory" else "at"
+        text = f"measured on {c.device} by gemmprof ceiling, {c.measured_at[:10]}: {c.source} {at} {c.where}"
+        if c.power_w:
+            text += f", {c.power_w:.0f} W"
+        if b["pct_datasheet"] is not None:
+            figure = "dram_bandwidth_gbs" if c.kind == "memory" else f"peak_tflops.{PEAK_KIND[c.key]}"
+            text += f"; {b['pct_datasheet']:.0f}% of {figure}"
+            if b["pct_at_held"] is not None:
+                text += f", {b['pct_at_held']:.0f}% of it at the {c.held_mhz:.0f} MHz held"
+        table.rows.append({"figure": f"ceiling.{c.key}.{c.regime}", "value": round(c.value, 1), "unit": c.unit,
+                           "source": text})

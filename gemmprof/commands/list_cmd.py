@@ -6,6 +6,7 @@ import click
 
 from gemmprof.commands._options import output_options, resolve_shape, shape_options
 from gemmprof.render.table import Column, Table, emit
+from gemmprof.results.stages import with_params
 
 
 @click.command("list")
@@ -19,11 +20,13 @@ from gemmprof.render.table import Column, Table, emit
 @shape_options
 @output_options
 def command(dtype, spec_files, explain_rungs, params, size, m, n, k, fmt, output):
-    """Show the kernel ladder: rung, name, technique, source document, dtype, parameters.
+    """Show the kernel ladder: rung, name, technique, source document, dtype, parameters; then the planning
+    entries (plan), each with the rules by which it chooses a rung and its parameters from the shape.
 
-    The sources "seed 000" to "seed 004" are the study notes the ladder was built from: seed 004 translates
-    Simon Boehm's "How to Optimize a CUDA Matmul Kernel" (rungs 1-12 follow its kernels); a name ending in
-    _seed00N is that document's own kernel beside the rung it resembles.
+    The sources "seed 000" to "seed 004" are the study notes the ladder started from (the note under the table
+    says what each is): seed 004 translates Simon Boehm's "How to Optimize a CUDA Matmul Kernel for cuBLAS-like
+    Performance" (rungs 1-12 follow its kernels); a name ending in _seed00N is our implementation of that note's
+    kernel, beside the rung it resembles.
 
     With --explain RUNG, say for each of the rung's described memory accesses (its spec's `accesses:` block) how
     many 32-byte sectors and 128-byte lines one warp request touches and how much of them it uses, how many
@@ -37,32 +40,50 @@ def command(dtype, spec_files, explain_rungs, params, size, m, n, k, fmt, output
       gemmprof list --explain 8
       gemmprof list --explain 1-2 --explain h3 --size 8192
     """
+    from gemmprof.catalog import plan
     from gemmprof.catalog import spec as specmod
+    from gemmprof.catalog.plan_rules import rules_text
 
     if explain_rungs:
         _explain(explain_rungs, params, resolve_shape(size, m, n, k), fmt, output)
         return
-    specs = [s for s in specmod.ladder() if dtype is None or dtype == s.dtype or dtype in s.dtypes]
-    specs += [specmod.load_spec(f) for f in spec_files]
+    specs = [s for s in (*specmod.ladder(), *plan.entries()) if dtype is None or dtype == s.dtype or dtype in s.dtypes]
+    specs += [s for s in specmod.load_user_specs(spec_files) if s not in specs]
+    for s in specs:
+        if s.plan:
+            plan.check_plan(s, specmod.ladder())
     rows = [{"id": s.id, "name": s.name, "title": s.title, "description": s.description,
              "source": s.source_text(), "dtype": s.dtype,
              "dtypes": ", ".join(s.dtypes or (s.dtype,)), "layout": f"A {s.layout['A']}, B {s.layout['B']}",
-             "backend": s.backend, "params": ", ".join(f"{k}={v}" for k, v in s.params.items()),
-             "file": str(s.file.name)} for s in specs]
+             "backend": s.backend if not s.plan else "-", "params": _params(s),
+             "file": str(s.file.name), **({"plan": rules_text(s.plan)} if s.plan else {})} for s in specs]
     cols = [Column("id", "rung", fmt="s"), Column("name", "name", fmt="s"), Column("title", "technique", fmt="s"),
             Column("source", "source", fmt="s"), Column("dtypes", "dtypes", fmt="s"),
             Column("params", "parameters", fmt="s")]
     if fmt in ("json", "csv"):
         cols += [Column("dtype", "dtype", fmt="s"), Column("description", "description", fmt="s"),
                  Column("layout", "layout", fmt="s"), Column("backend", "backend", fmt="s"), Column("file", "file", fmt="s")]
-    emit(Table("The GEMM ladder", cols, rows, [SEEDS]), fmt, output)
+    notes = [SEEDS] + [f"{s.name} ({s.id}) runs the rung of the first rule that holds at the shape and SM count "
+                       "(a condition reads its own rung's names at the shape: h8's TILES is h8's tile count): "
+                       + "; ".join(rules_text(s.plan)) for s in specs if s.plan]
+    emit(Table("The GEMM ladder", cols, rows, notes), fmt, output)
 
 
-SEEDS = ("Sources: seed 000 to seed 004 are the five study notes the ladder was built from. Seed 004 translates "
-         "Simon Boehm's 'How to Optimize a CUDA Matmul Kernel for cuBLAS-like Performance' (rungs 1-12 follow "
-         "its kernels); seeds 000, 002 and 003 are GEMM notes and seed 001 teaches WMMA and mma.sync. A name ending "
-         "in _seed00N (1b, 3b, 3c, 5b, h1) is that document's own kernel beside the rung it resembles; "
-         "`gemmprof model --flop-convention seed004|seed003` counts FLOPs the way those notes do.")
+def _params(s) -> str:
+    if s.plan:  # a planning entry has no parameters: it names the rungs it chooses among (with a rule's own)
+        return "chooses " + ", ".join(dict.fromkeys(with_params(r.rung, r.params) for r in s.plan)) + " by shape"
+    return ", ".join(f"{k}={v}" for k, v in s.params.items())
+
+
+SEEDS = ("Sources: \"seed 000\" to \"seed 004\" are the five study notes the ladder started from (README, \"Where the "
+         "ladder comes from\"). Seed 004 translates Simon Boehm's \"How to Optimize a CUDA Matmul Kernel for "
+         "cuBLAS-like Performance\" (siboehm.com/articles/22/CUDA-MMM; rungs 1-12 follow its kernels); seeds 000 and "
+         "002 walk through an SGEMM series from a naive kernel to register tiles (github.com/ifromeast/cuda_learning); "
+         "seed 003 times naive to shared-memory kernels against cuBLAS under Nsight Systems; seed 001 teaches WMMA "
+         "and mma.sync (after github.com/KnowingNothing/MatmulTutorial). A name ending in _seed00N (1b, 3b, 3c, 5b, "
+         "h1) is our implementation of that note's kernel, beside the rung it resembles; `gemmprof model --flop-convention "
+         "seed004|seed003` counts FLOPs the way those notes do. \"Beyond the seeds\": public techniques, in code of "
+         "the project's own.")
 
 
 EXPLAIN_COLUMNS = [Column("rung", "rung", fmt="s"), Column("access", "access", fmt="s"),
@@ -93,9 +114,22 @@ def _explain(rungs, params, shape, fmt, output):
         return
     text = "\n\n".join(e.text if e else f"{b.spec.id} {b.spec.name}: no accesses: block in its spec"
                        for b, e in found)
+    text = _wrapped(text)
     if output:
         from gemmprof.results.files import write_atomic
 
         write_atomic(output, text + "\n")
     else:
         click.echo(text)
+
+
+def _wrapped(text: str) -> str:
+    """Each line wrapped at the terminal's width (render.table.text_width), continued under its own indent."""
+    from gemmprof.render.table import text_width, wrap_text
+
+    width, out = text_width(), []
+    for line in text.splitlines():
+        indent = " " * (len(line) - len(line.lstrip()))
+        pieces = wrap_text(line.strip(), max(20, width - len(indent) - 2)) if line.strip() else [""]
+        out += [indent + pieces[0]] + [indent + "  " + p for p in pieces[1:]]
+    return "\n".join(out)

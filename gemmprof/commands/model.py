@@ -21,7 +21,8 @@ from gemmprof.render.table import Column, Table, emit_many
 @shape_options
 @click.option("--dtype", type=click.Choice(["fp32", "fp16", "bf16", "tf32"]), default="fp32", show_default=True,
               help="Element type: sizes and the peak used (bf16: with --ladder, the rungs built for bf16, h4-h13).")
-@click.option("--alpha", type=FINITE, default=1.0, show_default=True)
+@click.option("--alpha", type=FINITE, default=1.0, show_default=True,
+              help="C = alpha * A @ B + beta * C (alpha costs no traffic; the epilogue's FLOPs: --flop-convention).")
 @click.option("--beta", type=FINITE, default=0.0, show_default=True, help="C is read only when beta != 0.")
 @gpu_options
 @click.option("--peak-tflops", type=POSITIVE, default=None, help="Compute ceiling instead of the GPU spec's.")
@@ -29,8 +30,9 @@ from gemmprof.render.table import Column, Table, emit_many
 @click.option("--ceiling", type=click.Choice(["datasheet", "measured"]), default="datasheet", show_default=True,
               help="Use the GPU spec's datasheet peaks or its measured ceilings.")
 @click.option("--flop-convention", type=click.Choice(["2mnk", "seed004", "seed003"]), default="2mnk",
-              show_default=True, help="2MNK; seed 004 adds the epilogue's MN; seed 003 counts M(2K-1)N (the seeds: "
-                   "the study notes `gemmprof list` names as sources; use one to compare with its figures).")
+              show_default=True, help="2MNK; seed004 adds the epilogue's MN, as Boehm's CUDA matmul article counts; seed003 counts "
+                   "M(2K-1)N, as the A100 notes of seed 003 do (the seeds: the study notes `gemmprof list` describes; "
+                   "use one to compare with its figures).")
 @click.option("--rung", "rungs", multiple=True, help="Show the traffic model of these rungs (ids, ranges, names).")
 @click.option("--ladder", is_flag=True, help="Show the traffic model of every rung of --dtype.")
 @click.option("--tiles", default=None, metavar="BM,BN,TM,TN", help="Traffic model of a tiling of your own.")
@@ -147,6 +149,7 @@ def _ceilings(gpu_spec, dt, peak_tflops, bandwidth, ceiling):
 def _traffic_rows(shape, dt, beta, peak, bw, rungs, ladder, tiles, dtype, sms=None):
     from gemmprof.catalog import spec as specmod
     from gemmprof.catalog.binding import bind
+    from gemmprof.catalog.plan import resolve
     from gemmprof.model import traffic as mdl
 
     entries = []
@@ -161,7 +164,8 @@ def _traffic_rows(shape, dt, beta, peak, bw, rungs, ladder, tiles, dtype, sms=No
                                                                               else "fp32"))
         for s in chosen:
             kernel = bind(s, dtype=dtype if dtype in s.dtypes else None)  # h4-h13 also build for bf16
-            entries.append((s.id, kernel.variant_name, kernel.tiles(shape, sms), kernel))
+            kernel = resolve(kernel, shape, sms)  # a planning entry: the rung it chooses here
+            entries.append((kernel.spec.id, kernel.variant_name, kernel.tiles(shape, sms), kernel))
     rows, access_rows = [], []
     flops = mdl.gemm_flops(shape)
     for rid, name, t, kernel in entries:

@@ -18,9 +18,10 @@ from gemmprof.render.table import Column, Table, emit
 def command(threads, registers, static_smem, dynamic_smem, gpu, gpu_file, fmt, output):
     """Blocks per SM allowed by each limit, the limiter, and the theoretical occupancy.
 
-    Worked out as seed 004 section 3.1 and Nsight Compute's Occupancy section do: registers are allocated per
-    warp in units of 256, shared memory per block includes the driver's 1 KiB reservation, and the driver picks the
-    smallest shared-memory carveout that keeps the occupancy the other limits allow.
+    Worked out as Simon Boehm's CUDA matmul article (seed 004, section 3.1) and Nsight Compute's Occupancy section
+    do: registers are allocated per warp in units of 256, shared memory per block includes the driver's 1 KiB
+    reservation, and the driver picks the smallest shared-memory carveout that keeps the occupancy the other limits
+    allow.
 
     \b
     Examples:

@@ -39,7 +39,9 @@ from gemmprof.measure.arrays import ARRAY_KINDS
 @click.option("--param", "params", multiple=True, metavar="NAME=VALUE", help="Override a rung parameter (repeatable).")
 @click.option("--cublas", is_flag=True, help="Also profile the cuBLAS baselines of the selected rungs' dtypes.")
 @click.option("--from", "from_file", type=click.Path(dir_okay=False), default=None, metavar="FILE",
-              help="Read an ncu CSV (details or raw page) or an .ncu-rep report instead of running ncu.")
+              help="Read an ncu CSV (details or raw page; plain or .csv.gz) or an .ncu-rep report instead of "
+                   "running ncu (a report through the ncu-report wheel where installed, else through ncu --import; "
+                   "--ncu forces ncu).")
 @click.option("--dtype", type=click.Choice(["fp32", "tf32", "fp16", "bf16"]), default=None,
               help="Only rungs of this dtype; with --from, the dtype of kernels gemmprof does not know.")
 @click.option("--section", "sections", multiple=True, metavar="NAME",
@@ -90,6 +92,8 @@ def command(variants, all_, spec_files, callables, c_dtype, arrays, size, m, n, 
     if from_file:
         if variants or all_ or spec_files or callables:
             raise InputError("give VARIANTS (or --spec) to profile, or --from FILE to read, not both")
+        if save_csv:  # it would be silently ignored: the CSV read is already on disk
+            raise InputError("--save-csv keeps the CSV of an ncu run; with --from FILE there is none (FILE is it)")
         shape = resolve_shape(size, m, n, k, default=None) if any(v is not None for v in (size, m, n, k)) else None
         report, infos, kernels = _read(from_file, ncu_path), _known_variants(notes), None
         source = {"csv": str(from_file), "layout": report.layout}
@@ -146,26 +150,56 @@ def _multi_kernel_notes(findings) -> list[str]:
 def _read(path: str, ncu_path: str | None):
     from gemmprof.adapters.ncu import report as ncu
     from gemmprof.adapters.ncu import run as ncu_run
+    from gemmprof.results.files import not_a_file
 
-    if not Path(path).is_file():
-        raise InputError(f"--from: {path} does not exist")
-    if path.endswith(".ncu-rep"):
-        exe = ncu_run.find_ncu(ncu_path)
-        details = ncu_run.diagnose(ncu_run.execute(ncu_run.import_command(exe, path, "details")), f"ncu --import {path}")
-        raw = ncu_run.diagnose(ncu_run.execute(ncu_run.import_command(exe, path, "raw")), f"ncu --import {path}")
-        return ncu.merge(details, raw)
+    why = not_a_file(path)
+    if why:
+        raise InputError(f"--from: {path} {why}")
+    if path.endswith((".ncu-rep", ".ncu-repz")):
+        return _read_report(path, ncu_path)
     report = ncu.read_csv_file(path)
+    if not any(launch.metrics for launch in report.launches) and report.warnings:  # every row left out
+        raise InputError(f"--from: {path}: nothing to show: every row is damaged ({len(report.warnings)} left out, "
+                         f"the first: {report.warnings[0]})")
     if not report.launches:  # say why when the file is ncu output that explains it (permissions, no kernel)
-        text = Path(path).read_text(encoding="utf-8", errors="replace")
+        from gemmprof.results.files import read_text
+
+        text = read_text(path)
         try:
             ncu_run.diagnose(ncu_run.Completed(0, text, ""), f"--from {path}")
         except (ncu_run.NcuPermissionError, ncu_run.NoKernelsProfiledError):
             raise
         except ncu_run.NcuError:
             pass
+        if report.layout != "empty":
+            raise InputError(f"--from: {path}: nothing to show: its table has no launch rows (none with a launch "
+                             "ID in its first column)")
         raise InputError(f"--from: {path} holds no Nsight Compute CSV table (make one with ncu --csv ..., "
                          "or let gemmprof profile run ncu)")
+    if not any(launch.metrics for launch in report.launches):
+        raise InputError(f"--from: {path}: nothing to show: its launches hold no metric values")
     return report
+
+
+def _read_report(path: str, ncu_path: str | None):
+    """An .ncu-rep through the ncu-report wheel; where it is not installed, through `ncu --import` (its details and
+    raw pages merged); with neither, one line saying what to install."""
+    from gemmprof.adapters.ncu import rep
+    from gemmprof.adapters.ncu import report as ncu
+    from gemmprof.adapters.ncu import run as ncu_run
+    from gemmprof.errors import ToolNotFoundError
+
+    module = rep.load_module()
+    if module is not None and ncu_path is None:
+        return rep.read_report(path, module)
+    try:
+        exe = ncu_run.find_ncu(ncu_path)
+    except ToolNotFoundError:
+        raise InputError(f"--from {path}: reading .ncu-rep files needs NVIDIA's ncu-report wheel ({rep.INSTALL}) "
+                         f"or Nsight Compute's ncu (in {ncu_run.USUAL_PLACE})") from None
+    details = ncu_run.diagnose(ncu_run.execute(ncu_run.import_command(exe, path, "details")), f"ncu --import {path}")
+    raw = ncu_run.diagnose(ncu_run.execute(ncu_run.import_command(exe, path, "raw")), f"ncu --import {path}")
+    return ncu.merge(details, raw)
 
 
 def _known_variants(notes: list[str]) -> dict:
@@ -216,9 +250,10 @@ def _live(variants, all_, spec_files, dtype, params, cublas, shape, sections, pc
     _compile_first(bound, shape)
     chosen = [b.spec for b in bound]
     sms = _device_sms() if device else None  # tiles fitted to the SM count (h12) are modelled as the child runs them
+    modelled = [_planned(b, shape, sms) for b in bound]  # a planning entry: the rung it chooses, as the child runs it
     infos: dict[str, VariantInfo] = {b.variant_name: VariantInfo(dtype=b.run_dtype,
                                                                  tiles=b.tiles(shape, sms) if b.spec.traffic else None)
-                                     for b in bound}  # no traffic: block, no model bytes
+                                     for b in modelled}  # no traffic: block, no model bytes
     infos.update({r.name: VariantInfo(dtype=dtype or "fp32") for r in refs})
     if cublas:
         pairs = {(k.run_dtype, k.spec.abi.c_dtype) for k in bound} | ({(dtype or "fp32", c_dtype)} if refs else set())
@@ -245,6 +280,18 @@ def _live(variants, all_, spec_files, dtype, params, cublas, shape, sections, pc
     report = ncu_run.diagnose(done, "ncu", f": no launch ran inside {ranges} (did the variants pass verification? "
                                           f"try `gemmprof run {' '.join(infos)} --size ...` first)")
     return report, infos, done.stdout, {b.variant_name: b for b in bound}
+
+
+def _planned(kernel, shape, sms):
+    """A planning entry as the rung it chooses at `shape` (its own entry where the SM count is unknown or it
+    rejects the shape: the child's row says why)."""
+    from gemmprof.catalog.plan import resolve
+    from gemmprof.errors import SpecError
+
+    try:
+        return resolve(kernel, shape, sms)
+    except SpecError:
+        return kernel
 
 
 def _device_sms() -> int | None:

@@ -16,6 +16,8 @@ from gemmprof.commands._options import (
     c_dtype_option,
     fp8_scales,
     gpu_options,
+    method_config,
+    method_options,
     refuse_overwrite,
     resolve_gpu,
     resolve_shape,
@@ -36,7 +38,7 @@ def view_options(f):
                      help="Table columns to show, by key or header (e.g. rung,name,median_ms,regs,occ,note).")(f)
     return click.option("--wide", is_flag=True,
                         help="Show every column (min, spread, % peak, model intensity, registers, shared memory, "
-                             "occupancy, error, clocks); the default fits 120 characters.")(f)
+                             "occupancy, error, clocks) that fits the terminal; the default shows the main ones.")(f)
 
 
 @click.command("run")
@@ -69,16 +71,23 @@ def view_options(f):
               help="Use the specs' default parameters even where `gemmprof tune --keep` kept tuned ones for this GPU.")
 @click.option("--no-cublas", is_flag=True,
               help="Skip the baselines: cuBLAS, and torch.matmul beside --callable (then no % of cuBLAS).")
+@click.option("--cublaslt-best", "cublaslt_best", type=click.IntRange(0, 64), default=0, show_default=True,
+              metavar="N",
+              help="Beside each cuBLAS row, cuBLASLt's best of its heuristic's top N algorithms (8 is usual): each "
+                   "verified, all timed round-robin, the fastest kept as its own row and timed again like every "
+                   "row; 0: none. Costs N verifications and timings more per cuBLAS row. Needs nvmath-python "
+                   "(pip install 'gemmprof[cublaslt]').")
 @click.option("--seed", type=click.IntRange(0, 2 ** 32 - 1), default=None, help="Seed for the random inputs (default: fresh every run).")
 @click.option("--budget", type=FiniteFloat(positive=True, maximum=3600), default=1.0, show_default=True,
               help="Seconds of timed launches per variant, at most (see --precision).")
 @click.option("--precision", type=FiniteFloat(minimum=0, maximum=100), default=0.5, show_default=True, metavar="PCT",
-              help="Stop timing a variant once the 95%% confidence interval of its median is within +-PCT%% of it "
+              help="Stop timing a variant once the 95% confidence interval of its median is within +-PCT% of it "
                    "(at least 10 launches); 0 spends the whole --budget. --interleave always spends it.")
 @click.option("--max-reps", type=click.IntRange(1, 10 ** 6), default=200, show_default=True,
               help="At most this many timed launches per variant (--budget decides how many: at least 10 where "
                    "this allows).")
-@click.option("--no-flush", is_flag=True, help="Do not flush L2 between repetitions.")
+@click.option("--no-flush", is_flag=True, help="Do not flush L2 between repetitions (the same as --l2 warm).")
+@method_options()
 @click.option("--interleave", is_flag=True,
               help=f"Verify every variant first, then time them together: each one's launches in "
                    f"{INTERLEAVE_ROUNDS} batches taken round-robin, so clock drift reaches all alike. Under "
@@ -90,17 +99,20 @@ def view_options(f):
 @click.option("-o", "--output", type=click.Path(dir_okay=False), default=None,
               help="Save the full results (JSON: device, versions, clocks, raw samples) or a table (.csv/.txt).")
 @click.option("--child-results", type=click.Path(dir_okay=False), hidden=True)
-def command(variants, all_, dtype, scales, spec_files, callables, c_dtype, arrays, size, m, n, k, params, alpha, beta, gpu, gpu_file, compiler,
-            spec_defaults, no_cublas, seed,
-            budget, precision, max_reps, no_flush, interleave, launch_once, fmt, wide, columns, output, child_results):
+def command(variants, all_, dtype, scales, spec_files, callables, c_dtype, arrays, size, m, n, k, params, alpha, beta,
+            gpu, gpu_file, compiler, spec_defaults, no_cublas, cublaslt_best, seed,
+            budget, precision, max_reps, no_flush, regime, fill, l2, cool_down, expect_clock, energy, checks,
+            interleave, launch_once, fmt, wide, columns, output, child_results):
     """Compile, verify against cuBLAS and time rungs of the GEMM ladder on the GPU.
 
-    VARIANTS are rung ids (5, 3b, h2), ranges (1-6), or names (warptiling); several may be given.
+    VARIANTS are rung ids (5, 3b, h2), ranges (1-6), or names (warptiling); several may be given. `plan` runs the
+    Hopper rung its rules choose for the shape and this GPU's SM count, and says which and why in its note.
     --callable FILE.py:function adds a Python function fn(A, B, C, alpha, beta) that fills C (fp32, or the half C
     --c-dtype names), verified and timed the same way (and a torch.matmul row where torch is installed).
     Every launch runs inside an NVTX range "gemmprof NAME MxNxK" so nsys and ncu can find it. Every nvcc build
     starts first, in a pool of processes; each kernel is verified and timed as soon as its own build is done.
-    The table fits 120 columns; --wide or --columns show the rest, JSON and CSV (-o) keep every field.
+    The table fits the terminal (COLUMNS when piped, else 80); --wide or --columns show more, JSON and CSV (-o)
+    keep every field.
 
     \b
     Examples:
@@ -114,20 +126,29 @@ def command(variants, all_, dtype, scales, spec_files, callables, c_dtype, array
       gemmprof run --callable examples/triton_matmul/triton_matmul.py:matmul --dtype fp16 --size 4096
       gemmprof run 15 --callable my_gemm.py:gemm --arrays torch   # torch tensors instead of CuPy arrays
       gemmprof run --callable examples/torch_matmul/torch_matmul.py:matmul --dtype fp16 --c-dtype fp16
+      gemmprof run h12 --size 8192 --cublaslt-best 8   # beside cuBLAS: cuBLASLt's fastest of its top 8
     """
     from gemmprof.catalog.selection import choose
     from gemmprof.measure import python_jobs
+    from gemmprof.measure import timing as timing_module
     from gemmprof.measure.runner import Runner, RunOptions, baselines_for, new_result
     from gemmprof.measure.timing import TimingConfig
     from gemmprof.render.compiler_tables import compiler_table
     from gemmprof.render.run_tables import run_table, terminal_view
 
+    timing_module.capture()  # CuPy's timing functions, taken before any --callable file is imported
     refs = python_jobs.refs(callables)
     if arrays != "cupy" and not refs:
         raise InputError(f"--arrays {arrays}: only for --callable functions")
     refuse_overwrite({"-o": output, "--child-results": child_results}, [*spec_files, gpu_file, *(r.path for r in refs)])
     if interleave and launch_once:
         raise InputError("--interleave and --launch-once: --launch-once times nothing, give one")
+    if no_flush and l2 not in (None, "warm"):
+        raise InputError(f"--no-flush and --l2 {l2}: --no-flush is --l2 warm, give one")
+    if cublaslt_best and (no_cublas or launch_once):
+        raise InputError(f"--cublaslt-best {cublaslt_best} and {'--no-cublas' if no_cublas else '--launch-once'}: "
+                         + ("it is a baseline beside cuBLAS" if no_cublas else
+                            "it chooses by timing and --launch-once times nothing") + ", give one")
     shape = resolve_shape(size, m, n, k)
     run_scales = fp8_scales(scales, dtype, shape.K)  # fp8: how A and B are scaled (docs/fp8.md)
     fp8 = {"c_dtype": c_dtype, "scales": scales}  # --c-dtype and --scales for the fp8 rungs (bound like --dtype)
@@ -136,6 +157,8 @@ def command(variants, all_, dtype, scales, spec_files, callables, c_dtype, array
     c_dtype = run_c_dtype(c_dtype, refs, dtype, kernels, scales)
     compilers = _compilers(compiler)
     py_jobs = python_jobs.load_all(refs, dtype or "fp32", arrays, c_dtype, run_scales)  # a bad file or function fails before the GPU
+    if gpu or gpu_file:
+        resolve_gpu(gpu, gpu_file)  # so does a bad GPU spec
     require_cupy()
     device = None if spec_defaults or not any_kernels else _device_name()
     if device:  # the device's tuned defaults (`gemmprof tune --keep`) are kept per device model
@@ -144,7 +167,9 @@ def command(variants, all_, dtype, scales, spec_files, callables, c_dtype, array
     options = RunOptions(shape=shape, alpha=alpha, beta=beta, seed=seed, baselines=not no_cublas,
                          launch_once=launch_once, compiler=compilers[0] if len(compilers) == 1 else None, scales=run_scales,
                          timing=TimingConfig(budget_s=budget, max_reps=max_reps, flush_l2=not no_flush, precision=precision / 100,
-                                             interleave_rounds=INTERLEAVE_ROUNDS if interleave else 0))
+                                             interleave_rounds=INTERLEAVE_ROUNDS if interleave else 0,
+                                             **method_config(regime, fill, "warm" if no_flush and not l2 else l2,
+                                                             cool_down, expect_clock, energy, checks)))
     runner = Runner(gpu_spec, options)
     result = new_result(gpu_spec, options, runner, "gemmprof " + shlex.join(sys.argv[1:]))
     jobs = [("baseline", b) for b in baselines_for(kernels, options.baselines)]
@@ -152,6 +177,7 @@ def command(variants, all_, dtype, scales, spec_files, callables, c_dtype, array
                                       [b for _, b in jobs])
     jobs += python_jobs.fp8_baseline_jobs(kernels, py_jobs, options.baselines,
                                           lambda note: click.echo(f"note: {note}", err=True), shape, run_scales)
+    jobs += _cublaslt_jobs(jobs, cublaslt_best, result)
     jobs += [("kernel", (kk, c)) for kk in kernels for c in compilers] + py_jobs
     # Nothing lost: the results file is written before the first variant (an unwritable path fails now, not after
     # the GPU work) and rewritten atomically after each one, so Ctrl-C or a late error keeps every finished variant.
@@ -169,6 +195,7 @@ def command(variants, all_, dtype, scales, spec_files, callables, c_dtype, array
         raise
     finally:
         runner.ahead.close()
+        runner.close()
     if child_results:
         _finish(context_lost, 0)
         return
@@ -189,6 +216,31 @@ def command(variants, all_, dtype, scales, spec_files, callables, c_dtype, array
         if v.status in ("FAIL", "error") and "\n" in v.message.strip():
             click.echo(f"\n{v.name} ({v.status}):\n{v.message}", err=True)
     _finish(context_lost, 1 if any(v.status in ("FAIL", "error") for v in result.variants) else 0)
+
+
+def _cublaslt_jobs(jobs, n, result):
+    """cuBLASLt's best of n beside each cuBLAS row; without nvmath-python none, and the run's notes say why."""
+    if not n:
+        return []
+    from gemmprof.catalog.baselines import cublaslt_best
+    from gemmprof.measure import cublaslt
+
+    why = cublaslt.unavailable()
+    if why:
+        note = f"no cuBLASLt best-of-{n} rows: {why}"
+        click.echo(f"note: {note}", err=True)
+        result.notes.append(note)
+        return []
+    return [("cublaslt", cublaslt_best(b, n)) for kind, b in jobs if kind == "baseline"]
+
+
+def _prepare(runner, kind, item):
+    """A job verified, its launch ready to be timed (with --interleave)."""
+    if kind == "cublaslt":
+        from gemmprof.measure import cublaslt
+
+        return cublaslt.prepare(runner, item)
+    return runner.prepare_baseline(item) if kind == "baseline" else runner.prepare_kernel(*item)
 
 
 def _column_list(text):
@@ -236,11 +288,28 @@ def _finish(context_lost: bool, code: int):
         sys.exit(code)
 
 
+def _annotated(runner, options, gpu_spec):
+    """Each row, once measured, gets the model's figures (measure first, annotate after, in one place)."""
+    from gemmprof.model.annotate import annotate
+
+    def mark(row, kind, item):
+        kernel = item[0] if kind == "kernel" else None
+        try:
+            sms = runner.device["sm_count"]
+        except Exception:  # a stand-in runner or no device: the GPU spec's count
+            sms = None
+        return annotate(row, options.shape, options.beta, gpu_spec, kernel, sms, options.timing.l2_policy)
+
+    return mark
+
+
 def _run_jobs(runner, result, jobs, options, gpu_spec, params, save, dtype):
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
     from gemmprof.measure.callables import run_callable
     from gemmprof.measure.runner import ContextLost
+
+    annotate = _annotated(runner, options, gpu_spec)
 
     with Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
                   TimeElapsedColumn(), transient=True, console=_stderr_console()) as bar:
@@ -249,19 +318,24 @@ def _run_jobs(runner, result, jobs, options, gpu_spec, params, save, dtype):
         prepared = []  # with --interleave: (row, launch) of every variant, timed together after the last
         try:
             for i, (kind, item) in enumerate(jobs):
-                name = item.name if kind == "baseline" else item[0].spec.name if kind == "kernel" else item[0].name
+                name = item.name if kind in ("baseline", "cublaslt") else item[0].spec.name if kind == "kernel" \
+                    else item[0].name
                 bar.update(task, description=f"verifying/timing {name:<28}")
                 try:
                     if kind == "callable":  # a Python function is verified and timed at once, also with --interleave
                         row = run_callable(runner, *item)
                     elif interleave:
-                        row, launch = runner.prepare_baseline(item) if kind == "baseline" else runner.prepare_kernel(*item)
-                        prepared.append((row, launch))
+                        row, launch = _prepare(runner, kind, item)
+                        prepared.append((row, launch, kind, item))
+                    elif kind == "cublaslt":
+                        row = runner._time(*_prepare(runner, kind, item))
                     else:
                         row = runner.run_baseline(item) if kind == "baseline" else runner.run_kernel(*item)
+                    if not interleave or kind == "callable":
+                        annotate(row, kind, item)
                 except ContextLost as exc:
-                    _untimed(prepared, "not timed: a later variant faulted and lost the CUDA context before the "
-                                       "interleaved timing")
+                    _untimed([p[:2] for p in prepared], "not timed: a later variant faulted and lost the CUDA "
+                                                        "context before the interleaved timing")
                     result.variants.append(_lost_row(item, kind, str(exc)))
                     save()
                     result.variants.extend(_continue_in_child(jobs[i + 1:], options, gpu_spec, runner.seed, params,
@@ -274,15 +348,17 @@ def _run_jobs(runner, result, jobs, options, gpu_spec, params, save, dtype):
             if interleave:
                 bar.update(task, description=f"{'timing, interleaved':<28}")
                 try:
-                    runner.time_together(prepared)
+                    runner.time_together([p[:2] for p in prepared])
                 except ContextLost:  # the rows say so; nothing is left to run
                     save()
                     return True
+                for row, _, kind, item in prepared:
+                    annotate(row, kind, item)
                 save()
                 bar.advance(task)
         except BaseException:  # Ctrl-C or an error: verified rows without a time must not read as finished
-            _untimed([(r, la) for r, la in prepared if r.timing is None], "not timed: the run stopped before or "
-                                                                           "during the interleaved timing")
+            _untimed([(r, la) for r, la, *_ in prepared if r.timing is None], "not timed: the run stopped before or "
+                                                                               "during the interleaved timing")
             save()
             raise
     return False
@@ -297,9 +373,10 @@ def _untimed(prepared, message):
 def _lost_row(item, kind, message):
     from gemmprof.results.run import VariantResult
 
-    if kind == "baseline":
-        return VariantResult(id="cuBLAS", name=item.name, title=item.title, dtype=item.dtype, kind="baseline",
-                             status="error", message=message)
+    if kind in ("baseline", "cublaslt"):
+        return VariantResult(id="cuBLASLt" if kind == "cublaslt" else "cuBLAS", name=item.name, title=item.title,
+                             dtype=item.dtype, kind="baseline", status="error", message=message,
+                             c_dtype=item.c_dtype)
     if kind == "callable":
         from gemmprof.measure.callables import lost_row
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from gemmprof.commands._options import POSITIVE, resolve_shape, shape_options
+from gemmprof.commands._options import POSITIVE, FiniteFloat, resolve_shape, shape_options
 from gemmprof.errors import InputError
 from gemmprof.render.table import FORMATS, emit
 
@@ -15,15 +15,15 @@ from gemmprof.render.table import FORMATS, emit
 @shape_options
 @click.option("--strategy", type=click.Choice(["exhaustive", "random", "optuna"]), default="exhaustive",
               show_default=True, help="optuna needs the extra: pip install 'gemmprof[tune]'.")
-@click.option("--budget-configs", type=click.IntRange(min=1), default=None, help="Stop after this many configurations.")
-@click.option("--budget-minutes", type=click.FloatRange(min=0, min_open=True), default=None,
+@click.option("--budget-configs", type=click.IntRange(1, 10 ** 9), default=None, help="Stop after this many configurations.")
+@click.option("--budget-minutes", type=FiniteFloat(positive=True, maximum=525600), default=None,
               help="Stop proposing new configurations after this long.")
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the random and optuna strategies.")
+@click.option("--seed", type=click.IntRange(0, 2 ** 32 - 1), default=0, show_default=True, help="Seed of the random and optuna strategies.")
 @click.option("--cache-dir", type=click.Path(file_okay=False), default=None,
               help="Where sweeps are cached (default: $GEMMPROF_CACHE/tune or ~/.cache/gemmprof/tune).")
-@click.option("--top", type=click.IntRange(min=1), default=5, show_default=True,
+@click.option("--top", type=click.IntRange(1, 100), default=5, show_default=True,
               help="Re-time this many of the fastest, interleaved, to pick the winner.")
-@click.option("--rounds", type=click.IntRange(min=0), default=5, show_default=True, help="Rounds of that re-timing.")
+@click.option("--rounds", type=click.IntRange(0, 100), default=5, show_default=True, help="Rounds of that re-timing.")
 @click.option("--keep", is_flag=True, help="Keep the winner as this device's tuned defaults (run/profile/roofline).")
 @click.option("--gpus", default=None, metavar="N|all",
               help="Measure on N GPUs of this host (CUDA_VISIBLE_DEVICES honoured), one worker process each "
@@ -31,7 +31,8 @@ from gemmprof.render.table import FORMATS, emit
 @click.option("--ray", "ray_address", default=None, metavar="auto|local|ADDRESS",
               help="Measure on a Ray cluster, one actor per GPU (pip install 'gemmprof[ray]'); local: a private "
                    "one-host instance.")
-@click.option("--jobs", type=click.IntRange(min=1), default=None, help="Compile processes (default: CPUs - 2, at most 8).")
+@click.option("--jobs", type=click.IntRange(1, 256), default=None,
+              help="Compile processes (default: the CPU cores less two, 1 to 16).")
 @click.option("--serial", is_flag=True, help="Compile, verify and time one configuration after another (no overlap).")
 @click.option("--budget", "timing_budget", type=POSITIVE, default=0.15, show_default=True,
               help="Seconds of timed launches per configuration.")
@@ -70,11 +71,16 @@ def command(rung, spec_file, size, m, n, k, strategy, budget_configs, budget_min
 
     if bool(rung) == bool(spec_file):
         raise InputError("give one rung (e.g. 10 or warptiling) or --spec FILE")
-    chosen = specmod.load_spec(spec_file) if spec_file else specmod.select([rung])
+    chosen = specmod.load_user_specs([spec_file]) if spec_file else specmod.select([rung])
     if isinstance(chosen, list):
         if len(chosen) != 1:
             raise InputError(f"{rung!r} selects {len(chosen)} rungs; tune one at a time")
         chosen = chosen[0]
+    _check_outputs(output, fmt, plot_file, cache_dir)  # before the sweep, not after it
+    if chosen.plan:  # a planning entry has no parameters of its own: it picks a rung's per shape
+        raise InputError(f"{chosen.name} chooses a rung and its parameters per shape and has nothing to tune: tune "
+                         f"the rung it runs at your shape (`gemmprof run {chosen.name} --size ...` names it in its "
+                         f"note), e.g. gemmprof tune h12 --size 4096")
     if not stand_in and not ray_address:
         from gemmprof.errors import require_cupy
 
@@ -114,3 +120,30 @@ def _stderr_console():
     from rich.console import Console
 
     return Console(stderr=True)
+
+
+def _check_outputs(output, fmt, plot_file, cache_dir) -> None:
+    """Before the sweep, not after it: -o's format, --plot's image format, each a regular file (or none yet) in a
+    folder that exists, and --cache-dir a folder if it exists."""
+    import os
+
+    from gemmprof.render.table import choose_format
+    from gemmprof.results.files import file_kind
+
+    if output and not output.lower().endswith(".json"):
+        choose_format(fmt, output)
+    if plot_file and os.path.splitext(plot_file)[1].lower() not in (".png", ".svg", ".pdf"):
+        raise InputError(f"--plot {plot_file}: cannot draw a {os.path.splitext(plot_file)[1] or 'extension-less'} "
+                         "image (use .png, .svg or .pdf)")
+    for option, path in (("-o", output), ("--plot", plot_file)):
+        if not path:
+            continue
+        folder = os.path.dirname(os.path.abspath(path))
+        if not os.path.isdir(folder):
+            raise InputError(f"{option} {path}: the folder {folder} does not exist")
+        kind = file_kind(path)
+        if kind not in ("file", "does not exist"):
+            raise InputError(f"{option} {path}: it is {'a folder' if kind == 'folder' else kind}; gemmprof writes "
+                             "only regular files")
+    if cache_dir and os.path.exists(cache_dir) and not os.path.isdir(cache_dir):
+        raise InputError(f"--cache-dir {cache_dir}: not a folder ({file_kind(cache_dir)})")

@@ -58,6 +58,7 @@ class CupyArrays:
 
     kind = "cupy"
     note = ""
+    copied: list[str] = []  # never: the problem's own arrays
 
     def operands(self, problem):
         """A (M x K row-major) and B (K x N); fp8's B is column-major, a view of N rows of K, as fp8 tensor cores

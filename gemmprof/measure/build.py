@@ -28,6 +28,7 @@ class BuildResult:
     cubin: object = None  # pathlib.Path of the built cubin
     skipped: bool = False  # the spec builds only for other targets (e.g. sm_90a): nothing was compiled
     kernel: object = None  # the BoundKernel built (a launcher gives one row per kernel in its .cu)
+    error: str = ""  # one line, when it compiled but is unusable (e.g. no kernel `entry` names): not nvcc's log
 
 
 class CompileError(GemmprofError):
@@ -57,19 +58,31 @@ def nvcc_build(kernel: BoundKernel, arch: str, nvcc: str | None = None, use_cach
     res = parse_ptxas(out.log) if out.ok else None
     info = None
     if out.ok and out.cubin is not None:
+        symbol, missing = _symbol(out.cubin, kernel)
+        if missing:  # it compiled, but the kernel `entry` names is not in it: nothing could be launched
+            return BuildResult(kernel.variant_name, out.arch, False, None, out.log, kernel=kernel, error=missing)
         info = BuildInfo("nvcc", out.version, out.flags, out.arch, nvccmod.sha256_file(out.cubin),
-                         _symbol(out.cubin, kernel), sass=sassmod.facts(out.cubin, keep=True), compile_s=out.seconds)
+                         symbol, sass=sassmod.facts(out.cubin, keep=True), compile_s=out.seconds)
     return BuildResult(kernel.variant_name, out.arch, out.ok and res is not None, res, out.log, info, out.cubin,
                        kernel=kernel)
 
 
-def _symbol(cubin, kernel: BoundKernel) -> str | None:
-    from gemmprof.measure.cubin import entry_symbol, function_symbols
+def _symbol(cubin, kernel: BoundKernel) -> tuple[str | None, str | None]:
+    """(the entry's symbol in the cubin, None) or (None, one line naming the spec's entry and the file)."""
+    from gemmprof.measure.cubin import entry_symbol, function_symbols, plain_name
 
+    spec = kernel.spec
     try:
-        return entry_symbol(function_symbols(cubin.read_bytes()), kernel.spec.entry, kernel.template_args)
-    except GemmprofError:
-        return None
+        symbols = function_symbols(cubin.read_bytes())
+    except GemmprofError as exc:
+        return None, f"{spec.path}: entry: the cubin nvcc built from {spec.file} is unreadable ({exc})"
+    try:
+        return entry_symbol(symbols, spec.entry, kernel.template_args), None
+    except GemmprofError as exc:
+        if symbols and "matches several" in str(exc):
+            return None, f"{spec.path}: entry: {exc}"
+        names = ", ".join(sorted({plain_name(s) for s in symbols})) or "none"
+        return None, f"{spec.path}: entry: no kernel {kernel.name_expression!r} in {spec.file} (its kernels: {names})"
 
 
 def builds_for(kernel: BoundKernel, arch: str) -> bool:
@@ -135,6 +148,8 @@ def nvcc_load(kernel: BoundKernel, built: BuildResult | None = None) -> Compiled
     import cupy
 
     result = built if built is not None else nvcc_build(kernel, device_arch())
+    if result.error:
+        raise CompileError(result.error)
     if not result.ok or result.build is None:
         raise CompileError(f"{kernel.spec.name}: nvcc failed:\n{result.log}")
     cubin = result.cubin

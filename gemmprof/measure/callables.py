@@ -104,10 +104,11 @@ def load(ref: CallableRef, scales: str | None = None) -> PyCallable:
 
 
 def _must_exist(ref: CallableRef) -> None:
-    path = Path(ref.path)
-    if not path.is_file():
-        raise CallableError(f"--callable {ref.text}: {path} " + ("is a directory" if path.is_dir() else
-                                                                  "does not exist"))
+    from gemmprof.results.files import not_a_file
+
+    why = not_a_file(Path(ref.path))  # a FIFO would block the import until something writes to it
+    if why:
+        raise CallableError(f"--callable {ref.text}: {ref.path} {why}")
 
 
 def _import_file(path: Path, where: str):
@@ -127,9 +128,9 @@ def _import_file(path: Path, where: str):
     except SyntaxError as exc:
         del sys.modules[module_name]
         raise CallableError(f"{where}: {path} line {exc.lineno}: syntax error: {exc.msg}") from None
-    except Exception as exc:  # its imports (torch, triton) or its own top-level code
+    except (Exception, SystemExit) as exc:  # its imports (torch, triton), its own top-level code, a sys.exit there
         del sys.modules[module_name]
-        raise CallableError(f"{where}: importing {path} raised {type(exc).__name__}: {_one_line(exc)}") from None
+        raise CallableError(f"{where}: importing {path} {_raised(exc)}") from None
     return module
 
 
@@ -195,6 +196,14 @@ def check_scales_taken(fn, where: str, scales: str) -> None:
                             f"{scales}")
 
 
+def _raised(exc: BaseException, width: int = 300) -> str:
+    """What a callable's code did instead of returning: "raised ValueError: ...", or "called sys.exit(3)" (a
+    SystemExit, which would otherwise end gemmprof silently with the callable's status)."""
+    if isinstance(exc, SystemExit):
+        return f"called sys.exit({_one_line(repr(exc.code), width)})"
+    return f"raised {type(exc).__name__}: {_one_line(exc, width)}"
+
+
 def _one_line(exc: BaseException, width: int = 300) -> str:
     text = " ".join(str(exc).split())
     return text if len(text) <= width else text[: width - 1] + "…"
@@ -207,20 +216,21 @@ def run_callable(runner, item: PyCallable, dtype: str, arrays) -> VariantResult:
     from gemmprof.measure import nvtx
     from gemmprof.measure.arrays import bf16_note
     from gemmprof.measure.problem import tolerance
-    from gemmprof.measure.runner import model_figures
-    from gemmprof.model.traffic import get_dtype
+    from gemmprof.measure.runner import Prepared
 
     shape = runner.opt.shape
     row = VariantResult(id=item.id, name=item.name, title=item.title, dtype=dtype, kind=item.kind,
                         c_dtype=item.c_dtype, scales=runner.opt.scales if dtype in FP8_DTYPES else "")
     row.nvtx_range = nvtx.range_name(item.name, shape)
-    row.model = model_figures(dtype, shape, runner.opt.beta, runner.gpu_spec, None, get_dtype(dtype).peak_kind)
     problem = runner.problem(dtype, item.c_dtype)  # exactly a spec's with that c_dtype: C0, reference, sentinel
     try:
         with arrays.stream():
-            A, B = arrays.operands(problem)
-            runner._time(*runner._verify(row, problem, _launcher(item.fn, A, B, problem, arrays),
-                                          tolerance(dtype, item.c_dtype)))
+            prepared = Prepared(_launcher(item.fn, arrays), dtype, item.c_dtype, ("row", None),
+                                tolerance(dtype, item.c_dtype))
+            row, verified = runner._verify(row, prepared)
+            if verified is not None and arrays.copied:  # copies would not see the row changed before each call
+                verified.perturb = False
+            runner._time(row, verified)
     except CallableRaised as exc:
         row.status, row.message = "error", str(exc)
         _raise_if_context_lost(row.message)
@@ -241,11 +251,13 @@ def lost_row(item: tuple, message: str) -> VariantResult:
                          message=message, c_dtype=call.c_dtype)
 
 
-def _launcher(fn, A, B, problem, arrays):
-    alpha, beta = problem.alpha, problem.beta
-    scales = arrays.scales(problem)  # fp8: {scale_a, scale_b}; {} otherwise
+def _launcher(fn, arrays):
+    """launch_for(problem, out): a call of fn on the problem's operands (as `arrays` hands them) filling `out`."""
 
-    def launch_into(out):
+    def launch_for(problem, out):
+        A, B = arrays.operands(problem)
+        scales = arrays.scales(problem)  # fp8: {scale_a, scale_b}; {} otherwise
+        alpha, beta = problem.alpha, problem.beta
         C, before, after = arrays.output(out, problem.c_dtype)  # outside the timed call: no cost per call
 
         def launch():
@@ -253,14 +265,14 @@ def _launcher(fn, A, B, problem, arrays):
                 before()
             try:
                 fn(A, B, C, alpha, beta, **scales)
-            except Exception as exc:
-                raise CallableRaised(f"raised {type(exc).__name__}: {_one_line(exc)}") from exc
+            except (Exception, SystemExit) as exc:  # sys.exit in a callable fails its variant, not the run
+                raise CallableRaised(_raised(exc)) from exc
             if after:
                 after()
 
         return launch
 
-    return launch_into
+    return launch_for
 
 
 def _raise_if_context_lost(message: str) -> None:
@@ -268,3 +280,86 @@ def _raise_if_context_lost(message: str) -> None:
 
     if not runner_module._context_alive():
         raise runner_module.ContextLost(message)
+
+
+# C's dtype, inferred: `gemmprof.bench(fn, ...)` without c_dtype ---------------------------------------------------
+@dataclass(frozen=True)
+class Attempt:
+    """One call of a function over a C of one dtype, made to choose its C: what happened."""
+
+    outcome: str  # ok (within that C's tolerance) | raised | unwritten | wrong
+    detail: str = ""  # the exception, the check's finding, or what the function returned
+    half_values: bool = False  # an fp32 C holding only numbers of the inputs' half type: a half product, cast
+
+
+def choose_c_dtype(dtype: str, attempt: Callable[[str], Attempt]) -> tuple[str, str]:
+    """The C a function with `dtype` inputs fills, and the sentence that says how it was decided.
+
+    fp32 inputs: fp32 C. Half inputs: one call over fp32 C; if it writes fp32 C within its tolerance, fp32. If it
+    raised, or wrote only numbers of the half type into the fp32 C (a half product cast: torch.matmul's fp16
+    result copied into C), one call over C of the inputs' type decides: within that C's tolerance, that C.
+    Anything else stays fp32, and the run's verification reports what the function did."""
+    if dtype not in HALF_TYPES:
+        return "fp32", ""
+    first = attempt("fp32")
+    if first.outcome == "ok":
+        return "fp32", f"C: fp32, inferred (it filled fp32 C from {dtype} inputs)"
+    if first.outcome == "raised" or (first.outcome == "wrong" and first.half_values):
+        second = attempt(dtype)
+        if second.outcome == "ok":
+            why = (f"over fp32 C it raised {first.detail}" if first.outcome == "raised"
+                   else f"it wrote only {dtype} numbers into fp32 C, out of {dtype}'s precision")
+            return dtype, f"C: {dtype}, inferred ({why}; c_dtype='{dtype}' says so)"
+    said = {"raised": f"over fp32 C it raised {first.detail}", "unwritten": first.detail or "it left C unwritten",
+            "wrong": f"its fp32 C was wrong ({first.detail})"}.get(first.outcome, first.detail)
+    return "fp32", f"C: fp32, not inferred ({said}; give c_dtype= if it writes half C)"
+
+
+HALF_TYPES = ("fp16", "bf16")
+
+
+def attempt_call(runner, fn, dtype: str, arrays, c_dtype: str) -> Attempt:
+    """Call fn over the runner's problem with a C of `c_dtype` and check it as verification does: over C poisoned
+    with NaN and, where beta = 0, again over a finite sentinel (two calls)."""
+    import cupy
+
+    from gemmprof.measure.problem import tolerance, verify
+
+    problem = runner.problem(dtype, c_dtype)
+    outputs = [problem.fresh_output()] + ([problem.sentinel_output()] if problem.beta == 0 else [])
+    returned = None
+    with arrays.stream():
+        A, B = arrays.operands(problem)
+        for out in outputs:
+            C, before, after = arrays.output(out, c_dtype)
+            try:
+                if before:
+                    before()
+                returned = fn(A, B, C, problem.alpha, problem.beta)
+                if after:
+                    after()
+            except (Exception, SystemExit) as exc:  # sys.exit in a callable fails its variant, not the run
+                _raise_if_context_lost(str(exc))
+                return Attempt("raised", _raised(exc, 160).removeprefix("raised "))
+        cupy.cuda.Device().synchronize()
+    check = verify(outputs[0], outputs[1] if len(outputs) > 1 else None, problem, tolerance(dtype, c_dtype))
+    if check.passed:
+        return Attempt("ok")
+    shape = problem.shape
+    if check.unwritten >= 0.99 * shape.M * shape.N:
+        kind = getattr(returned, "dtype", None)
+        what = f"it returned a {kind} array and left C unwritten" if kind is not None else "it left C unwritten"
+        return Attempt("unwritten", what + ": gemmprof reads C, filled in place")
+    return Attempt("wrong", check.describe(), c_dtype == "fp32" and _only_half_numbers(outputs[-1], dtype))
+
+
+def _only_half_numbers(c32, dtype: str) -> bool:
+    """Every element of an fp32 array is finite and a number of the half type `dtype` (fp16 or bf16)."""
+    import numpy as np
+
+    x = np.asarray(c32.get() if hasattr(c32, "get") else c32, dtype=np.float32)
+    if x.size == 0 or not np.isfinite(x).all():
+        return False
+    if dtype == "fp16":
+        return bool(np.array_equal(x, x.astype(np.float16).astype(np.float32)))
+    return bool(((x.view(np.uint32) & np.uint32(0xFFFF)) == 0).all())

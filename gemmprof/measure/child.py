@@ -34,6 +34,10 @@ class ChildRun:
     scales: str | None = None  # fp8 inputs: --scales
     output: str | None = None
     child_results: str | None = None
+    precision: float | None = None  # --precision PCT
+    c_dtype: str | None = None  # --c-dtype of --callable functions
+    arrays: str | None = None  # --arrays of --callable functions
+    extra: tuple[str, ...] = ()  # further `gemmprof run` arguments, passed as they are (gemmprof sweep --run-option)
 
     def argv(self, python: str | None = None) -> list[str]:
         s = self.shape
@@ -42,19 +46,20 @@ class ChildRun:
         cmd += ["--all"] if self.all_ else []
         cmd += ["--dtype", self.dtype] if self.dtype else []
         cmd += ["--scales", self.scales] if self.scales else []
-        for flag, value in (("--alpha", self.alpha), ("--beta", self.beta), ("--budget", self.budget_s)):
+        for flag, value in (("--alpha", self.alpha), ("--beta", self.beta), ("--budget", self.budget_s),
+                            ("--precision", self.precision)):
             cmd += [flag, repr(float(value))] if value is not None else []
         for flag, value in (("--seed", self.seed), ("--max-reps", self.max_reps), ("--gpu", self.gpu),
                             ("--gpu-file", self.gpu_file), ("--compiler", self.compiler), ("-o", self.output),
-                            ("--child-results", self.child_results)):
+                            ("--child-results", self.child_results), ("--c-dtype", self.c_dtype),
+                            ("--arrays", self.arrays)):
             cmd += [flag, str(value)] if value is not None else []
         cmd += [f"--param={p}" for p in self.params]
         cmd += ["--no-cublas"] if self.no_cublas else []
         cmd += ["--launch-once"] if self.launch_once else []
         cmd += ["--no-flush"] if self.no_flush else []
         cmd += ["--interleave"] if self.interleave else []
-        return cmd
-
+        return cmd + list(self.extra)
 
 
 def spawn(cmd: list[str]):

@@ -168,7 +168,8 @@ def worth_building(kernel: BoundKernel, arch: str, shape, compiler: str | None) 
 def for_run(pairs: Iterable[tuple[BoundKernel, str | None]], shape, compiler: str | None, arch: str | None = None,
             build: Callable | None = None, jobs: int | None = None, sms: int | None = None) -> CompileAhead:
     """Start the nvcc builds of a run's (kernel, compiler) jobs, in the order they will be measured, each as the
-    runner will build it at `shape` (BoundKernel.for_shape with the device's multiprocessor count)."""
+    runner will build it at `shape` (BoundKernel.for_shape with the device's multiprocessor count; a planning entry
+    as the rung it chooses there)."""
     if arch is None:
         from gemmprof.measure.build import device_arch, device_sms
 
@@ -176,10 +177,15 @@ def for_run(pairs: Iterable[tuple[BoundKernel, str | None]], shape, compiler: st
             arch, sms = device_arch(), device_sms()
         except Exception:  # noqa: BLE001 - no device to read: nothing ahead, the runner builds in line and says why
             return CompileAhead([], "")
+    from gemmprof.catalog.plan import resolve
     from gemmprof.errors import SpecError
 
     kernels = []
     for k, c in pairs:
+        try:
+            k = resolve(k, shape, sms)
+        except SpecError:  # the runner resolves it again and reports why in the kernel's row
+            continue
         if worth_building(k, arch, shape, c or compiler):
             try:
                 kernels.append(k.for_shape(shape, sms))

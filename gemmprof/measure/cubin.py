@@ -52,3 +52,15 @@ def entry_symbol(symbols: list[str], entry: str, template_args: tuple[int, ...] 
     if not cands:
         raise GemmprofError(f"no kernel {what} in the cubin (its kernels: {', '.join(symbols) or 'none'})")
     raise GemmprofError(f"{what} matches several kernels in the cubin: {', '.join(cands)}")
+
+
+_MANGLED = re.compile(r"^_Z(?:N\d+\w+?)?(\d+)")
+
+
+def plain_name(symbol: str) -> str:
+    """`_Z13splitk_reduceiiifPKffPf` -> `splitk_reduce` (a top-level function; anything else as it is)."""
+    m = _MANGLED.match(symbol)
+    if m and not symbol.startswith("_ZN"):
+        n = int(m[1])
+        return symbol[m.end():m.end() + n] or symbol
+    return symbol

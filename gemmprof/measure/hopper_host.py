@@ -1,16 +1,19 @@
-"""Host side of the Hopper rungs: TMA tensor maps and cluster launches through the CUDA driver (ctypes, libcuda).
+"""Host side of the Hopper rungs: TMA tensor maps and cluster launches through the CUDA driver's Python binding,
+`cuda.bindings.driver` (the package cuda-bindings, which the `cuda12` and `cuda13` extras install).
 
 Two driver calls that CuPy does not wrap:
   * cuTensorMapEncodeTiled builds the 128-byte CUtensorMap a kernel takes as `const __grid_constant__ CUtensorMap`;
-    `encode_tiled` returns it as a 128-byte numpy.void scalar, which CuPy's RawKernel passes by value.
+    `encode_tiled` returns its bytes as a 128-byte numpy.void scalar, passed by value at launch.
   * cuLaunchKernelEx launches with a cluster shape (`prepare_launch`); CuPy's RawKernel call cannot.
-ctypes on libcuda.so.1 needs no package beyond numpy (cuda-bindings is not a gemmprof dependency, and CuPy's own
-driver module does not expose these two calls). All checks that need no GPU run before the driver is touched.
+Every enum (data type, swizzle, L2 promotion, interleave, out-of-bounds fill, launch attribute) is the binding's
+own member, looked up by its cuda.h name, and the launch configuration is the binding's CUlaunchConfig: no enum
+value or struct layout is written here. A launch's arguments are packed once into host buffers and handed to the
+driver as the address of their void*[] (the binding's `kernelParams` as an int), so a timed launch is one driver
+call. All checks that need no GPU run before the driver is touched.
 """
 
 from __future__ import annotations
 
-import ctypes
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -18,48 +21,80 @@ import numpy as np
 
 from gemmprof.errors import GemmprofError, GpuUnavailableError, InputError
 
-TENSOR_MAP_BYTES = 128
+TENSOR_MAP_BYTES = 128  # sizeof(CUtensorMap): the by-value kernel argument
 ELEMENT_BYTES = {"fp16": 2, "bf16": 2, "fp32": 4, "e4m3": 1, "e5m2": 1}
-# CUtensorMapDataType, CUtensorMapSwizzle and CUtensorMapL2promotion values (cuda.h); fp8 is copied as bytes (UINT8)
-TENSOR_DTYPE = {"fp16": 6, "fp32": 7, "bf16": 9, "e4m3": 0, "e5m2": 0}
-SWIZZLE = {0: 0, 32: 1, 64: 2, 128: 3}
-L2_PROMOTION = {0: 0, 64: 1, 128: 2, 256: 3}
-CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8
-CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION = 4
+# The binding's enum members, by their cuda.h names; fp8 is copied as bytes (UINT8)
+DATA_TYPE = {"fp16": "CU_TENSOR_MAP_DATA_TYPE_FLOAT16", "fp32": "CU_TENSOR_MAP_DATA_TYPE_FLOAT32",
+             "bf16": "CU_TENSOR_MAP_DATA_TYPE_BFLOAT16", "e4m3": "CU_TENSOR_MAP_DATA_TYPE_UINT8",
+             "e5m2": "CU_TENSOR_MAP_DATA_TYPE_UINT8"}
+SWIZZLE = {0: "CU_TENSOR_MAP_SWIZZLE_NONE", 32: "CU_TENSOR_MAP_SWIZZLE_32B", 64: "CU_TENSOR_MAP_SWIZZLE_64B",
+           128: "CU_TENSOR_MAP_SWIZZLE_128B"}  # by the swizzle's width in bytes
+L2_PROMOTION = {0: "CU_TENSOR_MAP_L2_PROMOTION_NONE", 64: "CU_TENSOR_MAP_L2_PROMOTION_L2_64B",
+                128: "CU_TENSOR_MAP_L2_PROMOTION_L2_128B", 256: "CU_TENSOR_MAP_L2_PROMOTION_L2_256B"}
 MAX_BOX = 256
 MAX_PORTABLE_CLUSTER = 8
+INSTALL = "pip install cuda-bindings (or gemmprof[cuda12] / gemmprof[cuda13])"
 
 
 class DriverError(GemmprofError):
     """A CUDA driver call returned an error code."""
 
 
-# ---------------------------------------------------------------- the driver library
+# ---------------------------------------------------------------- the driver binding
 
 class Driver:
-    """libcuda.so.1 through ctypes; every call goes through `check`, which turns a non-zero CUresult into a DriverError."""
+    """`cuda.bindings.driver` (tests pass a stand-in module); every call goes through `call`, which turns a result
+    other than CUDA_SUCCESS into a DriverError naming the call and the error."""
 
-    def __init__(self, lib=None):
-        if lib is None:
+    def __init__(self, module=None):
+        if module is None:
             try:
-                lib = ctypes.CDLL("libcuda.so.1")
-            except OSError as exc:
-                raise GpuUnavailableError(f"the CUDA driver library libcuda.so.1 could not be loaded ({exc})") from exc
-        self.lib = lib
+                from cuda.bindings import driver as module
+            except ImportError as exc:
+                raise GpuUnavailableError(f"the CUDA driver's Python binding cuda.bindings is not installed "
+                                          f"({exc}): {INSTALL}") from exc
+        self.cu = module
 
-    def error_text(self, code: int) -> str:
-        name, text = ctypes.c_char_p(), ctypes.c_char_p()
+    def enum(self, enum_type: str, member: str):
+        return getattr(getattr(self.cu, enum_type), member)
+
+    def error_text(self, code) -> str:
+        cu = self.cu
         try:
-            self.lib.cuGetErrorName(code, ctypes.byref(name))
-            self.lib.cuGetErrorString(code, ctypes.byref(text))
-        except Exception:  # a partial library still gets the number reported
+            label = cu.CUresult(code).name
+        except (ValueError, TypeError):
+            label = f"CUresult {int(code)}"
+        try:
+            err, text = cu.cuGetErrorString(code)
+            if err == cu.CUresult.CUDA_SUCCESS and text:
+                return f"{label}: {text.decode() if isinstance(text, bytes) else text}"
+        except Exception:  # noqa: BLE001 - the name alone still says what failed
             pass
-        label = name.value.decode() if name.value else f"CUresult {code}"
-        return f"{label}: {text.value.decode()}" if text.value else label
+        return label
 
-    def check(self, code: int, what: str) -> None:
-        if code != 0:
-            raise DriverError(f"{what} failed with {self.error_text(code)}")
+    def call(self, what: str, fn, *args) -> tuple:
+        """fn(*args) -> (CUresult, outputs...): the outputs, or DriverError."""
+        try:
+            err, *outputs = fn(*args)
+        except RuntimeError as exc:  # the binding could not load libcuda (no driver on this machine)
+            raise GpuUnavailableError(f"{what}: the CUDA driver could not be loaded ({exc})") from exc
+        if err != self.cu.CUresult.CUDA_SUCCESS:
+            raise DriverError(f"{what} failed with {self.error_text(err)}")
+        return tuple(outputs)
+
+    def caller(self, what: str, fn, *args) -> Callable[[], None]:
+        """A callable making the call fn(*args) alone, as `call` checks it (the launch of a timed loop)."""
+        success = self.cu.CUresult.CUDA_SUCCESS
+
+        def run() -> None:
+            try:
+                err = fn(*args)[0]
+            except RuntimeError as exc:
+                raise GpuUnavailableError(f"{what}: the CUDA driver could not be loaded ({exc})") from exc
+            if err != success:
+                raise DriverError(f"{what} failed with {self.error_text(err)}")
+
+        return run
 
 
 _driver: Driver | None = None
@@ -87,8 +122,8 @@ class TiledMap:
     l2_promotion: int = 256
 
     def validate(self) -> None:
-        if self.dtype not in TENSOR_DTYPE:
-            raise InputError(f"TMA dtype {self.dtype!r} is not one of {', '.join(TENSOR_DTYPE)}")
+        if self.dtype not in DATA_TYPE:
+            raise InputError(f"TMA dtype {self.dtype!r} is not one of {', '.join(DATA_TYPE)}")
         esize = ELEMENT_BYTES[self.dtype]
         for name in ("rows", "cols", "box_rows", "box_cols"):
             v = getattr(self, name)
@@ -116,20 +151,26 @@ class TiledMap:
         if self.l2_promotion not in L2_PROMOTION:
             raise InputError(f"TMA L2 promotion must be one of {sorted(L2_PROMOTION)}, got {self.l2_promotion!r}")
 
-    def encode_arguments(self) -> tuple:
+    def encode_arguments(self) -> tuple[list[int], list[int], list[int], list[int]]:
         """cuTensorMapEncodeTiled's arrays: global dims, global strides (bytes, all but the innermost), box, element
         strides; innermost dimension first."""
         esize = ELEMENT_BYTES[self.dtype]
-        dims = (ctypes.c_uint64 * 2)(self.cols, self.rows)
-        strides = (ctypes.c_uint64 * 1)(self.cols * esize)
-        box = (ctypes.c_uint32 * 2)(self.box_cols, self.box_rows)
-        elem_strides = (ctypes.c_uint32 * 2)(1, 1)
-        return dims, strides, box, elem_strides
+        return [self.cols, self.rows], [self.cols * esize], [self.box_cols, self.box_rows], [1, 1]
 
 
 def unused_map() -> np.void:
     """128 zero bytes in a CUtensorMap's place: the argument of a map the kernel does not use at this shape."""
     return np.zeros(1, dtype=np.dtype((np.void, TENSOR_MAP_BYTES)))[0]
+
+
+def map_bytes(tensor_map) -> bytes:
+    """The 128 bytes of the binding's CUtensorMap (its `opaque` field: sixteen 64-bit words)."""
+    words = [int(w) for w in tensor_map.opaque]
+    data = np.array(words, dtype="<u8").tobytes()
+    if len(data) != TENSOR_MAP_BYTES:
+        raise DriverError(f"cuTensorMapEncodeTiled returned a CUtensorMap of {len(data)} bytes, not "
+                          f"{TENSOR_MAP_BYTES}")
+    return data
 
 
 def encode_tiled(address: int, tmap: TiledMap, drv: Driver | None = None) -> np.void:
@@ -140,43 +181,23 @@ def encode_tiled(address: int, tmap: TiledMap, drv: Driver | None = None) -> np.
     if address % 16:
         raise InputError(f"TMA global address must be 16-byte aligned, got {address:#x}")
     drv = drv or driver()
-    raw = (ctypes.c_uint8 * (TENSOR_MAP_BYTES + 64))()  # CUtensorMap is 64-byte aligned in cuda.h
-    offset = (-ctypes.addressof(raw)) % 64
-    out = ctypes.c_void_p(ctypes.addressof(raw) + offset)
+    cu = drv.cu
     dims, strides, box, elem_strides = tmap.encode_arguments()
-    code = drv.lib.cuTensorMapEncodeTiled(
-        out, ctypes.c_int(TENSOR_DTYPE[tmap.dtype]), ctypes.c_uint32(2), ctypes.c_void_p(int(address)), dims, strides,
-        box, elem_strides, ctypes.c_int(0), ctypes.c_int(SWIZZLE[tmap.swizzle]),
-        ctypes.c_int(L2_PROMOTION[tmap.l2_promotion]), ctypes.c_int(0))
-    drv.check(code, f"cuTensorMapEncodeTiled ({tmap.rows} x {tmap.cols} {tmap.dtype}, box {tmap.box_rows} x "
-                    f"{tmap.box_cols}, swizzle {tmap.swizzle})")
-    data = bytes(raw)[offset:offset + TENSOR_MAP_BYTES]
-    return np.frombuffer(data, dtype=np.dtype((np.void, TENSOR_MAP_BYTES)))[0]
+    (tensor_map,) = drv.call(
+        f"cuTensorMapEncodeTiled ({tmap.rows} x {tmap.cols} {tmap.dtype}, box {tmap.box_rows} x {tmap.box_cols}, "
+        f"swizzle {tmap.swizzle})",
+        cu.cuTensorMapEncodeTiled,
+        drv.enum("CUtensorMapDataType", DATA_TYPE[tmap.dtype]), 2, int(address),
+        [cu.cuuint64_t(d) for d in dims], [cu.cuuint64_t(s) for s in strides],
+        [cu.cuuint32_t(b) for b in box], [cu.cuuint32_t(e) for e in elem_strides],
+        drv.enum("CUtensorMapInterleave", "CU_TENSOR_MAP_INTERLEAVE_NONE"),
+        drv.enum("CUtensorMapSwizzle", SWIZZLE[tmap.swizzle]),
+        drv.enum("CUtensorMapL2promotion", L2_PROMOTION[tmap.l2_promotion]),
+        drv.enum("CUtensorMapFloatOOBfill", "CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE"))
+    return np.frombuffer(map_bytes(tensor_map), dtype=np.dtype((np.void, TENSOR_MAP_BYTES)))[0]
 
 
 # ---------------------------------------------------------------- extended launch (clusters)
-
-class LaunchAttribute(ctypes.Structure):
-    """CUlaunchAttribute: an id, padding to 8 bytes, a 64-byte value union."""
-
-    _fields_ = [("id", ctypes.c_int), ("pad", ctypes.c_char * 4), ("value", ctypes.c_uint8 * 64)]
-
-
-class LaunchConfig(ctypes.Structure):
-    """CUlaunchConfig."""
-
-    _fields_ = [("gridDimX", ctypes.c_uint), ("gridDimY", ctypes.c_uint), ("gridDimZ", ctypes.c_uint),
-                ("blockDimX", ctypes.c_uint), ("blockDimY", ctypes.c_uint), ("blockDimZ", ctypes.c_uint),
-                ("sharedMemBytes", ctypes.c_uint), ("hStream", ctypes.c_void_p),
-                ("attrs", ctypes.POINTER(LaunchAttribute)), ("numAttrs", ctypes.c_uint)]
-
-
-def cluster_attribute(cluster: tuple[int, int, int]) -> LaunchAttribute:
-    attr = LaunchAttribute()
-    attr.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION
-    ctypes.memmove(attr.value, (ctypes.c_uint * 3)(*cluster), 12)
-    return attr
-
 
 def _dims(value, what: str) -> tuple[int, int, int]:
     dims = tuple(int(v) for v in value) if isinstance(value, (tuple, list)) else (int(value),)
@@ -186,53 +207,75 @@ def _dims(value, what: str) -> tuple[int, int, int]:
     return dims
 
 
-def launch_config(grid, block, shared_mem: int = 0, stream: int = 0, cluster=None):
-    """The CUlaunchConfig (and the attributes it points to, kept alive with it), checked."""
+def check_geometry(grid, block, shared_mem: int = 0, cluster=None):
+    """(grid, block, cluster or None) as three positive integers each, checked before any driver call."""
     g, b = _dims(grid, "grid"), _dims(block, "block")
     if b[0] * b[1] * b[2] > 1024:
         raise InputError(f"block {b} has more than 1024 threads")
     if shared_mem < 0:
         raise InputError(f"dynamic shared memory must be >= 0 bytes, got {shared_mem}")
-    attrs = []
+    c = None
     if cluster is not None:
         c = _dims(cluster, "cluster")
         if any(gd % cd for gd, cd in zip(g, c, strict=True)):
             raise InputError(f"cluster {c} must divide the grid {g} in every dimension")
         if c[0] * c[1] * c[2] > MAX_PORTABLE_CLUSTER:
             raise InputError(f"cluster {c} has more than {MAX_PORTABLE_CLUSTER} blocks (the portable limit)")
-        attrs.append(cluster_attribute(c))
-    arr = (LaunchAttribute * max(1, len(attrs)))(*attrs)
-    cfg = LaunchConfig(*g, *b, shared_mem, ctypes.c_void_p(stream or None),
-                       ctypes.cast(arr, ctypes.POINTER(LaunchAttribute)), len(attrs))
-    return cfg, arr
+    return g, b, c
 
 
-def pack_params(args) -> tuple[ctypes.Array, list]:
-    """kernelParams: a void*[] pointing at one host copy of each argument (kept alive in the returned list).
+def launch_config(grid, block, shared_mem: int = 0, stream: int = 0, cluster=None, drv: Driver | None = None):
+    """The binding's CUlaunchConfig, checked, with the cluster-dimension attribute when `cluster` is given."""
+    g, b, c = check_geometry(grid, block, shared_mem, cluster)
+    drv = drv or driver()
+    cu = drv.cu
+    cfg = cu.CUlaunchConfig()
+    cfg.gridDimX, cfg.gridDimY, cfg.gridDimZ = g
+    cfg.blockDimX, cfg.blockDimY, cfg.blockDimZ = b
+    cfg.sharedMemBytes = int(shared_mem)
+    cfg.hStream = cu.CUstream(int(stream or 0))
+    attrs = []
+    if c is not None:
+        attr = cu.CUlaunchAttribute()
+        attr.id = drv.enum("CUlaunchAttributeID", "CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION")
+        attr.value.clusterDim.x, attr.value.clusterDim.y, attr.value.clusterDim.z = c
+        attrs.append(attr)
+    cfg.attrs = attrs
+    cfg.numAttrs = len(attrs)
+    return cfg
+
+
+def _aligned(nbytes: int, align: int = 64) -> np.ndarray:
+    """A zeroed host buffer of `nbytes` starting on an `align`-byte boundary (CUtensorMap is 64-byte aligned)."""
+    raw = np.zeros(nbytes + align, dtype=np.uint8)
+    start = (-raw.__array_interface__["data"][0]) % align
+    return raw[start:start + nbytes]
+
+
+def address(buffer: np.ndarray) -> int:
+    return int(buffer.__array_interface__["data"][0])
+
+
+def pack_params(args) -> tuple[int, list]:
+    """kernelParams: (the address of a void*[] pointing at one host copy of each argument, what keeps them alive).
     Arguments: numpy int32/uint32/int64/uint64/float32 scalars, CuPy arrays (their device pointer), 128-byte
     numpy.void tensor maps. Python ints and floats are refused: their C type would be a guess."""
     holders = []
     for i, a in enumerate(args):
         if isinstance(a, np.void):
-            buf = ctypes.create_string_buffer(bytes(a), len(bytes(a)))
+            data = bytes(a)
         elif isinstance(a, np.generic) and a.dtype in (np.int32, np.uint32, np.int64, np.uint64, np.float32):
-            buf = ctypes.create_string_buffer(a.tobytes(), a.nbytes)
+            data = a.tobytes()
         elif hasattr(a, "data") and hasattr(a.data, "ptr"):
-            buf = ctypes.c_void_p(int(a.data.ptr))
+            data = np.uint64(int(a.data.ptr)).tobytes()
         else:
             raise InputError(f"kernel argument {i} has type {type(a).__name__}: pass a numpy scalar (np.int32, "
                              "np.float32, ...), a CuPy array or a numpy.void tensor map")
+        buf = _aligned(len(data))
+        buf[:] = np.frombuffer(data, dtype=np.uint8)
         holders.append(buf)
-    params = (ctypes.c_void_p * max(1, len(holders)))(*[ctypes.addressof(h) for h in holders])
-    return params, holders
-
-
-def set_max_dynamic_smem(function_ptr: int, nbytes: int, drv: Driver | None = None) -> None:
-    drv = drv or driver()
-    drv.check(drv.lib.cuFuncSetAttribute(ctypes.c_void_p(function_ptr),
-                                         ctypes.c_int(CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES),
-                                         ctypes.c_int(nbytes)),
-              f"cuFuncSetAttribute(max dynamic shared memory = {nbytes} bytes)")
+    pointers = np.array([address(h) for h in holders] or [0], dtype=np.uint64)
+    return address(pointers), [pointers, *holders]
 
 
 def prepare_launch(function_ptr: int, grid, block, args, shared_mem: int = 0, stream: int = 0, cluster=None,
@@ -240,20 +283,17 @@ def prepare_launch(function_ptr: int, grid, block, args, shared_mem: int = 0, st
     """A launch of a CUfunction (CuPy: `RawKernel(...).kernel.ptr` or `RawModule.get_function(name).ptr`) through
     cuLaunchKernelEx, with a cluster shape when `cluster` is given, checked and packed once: the returned callable
     makes the driver call alone. Timed launches use it: the timer records its start event before the launch call,
-    and a call that packed eleven ctypes arguments each time left the GPU idle inside the timed interval after the
+    and a call that packed eleven arguments each time left the GPU idle inside the timed interval after the
     L2 flush (clustered rungs at 1024^3 read 39 us by events against 26 us in ncu). Call it once for one launch."""
     if not function_ptr:
         raise InputError("a launch needs a CUfunction pointer, got a null one")
-    cfg, attrs = launch_config(grid, block, shared_mem, stream, cluster)
+    check_geometry(grid, block, shared_mem, cluster)
     params, holders = pack_params(args)
     drv = drv or driver()
-    func = ctypes.c_void_p(function_ptr)
+    cfg = launch_config(grid, block, shared_mem, stream, cluster, drv)
+    func = drv.cu.CUfunction(int(function_ptr))
     what = (f"cuLaunchKernelEx(grid {tuple(_dims(grid, 'grid'))}, block {tuple(_dims(block, 'block'))}, "
             f"cluster {cluster}, {shared_mem} bytes of shared memory)")
-    cfg_ref = ctypes.byref(cfg)
-
-    def launch(_keep=(cfg, attrs, params, holders)) -> None:  # _keep: what the driver reads, alive with the callable
-        drv.check(drv.lib.cuLaunchKernelEx(cfg_ref, func, params, None), what)
-
+    launch = drv.caller(what, drv.cu.cuLaunchKernelEx, cfg, func, params, 0)
+    launch.keep = holders  # the argument buffers the driver reads, alive with the callable
     return launch
-

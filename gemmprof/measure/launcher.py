@@ -151,9 +151,10 @@ class Launcher:
 _LOADED: dict[tuple[str, str], Launcher] = {}
 
 
-def prepare(kernel: BoundKernel, problem, arch: str, lds: dict | None = None):
-    """(launch_into(out) -> a no-argument call of the launcher writing C into `out`, BuildInfo) on the current
-    device; the call passes the current CuPy stream, on which the timing's events are recorded."""
+def prepare(kernel: BoundKernel, shape, arch: str, lds: dict | None = None):
+    """(launch_for(problem, out) -> a no-argument call of the launcher on the problem's operands writing C into
+    `out`, BuildInfo) on the current device; the call passes the current CuPy stream, on which the timing's events
+    are recorded."""
     import cupy
 
     from gemmprof.catalog.abi import ctypes_call
@@ -169,10 +170,10 @@ def prepare(kernel: BoundKernel, problem, arch: str, lds: dict | None = None):
     key = (str(built.library), kernel.spec.entry)
     if key not in _LOADED:
         _LOADED[key] = Launcher(built.library, kernel.spec.entry)
-    launcher, spec, shape = _LOADED[key], kernel.spec, problem.shape
-    workspace = workspace_buffer(kernel, shape)
+    launcher, spec = _LOADED[key], kernel.spec
+    workspace = workspace_buffer(kernel, shape)  # shared by the input sets: one call at a time uses it
 
-    def launch_into(out):
+    def launch_for(problem, out):
         lead = lds or {}
         pointers = {"A": problem.operand("A", spec.layout["A"], lead.get("lda")).data.ptr,
                     "B": problem.operand("B", spec.layout["B"], lead.get("ldb")).data.ptr, "C": out.data.ptr,
@@ -183,4 +184,4 @@ def prepare(kernel: BoundKernel, problem, arch: str, lds: dict | None = None):
 
     info = BuildInfo("nvcc", built.version, built.flags, built.arch, nvccmod.sha256_file(built.library),
                      spec.entry, reason="a host launcher: nvcc -shared, called through ctypes")
-    return launch_into, info
+    return launch_for, info

@@ -8,11 +8,13 @@ import re
 from gemmprof.catalog.binding import BoundKernel
 from gemmprof.measure import nvcc as nvccmod
 from gemmprof.measure import sass as sassmod
+from gemmprof.measure.cubin import plain_name
 from gemmprof.results.run import BuildInfo
 
+NO_KERNELS = ("its .cu defines no __global__ kernel of its own (it launches library kernels): no registers or SASS "
+              "to report; the library built and exports {entry}")
 _ENTRY = re.compile(r"Compiling entry function '([^']+)'")
 _SECTION = re.compile(r"^\s*\.section\s+\.text\.([^,\s]+),", re.M)
-_MANGLED = re.compile(r"^_Z(?:N\d+\w+?)?(\d+)")
 
 
 def ptxas_by_function(log: str) -> dict[str, str]:
@@ -27,15 +29,6 @@ def listing_by_function(listing: str) -> dict[str, str]:
     starts = [(m.start(), m[1]) for m in _SECTION.finditer(listing)]
     return {name: listing[pos:starts[i + 1][0] if i + 1 < len(starts) else len(listing)]
             for i, (pos, name) in enumerate(starts)}
-
-
-def plain_name(symbol: str) -> str:
-    """`_Z13splitk_reduceiiifPKffPf` -> `splitk_reduce` (a top-level function; anything else as it is)."""
-    m = _MANGLED.match(symbol)
-    if m and not symbol.startswith("_ZN"):
-        n = int(m[1])
-        return symbol[m.end():m.end() + n] or symbol
-    return symbol
 
 
 def launcher_builds(kernel: BoundKernel, arch: str, nvcc: str | None = None, use_cache: bool = True) -> list:
@@ -56,9 +49,8 @@ def launcher_builds(kernel: BoundKernel, arch: str, nvcc: str | None = None, use
     if not out.ok or out.cubin is None:
         return [BuildResult(name, out.arch, False, None, out.log, kernel=kernel)]
     logs = ptxas_by_function(out.log)
-    if not logs:
-        return [BuildResult(name, out.arch, False, None, "the launcher's .cu holds no __global__ kernel: nothing "
-                            "to report (it still runs)", kernel=kernel)]
+    if not logs:  # it only calls libraries' kernels (cuBLAS...): the library built and exports entry, so it runs
+        return [BuildResult(name, out.arch, True, None, NO_KERNELS.format(entry=kernel.spec.entry), kernel=kernel)]
     listing = sassmod.disassemble(out.cubin)
     pieces = listing_by_function(listing) if listing else {}
     rows = []

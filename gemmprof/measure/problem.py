@@ -41,6 +41,7 @@ class Problem:
     C0: object  # M x N float32: C's value before the GEMM (random when beta != 0), rounded to c_dtype
     ref: object  # M x N float64
     c_dtype: str = "fp32"  # C's storage: fp32, fp16, or bf16 (as uint16 bit patterns)
+    fill: str = "uniform"
     scales: str = ""  # fp8 only: tensor | 1x128 | 128x128 (gemmprof.measure.fp8)
     scale_a: object = None  # fp8 only: float32 scales as a kernel reads them (fp8.scale_shapes)
     scale_b: object = None
@@ -52,6 +53,73 @@ class Problem:
         (first index contiguous, as torch._scaled_mm takes them)."""
         stored = self.scale_a if which == "A" else self.scale_b
         return stored if stored.ndim == 1 else stored.T
+
+    @property
+    def operand_bytes(self) -> int:
+        """Bytes of A, B and C as stored (what one call must bring in and write back, at the least)."""
+        c_size = {"fp32": 4}.get(self.c_dtype, 2)
+        return int(self.A.nbytes + self.B.nbytes + self.shape.M * self.shape.N * c_size)
+
+    # -- rows of A changed between timed calls (measure/bench.py) ---------------------------------------------
+    def row_pool(self, count: int, seed: int):
+        """`count` fresh rows of A, (as stored: input dtype, bf16 and fp8 as bit patterns; their float64 values, fp8's
+        before A's scales), drawn uniform in [-1, 1) whatever the fill (fp8: over the format's range): a row written
+        into A before a timed call makes that call's inputs unlike any earlier call's, and its right answer known."""
+        xp = _array_module(self.A)
+        rng = xp.random.default_rng(seed)
+        rows = draw(rng, count, self.shape.K, "uniform")
+        if self.dtype in FP8_DTYPES:  # codes over the format's range; their values before A's scales (row_reference)
+            from gemmprof.measure import fp8
+
+            fmt = fp8.fp8_format(self.dtype)
+            stored = fp8.to_bits(rows * xp.float32(fmt.max), fmt)
+            return stored, fp8.from_bits(stored, fmt).astype(xp.float64)
+        if self.dtype == "bf16":
+            stored = to_bf16_bits(rows)
+            return stored, from_bf16_bits(stored).astype(xp.float64)
+        stored = rows.astype(self.A.dtype)
+        return stored, stored.astype(xp.float64)
+
+    def a_row(self, r: int):
+        """Logical row r of A, a copy (as stored)."""
+        return self.A[r].copy()
+
+    def set_a_row(self, r: int, stored_row) -> None:
+        """Write logical row r of A into every layout A is held in (row-major rows, column-major columns, padded
+        copies): the kernels read A through those arrays."""
+        K = self.shape.K
+        self.A[r, :K] = stored_row
+        for key, held in self._layouts.items():
+            if key[0] != "A" or held is self.A:
+                continue
+            if key[1] == "row":
+                held[r, :K] = stored_row
+            else:
+                held[:K, r] = stored_row
+
+    def row_reference(self, r: int, values64):
+        """C's right row r when row r of A holds `values64` (float64; fp8: the codes' values, row r's scales of A
+        applied here): alpha * row @ B + beta * C0[r]."""
+        xp = _array_module(self.A)
+        if self.dtype in FP8_DTYPES:  # the row's codes' values times row r's scales of A; B dequantized
+            from gemmprof.measure import fp8
+
+            fmt = fp8.fp8_format(self.dtype)
+            a_block, b_block = fp8.operand_blocks(self.scales)
+            a_scales = self.scale_view("A")
+            if a_block is None:
+                values64 = values64 * float(a_scales[0])
+            else:
+                values64 = values64 * xp.repeat(a_scales[r // a_block[0]], a_block[1])[:self.shape.K].astype(
+                    xp.float64)
+            B64 = fp8.dequantize(self.B, self.scale_view("B").reshape(1, 1) if b_block is None
+                                 else self.scale_view("B"), fmt, b_block)
+        else:
+            B64 = (from_bf16_bits(self.B) if self.dtype == "bf16" else self.B).astype(xp.float64)
+        row = self.alpha * (values64 @ B64)
+        if self.beta != 0:
+            row = row + self.beta * self.C0[r].astype(xp.float64)
+        return row
 
     def operand(self, which: str, layout: str, ld: int | None = None):
         """A or B stored row- or column-major (column-major A is stored as K rows of M); with a leading dimension
@@ -120,18 +188,49 @@ def logical_c(out, c_dtype: str, layout: str):
     return values.T if layout == "col" else values
 
 
+# The values the operands are drawn from (`--fill`). Verification always draws `uniform` (never zeros, no structure a
+# wrong index could hide behind); the fill chosen applies to the inputs of the timed calls. The values move the
+# power a GEMM draws, and so the clock it holds under a power cap: NVIDIA's measurement guide runs fixed-clock
+# tests on zeros and fixed-power tests on uniform [-1, 1).
+FILLS = {"uniform": "uniform in [-1, 1)", "uniform01": "uniform in [0, 1)", "randn": "standard normal",
+         "zeros": "all zeros", "ints": "integers in [-3, 3]"}
+
+
+def draw(rng, rows: int, cols: int, fill: str = "uniform"):
+    """rows x cols float32 values of `fill` from a CuPy (or NumPy) Generator."""
+    xp = _array_module_of_rng(rng)
+    if fill == "uniform":
+        return rng.random((rows, cols), dtype=xp.float32) * 2 - 1
+    if fill == "uniform01":
+        return rng.random((rows, cols), dtype=xp.float32)
+    if fill == "randn":
+        return rng.standard_normal((rows, cols), dtype=xp.float32)
+    if fill == "zeros":
+        return xp.zeros((rows, cols), dtype=xp.float32)
+    if fill == "ints":
+        return rng.integers(-3, 4, size=(rows, cols)).astype(xp.float32)
+    raise ValueError(f"unknown fill {fill!r}")
+
+
+def _array_module_of_rng(rng):
+    if type(rng).__module__.startswith("cupy"):
+        import cupy
+
+        return cupy
+    return np
+
+
 def make_problem(shape: GemmShape, dtype: str, alpha: float, beta: float, seed: int, c_dtype: str = "fp32",
-                 scales: str = "tensor") -> Problem:
+                 fill: str = "uniform", scales: str = "tensor") -> Problem:
     import cupy
 
     if dtype in FP8_DTYPES:
-        return fp8_problem(shape, dtype, alpha, beta, seed, c_dtype, scales, cupy)
+        return fp8_problem(shape, dtype, alpha, beta, seed, c_dtype, scales, cupy, fill)
     rng = cupy.random.default_rng(seed)
     store = {"fp16": cupy.float16}.get(dtype, cupy.float32)
 
     def rand(rows, cols):
-        # uniform in [-1, 1): never zeros, no structure a wrong index could hide behind
-        return (rng.random((rows, cols), dtype=cupy.float32) * 2 - 1).astype(store)
+        return draw(rng, rows, cols, fill).astype(store)
 
     A, B = rand(shape.M, shape.K), rand(shape.K, shape.N)
     C0 = logical_c(store_c(rand(shape.M, shape.N).astype(cupy.float32), c_dtype, "row"), c_dtype, "row")
@@ -142,13 +241,13 @@ def make_problem(shape: GemmShape, dtype: str, alpha: float, beta: float, seed: 
         ref = alpha * (A.astype(cupy.float64) @ B.astype(cupy.float64))
     if beta != 0:
         ref += beta * C0.astype(cupy.float64)
-    return Problem(shape, dtype, alpha, beta, seed, A, B, C0, ref, c_dtype)
+    return Problem(shape, dtype, alpha, beta, seed, A, B, C0, ref, c_dtype, fill=fill)
 
 
 def fp8_problem(shape: GemmShape, dtype: str, alpha: float, beta: float, seed: int, c_dtype: str = "bf16",
-                scales: str = "tensor", xp=np) -> Problem:
-    """fp8 operands (uint8 codes) with their scales (docs/fp8.md). Values are drawn uniform in [-1, 1) like every
-    dtype's, times a power of two: per tensor, 2**3 for A and 2**-5 for B; per scale block, 2**e with e drawn from
+                scales: str = "tensor", xp=np, fill: str = "uniform") -> Problem:
+    """fp8 operands (uint8 codes) with their scales (docs/fp8.md). Values are drawn as `fill` says like every
+    dtype's (uniform in [-1, 1) for verification), times a power of two: per tensor, 2**3 for A and 2**-5 for B; per scale block, 2**e with e drawn from
     -4 .. 4 for each block. The codes are the plain draw's (a power of two passes exactly through the scale), but the
     scales then differ, so a kernel that applies A's scale twice, or a block's neighbour's, fails the check. The
     reference is float64 of the dequantized values (fp8 value times scale, exact). `xp`: CuPy on the GPU, NumPy in
@@ -160,22 +259,21 @@ def fp8_problem(shape: GemmShape, dtype: str, alpha: float, beta: float, seed: i
     fp8.check_scales(scales, dtype, shape.K)
     a_block, b_block = fp8.operand_blocks(scales)
 
-    def draw(rows, cols, block, tensor_exponent):
-        values = rng.random((rows, cols), dtype=xp.float32) * 2 - 1
+    def values(rows, cols, block, tensor_exponent):
+        drawn = draw(rng, rows, cols, fill)
         if block is None:
-            return values * xp.float32(2.0 ** tensor_exponent)
+            return drawn * xp.float32(2.0 ** tensor_exponent)
         exps = rng.integers(-4, 5, size=(-(-rows // block[0]), -(-cols // block[1])))
-        return values * fp8.expand(xp.exp2(exps).astype(xp.float32), block, (rows, cols))
+        return drawn * fp8.expand(xp.exp2(exps).astype(xp.float32), block, (rows, cols))
 
-    A, sa = fp8.quantize(draw(shape.M, shape.K, a_block, 3), fmt, a_block)
-    B, sb = fp8.quantize(draw(shape.K, shape.N, b_block, -5), fmt, b_block)
-    C0 = logical_c(store_c((rng.random((shape.M, shape.N), dtype=xp.float32) * 2 - 1).astype(xp.float32), c_dtype,
-                           "row"), c_dtype, "row")
+    A, sa = fp8.quantize(values(shape.M, shape.K, a_block, 3), fmt, a_block)
+    B, sb = fp8.quantize(values(shape.K, shape.N, b_block, -5), fmt, b_block)
+    C0 = logical_c(store_c(draw(rng, shape.M, shape.N, fill), c_dtype, "row"), c_dtype, "row")
     ref = alpha * (fp8.dequantize(A, sa, fmt, a_block) @ fp8.dequantize(B, sb, fmt, b_block))
     if beta != 0:
         ref += beta * C0.astype(xp.float64)
     scale_a, scale_b = fp8.stored_scales(sa, sb, scales)
-    return Problem(shape, dtype, alpha, beta, seed, A, B, C0, ref, c_dtype, scales, scale_a, scale_b)
+    return Problem(shape, dtype, alpha, beta, seed, A, B, C0, ref, c_dtype, fill, scales, scale_a, scale_b)
 
 
 def to_bf16_bits(x32):

@@ -6,7 +6,6 @@ import datetime as _dt
 import secrets
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import partial
 
 from gemmprof._version import __version__
 from gemmprof.catalog.baselines import Baseline, for_kernels, with_b_layout
@@ -14,19 +13,34 @@ from gemmprof.catalog.binding import BoundKernel
 from gemmprof.catalog.gpu_specs import GpuSpec
 from gemmprof.errors import GemmprofError, SpecError
 from gemmprof.measure import nvtx, timing, tma_launch
+from gemmprof.measure.bench import Bench, input_set
 from gemmprof.measure.build import CompileError, compile_for_launch, device_arch
 from gemmprof.measure.cublas import make_launcher
 from gemmprof.measure.device import device_name
 from gemmprof.measure.fp8 import check_scale_shapes
+from gemmprof.measure.l2 import Flusher, PersistingL2, rotation_sets
 from gemmprof.measure.problem import Problem, make_problem, tolerance, verify, workspace_buffer
-from gemmprof.measure.timing import L2Flusher, TimingConfig, time_kernel
-from gemmprof.model.occupancy import occupancy
-from gemmprof.model.traffic import GemmShape, gemm_flops, get_dtype, min_arithmetic_intensity, tiled_traffic
-from gemmprof.results.clocks import ClockRecord
-from gemmprof.results.run import LaunchConfig, ModelFigures, RunResult, VariantResult
+from gemmprof.measure.timing import TimedVariant, TimingConfig
+from gemmprof.results.run import LaunchConfig, RunResult, TimingChecks, VariantResult
+from gemmprof.results.shape import GemmShape
 
 OPTIN_THRESHOLD = 48 * 1024
+EXPECT_CLOCK_TOLERANCE = 0.02  # --expect-clock: the held clock within 2% of the one expected
 Launch = Callable[[], None]  # one launch of a verified variant into its output, ready to time
+LaunchFor = Callable[[Problem, object], Launch]  # a variant's launch on any input set, into any output
+
+
+@dataclass
+class Prepared:
+    """A verified variant: how it launches on an input set of its dtype, and how its C is stored and checked."""
+
+    launch_for: LaunchFor
+    storage: str
+    c_dtype: str
+    c_store: tuple[str, int | None]
+    tolerance: float
+    reads_c_declared: bool = False
+    perturb: bool = True  # False where the variant's arrays are copies of the problem's (a changed row is unseen)
 
 
 @dataclass
@@ -76,7 +90,27 @@ def _nvidia_smi_clocks() -> dict:
         return {}
     keys = ["driver", "sm_clock_mhz_at_start", "mem_clock_mhz_at_start", "max_sm_clock_mhz_smi",
             "power_limit_w", "temperature_c_at_start"]
-    return {f"smi_{k}": v.strip() for k, v in zip(keys, out.split(","), strict=False)}
+    found = {f"smi_{k}": v.strip() for k, v in zip(keys, out.split(","), strict=False)}
+    found.update(_owner_clocks(smi))
+    return found
+
+
+def _owner_clocks(smi: str) -> dict:
+    """The application clocks the card's owner set, beside their defaults (gemmprof only reads them): where they
+    differ, the clocks are locked, and the run says so."""
+    import subprocess
+
+    query = "clocks.applications.graphics,clocks.default_applications.graphics"
+    try:
+        out = subprocess.run([smi, f"--query-gpu={query}", "--format=csv,noheader,nounits", "-i", "0"],
+                             capture_output=True, text=True, timeout=20, check=True).stdout.strip()
+        app, default = (float(x) for x in out.split(","))
+    except (OSError, subprocess.SubprocessError, ValueError):
+        return {}
+    found = {"smi_app_clock_mhz": app, "smi_default_app_clock_mhz": default}
+    if app != default:
+        found["clocks_locked"] = f"application clocks set to {app:.0f} MHz by the card's owner (default {default:.0f})"
+    return found
 
 
 def _context_alive() -> bool:
@@ -100,47 +134,70 @@ def _rung_row(kernel: BoundKernel) -> VariantResult:
     s = kernel.spec
     return VariantResult(id=s.id, name=kernel.variant_name, title=s.title, dtype=kernel.run_dtype,
                          kind="ladder" if s.is_ladder_rung else "user", params=dict(kernel.params),
-                         params_source=kernel.params_source)
-
-
-def model_figures(dtype: str, shape: GemmShape, beta: float, gpu: GpuSpec, kernel: BoundKernel | None,
-                  peak_kind: str) -> ModelFigures:
-    dt = get_dtype(dtype)
-    # only a spec with a traffic: block has a model; without one, no figure (never the naive tiles' default)
-    has_model = kernel is not None and bool(kernel.spec.traffic)
-    tiled = tiled_traffic(shape, dt, kernel.tiles(shape, gpu.sm_count), beta).arithmetic_intensity if has_model else None
-    return ModelFigures(flops=gemm_flops(shape), min_arithmetic_intensity=min_arithmetic_intensity(shape, dt, beta),
-                        model_arithmetic_intensity=tiled, peak_kind=peak_kind,
-                        peak_flops=gpu.peak_tflops.get(peak_kind, 0) * 1e12 or None)
+                         params_source=kernel.params_source, plan=kernel.plan)
 
 
 class Runner:
     def __init__(self, gpu_spec: GpuSpec, options: RunOptions):
         self.gpu_spec, self.opt = gpu_spec, options
         self.seed = options.seed if options.seed is not None else secrets.randbits(31)
-        self._problems: dict[tuple[str, str], Problem] = {}
+        self._problems: dict[tuple, Problem] = {}
+        self._sets: dict[tuple, list[Problem]] = {}
         self._flush = None
         self._clocks: tuple | None = None  # (NvmlReader | None, why not)
         self._device: dict | None = None
+        self._persist: PersistingL2 | None = None
         self.ahead = None  # compile_pool.CompileAhead: nvcc builds started before measuring (None: build in line)
 
     def problem(self, storage: str, c_dtype: str = "fp32") -> Problem:
-        """The inputs of `storage` dtype (the same for every C dtype), and C0 and the reference for C's dtype; fp8
-        inputs with the run's scales (RunOptions.scales)."""
+        """The verification's inputs of `storage` dtype (the same for every C dtype; uniform in [-1, 1) whatever
+        the fill), and C0 and the reference for C's dtype; fp8 inputs with the run's scales (RunOptions.scales)."""
         key = (storage, c_dtype)
         if key not in self._problems:
             self._problems[key] = make_problem(self.opt.shape, storage, self.opt.alpha, self.opt.beta,
-                                               self.seed + {"fp16": 1, "bf16": 2, "e4m3": 3, "e5m2": 4}.get(storage, 0),
-                                               c_dtype, scales=self.opt.scales)
+                                               self._seed(storage), c_dtype, scales=self.opt.scales)
         return self._problems[key]
 
+    def _seed(self, storage: str, set_index: int = 0) -> int:
+        return self.seed + {"fp16": 1, "bf16": 2, "pool": 3, "e4m3": 4, "e5m2": 5}.get(storage, 0) + 1000 * set_index
+
+    def timed_sets(self, storage: str, c_dtype: str = "fp32") -> list[Problem]:
+        """The input sets the timed calls run on: the verification's problem where the fill is its own and the L2
+        policy needs one set; with `rotate`, enough sets of the fill to total twice the L2 (two at least)."""
+        key = (storage, c_dtype)
+        if key not in self._sets:
+            t = self.opt.timing
+            first = self.problem(storage, c_dtype)
+            count = rotation_sets(self.l2_bytes, first.operand_bytes) if t.l2_policy == "rotate" else 1
+            reuse = t.fill == "uniform"
+            self._sets[key] = [first if reuse and i == 0 else
+                               make_problem(self.opt.shape, storage, self.opt.alpha, self.opt.beta,
+                                            self._seed(storage, i + 1), c_dtype, t.fill, self.opt.scales)
+                               for i in range(count)]
+        return self._sets[key]
+
+    @property
+    def l2_bytes(self) -> int:
+        import cupy
+
+        return cupy.cuda.runtime.getDeviceProperties(0)["l2CacheSize"]
+
     def flush(self):
-        if self._flush is None and self.opt.timing.flush_l2:
+        if self._flush is None and self.opt.timing.l2_policy == "flush":
+            self._flush = Flusher(self.l2_bytes)
+        return self._flush
+
+    def persisting_l2(self) -> PersistingL2:
+        if self._persist is None:
             import cupy
 
-            l2 = cupy.cuda.runtime.getDeviceProperties(0)["l2CacheSize"]
-            self._flush = L2Flusher(l2)
-        return self._flush
+            self._persist = PersistingL2(stream_ptr=lambda: cupy.cuda.get_current_stream().ptr)
+        return self._persist
+
+    def close(self) -> None:
+        """Give the card back its persisting-L2 carve-out, as found."""
+        if self._persist is not None:
+            self._persist.restore()
 
     def clock_reader(self):
         """NVML on this run's device, opened once; None (see clock_status) when unavailable. Read only."""
@@ -169,12 +226,22 @@ class Runner:
     def run_baseline(self, baseline: Baseline) -> VariantResult:
         return self._time(*self.prepare_baseline(baseline))
 
-    def prepare_kernel(self, kernel: BoundKernel, compiler: str | None = None) -> tuple[VariantResult, Launch | None]:
-        """Build and verify: the row, and the launch to time (None when the row already says why not)."""
+    def prepare_kernel(self, kernel: BoundKernel, compiler: str | None = None
+                       ) -> tuple[VariantResult, Prepared | None]:
+        """Build and verify: the row, and how to launch it for timing (None when the row already says why not). A
+        planning entry runs the rung it chooses at this shape and SM count (catalog/plan.py), its row saying which
+        and why."""
+        from gemmprof.catalog.plan import resolve
+
+        try:
+            kernel = resolve(kernel, self.opt.shape, self.device["sm_count"])
+        except SpecError as exc:  # the plan's own shape constraints, or a plan that chose a rung rejecting the shape
+            row = _rung_row(kernel)
+            row.status, row.message = "rejected", str(exc)
+            return row, None
         row = _rung_row(kernel)
         shape, dtype = self.opt.shape, kernel.run_dtype
         row.nvtx_range = nvtx.range_name(kernel.variant_name, shape)
-        row.model = model_figures(dtype, shape, self.opt.beta, self.gpu_spec, kernel, get_dtype(dtype).peak_kind)
         try:
             kernel.check_shape(shape)
         except SpecError as exc:
@@ -198,17 +265,18 @@ class Runner:
         except SpecError as exc:
             row.status, row.message = "rejected", str(exc)
             return row, None
-        problem, c_store = self.problem(dtype, kernel.run_c_dtype), (layout["C"], lds["ldc"])
+        c_store = (layout["C"], lds["ldc"])
         check = tolerance(dtype, kernel.run_c_dtype)
+        reads_c = kernel.spec.reads_c
         if kernel.spec.launcher is not None:
             from gemmprof.measure.launcher import prepare
 
             try:
-                launch_into, row.build = prepare(kernel, problem, device_arch(), lds)
+                launch_for, row.build = prepare(kernel, shape, device_arch(), lds)
             except GemmprofError as exc:
                 row.status, row.message = "error", str(exc)
                 return row, None
-            return self._verify(row, problem, launch_into, check, kernel.spec.reads_c, c_store)
+            return self._verify(row, Prepared(launch_for, dtype, kernel.run_c_dtype, c_store, check, reads_c))
         grid, block, smem = kernel.launch_config(shape, sms=self.device["sm_count"])
         row.launch = LaunchConfig(grid, block, smem)
         try:
@@ -219,13 +287,8 @@ class Runner:
         except (CompileError, SpecError) as exc:
             row.status, row.message = "error", str(exc)
             return row, None
-        res = row.resources = compiled.resources
+        row.resources = compiled.resources
         row.build = compiled.build
-        try:
-            occ = occupancy(self.gpu_spec, block[0] * block[1] * block[2], res.registers, res.static_smem, smem)
-            row.occupancy = occ.to_dict()
-        except GemmprofError as exc:
-            row.message = f"occupancy: {exc}"
         func = compiled.function
         if smem > OPTIN_THRESHOLD:
             func.max_dynamic_shared_size_bytes = smem
@@ -243,11 +306,13 @@ class Runner:
             row.status, row.message = "rejected", str(exc)
             return row, None
 
-        def launch_into(out):  # the arguments packed once, outside the timed launches (maps encoded per output)
+        def launch_for(problem, out):  # the arguments packed once, outside the timed launches (maps per set)
             return bind(tma_launch.launch_args(kernel, shape, problem, lds, tiled, workspace, out))
 
-        row, verified = self._verify(row, problem, launch_into, check, kernel.spec.reads_c, c_store)
+        row, verified = self._verify(row, Prepared(launch_for, dtype, kernel.run_c_dtype, c_store, check, reads_c))
         split = kernel.decomposition_note(shape, sms)  # e.g. split-K's slices, in the note
+        if kernel.plan:  # "plan: h12 (TN=256, CM=2, ...) by rule 5: why"
+            split = kernel.plan.note(split)
         if split:
             row.message = f"{split}; {row.message}" if row.message else split
         return row, verified
@@ -263,34 +328,33 @@ class Runner:
                             "sm_count": props["multiProcessorCount"]}
         return self._device
 
-    def prepare_baseline(self, baseline: Baseline) -> tuple[VariantResult, Launch | None]:
+    def prepare_baseline(self, baseline: Baseline) -> tuple[VariantResult, Prepared | None]:
         row = VariantResult(id="cuBLAS", name=baseline.name, title=baseline.title, dtype=baseline.dtype,
                             kind="baseline")
         row.nvtx_range = nvtx.range_name(baseline.name, self.opt.shape)
-        row.model = model_figures(row.dtype, self.opt.shape, self.opt.beta, self.gpu_spec, None, baseline.peak_kind)
         row.c_dtype = baseline.c_dtype
-        problem = self.problem(baseline.storage, baseline.c_dtype)
-        return self._verify(row, problem, lambda out: make_launcher(baseline, problem, out),
-                            tolerance(baseline.tolerance_key, baseline.c_dtype))
+        return self._verify(row, Prepared(lambda problem, out: make_launcher(baseline, problem, out),
+                                          baseline.storage, baseline.c_dtype, ("row", None),
+                                          tolerance(baseline.tolerance_key, baseline.c_dtype)))
 
-    def _verify(self, row, problem, launch_into, tolerance, reads_c_declared=False, c_store=("row", None)
-                ) -> tuple[VariantResult, Launch | None]:
-        """Check the output against the reference; with --launch-once, launch once more in the NVTX range.
-        c_store: C's layout and leading dimension (None: packed)."""
+    def _verify(self, row: VariantResult, prepared: Prepared) -> tuple[VariantResult, Prepared | None]:
+        """Check the output against the reference, from two launches (over NaN-poisoned C, then over a finite
+        sentinel); with --launch-once, launch once more in the NVTX range. Then the variant is ready to time."""
         import cupy
 
         from gemmprof.measure.launcher import LaunchFailed
 
+        problem, c_store = self.problem(prepared.storage, prepared.c_dtype), prepared.c_store
         try:
             poisoned = problem.fresh_output(*c_store)
-            launch_into(poisoned)()
+            prepared.launch_for(problem, poisoned)()
             second = None
             if problem.beta == 0:  # a second launch over a finite sentinel tells unwritten from read-C
                 second = problem.sentinel_output(*c_store)
-                launch_into(second)()
+                prepared.launch_for(problem, second)()
             cupy.cuda.Device().synchronize()
-            check = row.verification = verify(poisoned, second, problem, tolerance, reads_c_declared, c_store[0])
-            out = second if second is not None else poisoned
+            check = row.verification = verify(poisoned, second, problem, prepared.tolerance,
+                                              prepared.reads_c_declared, c_store[0])
             if not check.passed:
                 row.status, row.message = "FAIL", check.describe()
                 return row, None
@@ -299,68 +363,111 @@ class Runner:
             if self.opt.launch_once:
                 out = problem.fresh_output(*c_store)
                 nvtx.push(row.nvtx_range)
-                launch_into(out)()
+                prepared.launch_for(problem, out)()
                 nvtx.pop()
                 cupy.cuda.Device().synchronize()
                 return row, None
-            return row, launch_into(out)
+            return row, prepared
         except (*_cuda_errors(), LaunchFailed) as exc:
             _cuda_error(row, exc)
         return row, None
 
-    def _time(self, row: VariantResult, launch: Launch | None) -> VariantResult:
+    def bench(self, prepared: Prepared, reads_c: bool = False) -> Bench:
+        """The verified variant on its timed input sets, each with its own output (poisoned between calls).
+        `reads_c`: it read C with beta == 0 when verified (then C is poisoned with a finite value, not NaN)."""
+        layout = prepared.c_store[0]
+        sets = []
+        for i, problem in enumerate(self.timed_sets(prepared.storage, prepared.c_dtype)):
+            out = problem.sentinel_output(*prepared.c_store)
+            sets.append(input_set(problem, out, prepared.launch_for(problem, out), layout, self._seed("pool", i),
+                                  reads_c))
+        return Bench(sets, self.flush(), prepared.c_store, prepared.tolerance, prepared.reads_c_declared,
+                     prepared.perturb)
+
+    def _time(self, row: VariantResult, prepared: Prepared | None) -> VariantResult:
         from gemmprof.measure.launcher import LaunchFailed
 
-        if launch is None:
+        if prepared is None:
             return row
-        reader, hooks, seen = self.clock_hooks()
-        nvtx.push(row.nvtx_range)
+        ops, timers_before = timing.captured()
+        reader = self.clock_reader()
         try:
-            row.timing = time_kernel(launch, self.opt.timing, self.flush(), **hooks)
+            bench = self.bench(prepared, bool(row.verification and row.verification.reads_c))
+            with self._sampler(reader) as sampler:
+                timed = timing.time_variant(bench, self.opt.timing, ops, reader, sampler, self.persisting_l2(),
+                                            row.nvtx_range, timers_before)
+            self._record(row, bench, timed)
         except (*_cuda_errors(), LaunchFailed) as exc:
             _cuda_error(row, exc)
-        finally:
-            nvtx.pop()
-        row.clocks = _clock_record(reader, hooks, seen)
         return row
 
-    def time_together(self, prepared: list[tuple[VariantResult, Launch | None]]) -> None:
+    def time_together(self, prepared: list[tuple[VariantResult, Prepared | None]],
+                      config: TimingConfig | None = None) -> None:
         """Time the verified variants interleaved (TimingConfig.interleave_rounds): their batches of launches
-        taken round-robin, each batch inside its variant's NVTX range; one clock record spans the whole loop."""
+        taken round-robin, each batch inside its variant's NVTX range. `config`: other than the run's (cuBLASLt's
+        candidates, timed round-robin to choose the fastest)."""
         from gemmprof.measure.launcher import LaunchFailed
 
-        ready = [(row, launch) for row, launch in prepared if launch is not None]
+        config = config or self.opt.timing
+        ready = [(row, p) for row, p in prepared if p is not None]
         if not ready:
             return
-        flush, reader_hooks = self.flush(), self.clock_hooks()
+        ops, timers_before = timing.captured()
+        reader = self.clock_reader()
         try:
-            measured = timing.time_interleaved([timing.event_timer(la, flush, row.nvtx_range) for row, la in ready],
-                                               [partial(timing.warm_up, la, self.opt.timing) for _, la in ready],
-                                               self.opt.timing, **reader_hooks[1])
+            benches = [self.bench(p, bool(row.verification and row.verification.reads_c)) for row, p in ready]
+            with self._sampler(reader) as sampler:
+                measured = timing.time_together(benches, config, ops, reader, sampler,
+                                                self.persisting_l2(), [row.nvtx_range for row, _ in ready],
+                                                timers_before)
         except (*_cuda_errors(), LaunchFailed) as exc:
             for row, _ in ready:  # which variant failed is unknown: none of them has a trustworthy time
                 row.status, row.message = "error", f"CUDA error in the interleaved timing: {exc}"
             if not _context_alive():
                 raise ContextLost(f"CUDA error in the interleaved timing: {exc}") from None
             return
-        clocks = _clock_record(*reader_hooks)
-        for (row, _), m in zip(ready, measured, strict=True):
-            row.timing, row.clocks = m, clocks
+        for (row, _), bench, timed in zip(ready, benches, measured, strict=True):
+            self._record(row, bench, timed)
 
-    def clock_hooks(self):
-        """NVML readings just before and after a timing loop: (reader, hooks for it, where they land)."""
-        reader, seen = self.clock_reader(), {}
-        hooks = {}
-        if reader is not None:
-            hooks = {"on_start": lambda: seen.__setitem__("before", reader.read()),
-                     "on_end": lambda: seen.__setitem__("after", reader.read())}
-        return reader, hooks, seen
+    def _sampler(self, reader):
+        """NVML sampled through the timing where the regime needs it (sustained's settling, the energy window);
+        a burst run reads the clock before and after, as a sample takes milliseconds."""
+        from gemmprof.measure.nvml import Sampler
+
+        t = self.opt.timing
+        return Sampler(reader) if reader is not None and (t.regime == "sustained" or t.with_energy) else _NoSampler()
+
+    def _record(self, row: VariantResult, bench: Bench, timed: TimedVariant) -> None:
+        """The timing's records on the row; a wrong checked call, a finding of the timer's own checks or a clock
+        other than --expect-clock's fails it (its samples stay in the file, its figures are not reported)."""
+        row.timing, row.clocks, row.warm_up, row.energy = timed.measurement, timed.clocks, timed.warm_up, \
+            timed.energy
+        checked = bench.verify_checked()
+        wrong = [f"timed call {c.index}: {c.verification.describe()}" for c in checked if not c.passed]
+        row.checks = TimingChecks(sum(b.calls for b in timed.batches), tuple(c.index for c in checked), tuple(wrong),
+                                  tuple(timed.findings), max((b.tail_ms for b in timed.batches), default=0.0),
+                                  self.persisting_l2().status)
+        if not row.checks.passed:
+            row.status, row.message = "FAIL", row.checks.describe()
+            return
+        expected = self.opt.timing.expect_clock_mhz
+        if expected and row.clocks is not None:
+            held = row.clocks.clock_mhz
+            if abs(held / expected - 1) > EXPECT_CLOCK_TOLERANCE:
+                row.status = "rejected"
+                row.message = (f"held {held:.0f} MHz ({row.clocks.held_min_mhz or held:.0f}-"
+                               f"{row.clocks.held_max_mhz or held:.0f}) where --expect-clock said {expected:.0f} "
+                               f"(+-{EXPECT_CLOCK_TOLERANCE:.0%}): not reported")
+        elif expected:
+            row.status, row.message = "rejected", "--expect-clock: the SM clock could not be read (NVML)"
 
 
-def _clock_record(reader, hooks, seen) -> ClockRecord | None:
-    if seen.get("before") and seen.get("after"):
-        return ClockRecord.from_samples(seen["before"], seen["after"], reader.max_sm_clock_mhz)
-    return None
+class _NoSampler:
+    def __enter__(self):
+        return None
+
+    def __exit__(self, *exc):
+        return None
 
 
 def _cuda_error(row: VariantResult, exc: Exception) -> None:

@@ -1,13 +1,40 @@
-"""Timing with CUDA events: warm-up, L2 flushed before every repetition, repetitions until the median is known to
-a stated precision or the time budget is spent."""
+"""Timing: CUDA events around each call, until the median is known to a stated precision or the time budget is
+spent; the regime the card is timed in (burst or sustained), the L2 policy, and the checks that make the figure
+one no kernel or function can game.
+
+A variant's timing (`time_variant`): optional cool-down; the persisting-L2 carve-out reset; warm-up (burst: a few
+calls on the card as found; sustained: calls back to back until NVML's SM clock and power settle, measure/settle.py);
+then batches of calls (`Timer`), each call between two events with the work that keeps calls honest outside them
+(measure/bench.py), NVML sampled throughout (the clock held, power, clock-event reasons); then, where asked, an
+energy window of calls back to back between two reads of NVML's energy counter. Each batch ends with a closing
+event and a device-wide synchronization read on the host clock: work still running after the closing event (on
+another stream) or before the first call (left from an earlier one) is named. The timing functions are taken from
+CuPy and `time` once, before any user code runs, and checked for replacement after each variant.
+"""
 
 from __future__ import annotations
 
+import contextlib
+import math
+import random
+import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from gemmprof.measure import nvtx
+from gemmprof.measure.settle import SettleRule, judge
+from gemmprof.results.clocks import ClockRecord, EnergyRecord, WarmUpRecord
 from gemmprof.results.run import Measurement
+
+_perf_ns = time.perf_counter_ns  # taken when gemmprof's timing is imported, before any user code
+_sleep = time.sleep
+
+REGIMES = {"burst": "a few warm-up calls, the card as found (a cold card's boost clock)",
+           "sustained": "calls back to back until the SM clock and power settle (NVML), then timed"}
+TAIL_MS = 0.2  # the device busy this long after a batch's closing event: work outside the events (idle: ~0.03 ms)
+SUSTAINED_MAX_REPS = 100_000  # sustained: timed for the whole budget, whatever max_reps says
+SECOND_LOOK_BATCHES = 3  # more batches for a variant with one long tail (second_look)
+CHECKS = 3  # timed calls verified per variant, chosen at random
 
 
 @dataclass(frozen=True)
@@ -16,25 +43,62 @@ class TimingConfig:
     min_reps: int = 10
     max_reps: int = 200
     budget_s: float = 1.0  # kernel time to spend per variant, at most, about
-    flush_l2: bool = True
+    flush_l2: bool = True  # the L2 policy when `l2` is not given: flush (True) or warm
     # > 0: stop early, after at least min_reps, once the 95% confidence interval of the median lies within
     # +-precision of it (Measurement.median_ci); 0: spend the whole budget (up to max_reps)
     precision: float = 0.005
     # > 0: the variants of a run are timed together, each one's repetitions in this many batches taken in turn
     # (round-robin), so a clock that drifts during the run reaches every variant alike; 0: one after another
     interleave_rounds: int = 0
+    regime: str = "burst"  # burst | sustained (REGIMES)
+    l2: str | None = None  # flush | rotate | warm (measure/l2.POLICIES); None: by flush_l2
+    fill: str = "uniform"  # the values of the timed calls' inputs (measure/problem.FILLS)
+    cool_down_s: float = 0.0  # idle seconds before each variant's warm-up
+    expect_clock_mhz: float | None = None  # figures held at another clock (+-2%) are refused
+    checks: int = CHECKS  # timed calls verified per variant (0: none)
+    energy: bool | None = None  # an energy window after the timing; None: in the sustained regime only
+    energy_s: float = 1.5  # its length, about (the H200's counter steps every 100 ms)
+    settle: SettleRule = field(default_factory=SettleRule)
+
+    @property
+    def l2_policy(self) -> str:
+        return self.l2 or ("flush" if self.flush_l2 else "warm")
+
+    @property
+    def with_energy(self) -> bool:
+        return self.regime == "sustained" if self.energy is None else self.energy
+
+    def timed(self) -> TimingConfig:
+        """The stopping rule as the regime runs it: sustained times for the whole budget, however many calls
+        that takes (an early stop would catch one phase of a clock swinging under the power cap)."""
+        if self.regime != "sustained" or self.budget_s <= 0:
+            return self
+        from dataclasses import replace
+
+        return replace(self, precision=0.0, max_reps=max(self.max_reps, SUSTAINED_MAX_REPS))
 
     def to_dict(self):
-        method = ("CUDA events around each launch; L2 flushed by a memset of 2x its size before each repetition"
-                  if self.flush_l2 else "CUDA events around each launch")
-        d = {"method": method, "warmup": self.warmup, "min_reps": self.min_reps, "max_reps": self.max_reps,
+        from gemmprof.measure.l2 import POLICIES
+        from gemmprof.measure.problem import FILLS
+
+        d = {"regime": self.regime, "regime_means": REGIMES[self.regime], "l2": self.l2_policy,
+             "l2_means": POLICIES[self.l2_policy], "fill": self.fill, "fill_means": FILLS[self.fill],
+             "method": "CUDA events around each call; between calls (not timed) a fresh row of A, C poisoned "
+                       "again, and the L2 policy; a device-wide synchronization closes each batch",
+             "checks": self.checks, "cool_down_s": self.cool_down_s, "expect_clock_mhz": self.expect_clock_mhz,
+             "energy": self.with_energy, "warmup": self.warmup, "min_reps": self.min_reps,
+             "max_reps": self.max_reps,
              "slow_kernels": "one warm-up launch when it takes 10% of the budget; at least 5 repetitions when "
                              "min_reps would take over twice the budget",
              "budget_s": self.budget_s, "statistic": "median; spread = IQR / median",
              "precision": self.precision,
-             "stopping": (f"batches doubling from min_reps until the 95% confidence interval of the median is "
+             "stopping": ("the whole budget (sustained: the figure spans the clock's swings)"
+                          if self.timed() is not self else
+                          f"batches doubling from min_reps until the 95% confidence interval of the median is "
                           f"within +-{self.precision:.2%} of it, or the budget or max_reps is reached"
                           if self.precision > 0 and not self.interleave_rounds else "the budget or max_reps")}
+        if self.regime == "sustained":
+            d["settle"] = self.settle.to_dict()
         if self.interleave_rounds:
             d["method"] += (f"; variants interleaved: each one's repetitions in {self.interleave_rounds} batches "
                             "taken round-robin")
@@ -42,14 +106,287 @@ class TimingConfig:
         return d
 
 
-class L2Flusher:
-    def __init__(self, l2_bytes: int):
+class DeviceOps:
+    """CUDA events and a device-wide synchronization, taken from CuPy once: code loaded later that replaces
+    CuPy's names does not reach gemmprof's timer (and `watched_timers` notices the replacement)."""
+
+    def __init__(self):
         import cupy
 
-        self.buf = cupy.empty(max(2 * l2_bytes, 1 << 20), dtype=cupy.uint8)
+        self.event = cupy.cuda.Event
+        self.elapsed = cupy.cuda.get_elapsed_time
+        self.device_sync = cupy.cuda.runtime.deviceSynchronize
 
-    def __call__(self):
-        self.buf.fill(0)
+
+_CAPTURED: tuple | None = None  # (the cupy module, its DeviceOps, watched_timers() then)
+
+
+def capture() -> None:
+    """Take CuPy's timing functions and note every watched timer as they are now: call this before any user code
+    is imported (a Python GEMM's module could replace them at import). Nothing happens without CuPy."""
+    import sys
+
+    global _CAPTURED
+    try:
+        import cupy
+    except ImportError:
+        return
+    if _CAPTURED is None or _CAPTURED[0] is not sys.modules.get("cupy", cupy):
+        _CAPTURED = (cupy, DeviceOps(), watched_timers())
+
+
+def captured() -> tuple[DeviceOps, dict[str, object]]:
+    """(the DeviceOps taken by `capture`, the timers noted then)."""
+    capture()
+    return _CAPTURED[1], _CAPTURED[2]
+
+
+def watched_timers() -> dict[str, object]:
+    """The timing functions a Python GEMM could replace to fool a benchmark, as they are now: CuPy's (which
+    gemmprof uses), the host clocks, and torch's and Triton's where loaded."""
+    import sys
+
+    found = {"time.perf_counter": time.perf_counter, "time.perf_counter_ns": time.perf_counter_ns,
+             "time.monotonic": time.monotonic, "time.time": time.time}
+    cupy = sys.modules.get("cupy")
+    if cupy is not None:
+        cuda = getattr(cupy, "cuda", None)
+        for name in ("Event", "get_elapsed_time", "Stream"):
+            found[f"cupy.cuda.{name}"] = getattr(cuda, name, None)
+        found["cupy.cuda.runtime.deviceSynchronize"] = getattr(getattr(cuda, "runtime", None), "deviceSynchronize",
+                                                               None)
+    torch = sys.modules.get("torch")
+    tcuda = getattr(torch, "cuda", None) if torch is not None else None
+    if tcuda is not None:
+        found["torch.cuda.Event"] = getattr(tcuda, "Event", None)
+        found["torch.cuda.Event.elapsed_time"] = getattr(getattr(tcuda, "Event", None), "elapsed_time", None)
+        found["torch.cuda.synchronize"] = getattr(tcuda, "synchronize", None)
+    testing = sys.modules.get("triton.testing")
+    if testing is not None:
+        found["triton.testing.do_bench"] = getattr(testing, "do_bench", None)
+    return found
+
+
+def replaced_timers(before: dict[str, object]) -> list[str]:
+    """Names whose object changed since `before` (a name first seen now is not a change)."""
+    now = watched_timers()
+    return sorted(k for k, v in before.items() if k in now and now[k] is not v)
+
+
+@dataclass(frozen=True)
+class BatchRecord:
+    """One batch of timed calls as the events and the host clock saw it (milliseconds)."""
+
+    calls: int
+    events_ms: float  # the calls' events, summed
+    span_ms: float  # the first call's start event to the batch's closing event
+    host_ms: float  # host clock: the device idle before the batch to the closing event seen complete
+    enqueue_ms: float  # host clock: the start to the last call enqueued
+    tail_ms: float  # host clock: the closing event seen complete to the device idle (every stream)
+    t0_s: float = 0.0  # the batch's start and end on the NVML sampler's clock (its samples during the batch)
+    t1_s: float = 0.0
+
+
+def tail_limit(median_ms: float) -> float:
+    """The longest the device may stay busy after a batch's closing event before it counts as work outside the
+    events: TAIL_MS, or 5% of a call."""
+    return max(TAIL_MS, 0.05 * median_ms)
+
+
+def long_tails(batches: list[BatchRecord], median_ms: float) -> int:
+    """How many batches left the device busy past `tail_limit` after their closing event."""
+    limit = tail_limit(median_ms)
+    return sum(b.tail_ms > limit for b in batches)
+
+
+def second_look(timer: Timer, batches: list[BatchRecord], median_ms: float) -> None:
+    """Where exactly one batch had a long tail, three more batches of three calls (not kept as samples): the host
+    that reads the tail can be held up once (nvcc builds of other variants share its cores; seen on the H200 at
+    0.33 ms on an honest rung), and a work-outside-the-events verdict takes two long tails. Work left running now
+    and then (a thread that launches later: 2 of 8 batches on the H200) gets three more chances to show."""
+    if long_tails(batches, median_ms) == 1:
+        for _ in range(SECOND_LOOK_BATCHES):
+            timer(3, check=False)
+
+
+def batch_findings(batches: list[BatchRecord], median_ms: float) -> list[str]:
+    """What the host clock says of the events: work left running after the closing event of two batches or more
+    (another stream, or work queued behind the timed calls; one long tail alone is the host held up, and
+    `second_look` gives such a variant more batches); events adding up to more than the host clock saw. (Work
+    left from before a batch cannot delay it: each batch starts after a device-wide synchronization. The host may
+    notice a batch's end late, NVML's readings holding the driver a few milliseconds: only the tail, read with the
+    sampler held off, is compared.) Pure: tests feed it stand-in batches."""
+    found = []
+    long = long_tails(batches, median_ms)
+    if long >= 2:
+        found.append(f"work outlived its timing events: the device stayed busy up to "
+                     f"{max(b.tail_ms for b in batches):.3f} ms after the "
+                     f"last call of {long} of {len(batches)} batches had ended (work on another stream, or left "
+                     f"queued): its time is not all between its events")
+    if any(b.events_ms > 1.02 * b.host_ms + 0.05 for b in batches):
+        found.append("the timing events add up to more than the host clock saw: the timer was tampered with")
+    return found
+
+
+class Timer:
+    """`timer(n)`: n calls of `bench`, each between two CUDA events, with the bench's work around each call
+    outside them; a closing event and a device-wide synchronization end the batch. Returns milliseconds per
+    call; the batches' records and the calls chosen for checking are kept. `check_rate`: the chance that a call
+    is checked (the bench copies its C aside)."""
+
+    def __init__(self, bench, ops: DeviceOps, check_rate: float = 0.0, rng: random.Random | None = None,
+                 clock: Callable[[], float] | None = None, nvtx_range: str | None = None, quiet=None):
+        self.bench, self.ops, self.check_rate = bench, ops, check_rate
+        self.quiet = quiet or contextlib.nullcontext()  # the sampler's lock: no NVML reading during the tail
+        self.rng = rng or random.Random(random.SystemRandom().getrandbits(64))
+        self.clock = clock or (lambda: 0.0)
+        self.nvtx_range = nvtx_range
+        self.calls = 0
+        self.checked = 0
+        self.batches: list[BatchRecord] = []
+
+    def __call__(self, n: int, check: bool = True) -> list[float]:
+        if self.nvtx_range:
+            nvtx.push(self.nvtx_range)
+            try:
+                return self._batch(n, check)
+            finally:
+                nvtx.pop()
+        return self._batch(n, check)
+
+    def _batch(self, n: int, check: bool) -> list[float]:
+        ops, bench = self.ops, self.bench
+        ops.device_sync()
+        t0_s, t0 = self.clock(), _perf_ns()
+        pairs = []
+        for _ in range(n):
+            bench.prepare(self.calls)
+            start, end = ops.event(), ops.event()
+            start.record()
+            bench.launch()
+            end.record()
+            checked = check and self.rng.random() < self.check_rate
+            bench.finish(self.calls, checked)
+            self.checked += checked
+            self.calls += 1
+            pairs.append((start, end))
+        closing = ops.event()
+        closing.record()
+        t_enq = _perf_ns()
+        closing.synchronize()
+        with self.quiet:
+            t_a = _perf_ns()
+            ops.device_sync()
+            t_b = _perf_ns()
+        times = [ops.elapsed(s, e) for s, e in pairs]
+        span = ops.elapsed(pairs[0][0], closing) if pairs else 0.0
+        self.batches.append(BatchRecord(n, sum(times), span, (t_a - t0) / 1e6, (t_enq - t0) / 1e6,
+                                        (t_b - t_a) / 1e6, t0_s, self.clock()))
+        return times
+
+    def check_one_more(self) -> list[float]:
+        """One more timed call, checked: where chance picked none, the variant still has a checked timed call."""
+        rate, self.check_rate = self.check_rate, 1.0
+        try:
+            return self(1)
+        finally:
+            self.check_rate = rate
+
+
+@dataclass
+class TimedVariant:
+    """What timing one variant produced, beside its samples."""
+
+    measurement: Measurement
+    clocks: ClockRecord | None = None
+    warm_up: WarmUpRecord | None = None
+    energy: EnergyRecord | None = None
+    batches: list[BatchRecord] = field(default_factory=list)
+    findings: list[str] = field(default_factory=list)
+
+
+def cool_down(config: TimingConfig) -> None:
+    if config.cool_down_s > 0:
+        _sleep(config.cool_down_s)
+
+
+def warm(timer: Timer, config: TimingConfig, sampler=None) -> WarmUpRecord:
+    """Bring the card to the regime's state with the variant's own calls (not checked, not kept). Burst:
+    config.warmup calls (one when a call takes a tenth of the budget). Sustained: calls back to back, in
+    chunks of about 0.1 s, until `settle.judge` says the SM clock and power settled (or config.settle.max_s)."""
+    probe = timer(1, check=False)
+    per_ms = max(probe[0], 1e-3)
+    if config.regime == "sustained":
+        return _warm_in_turns([timer], config, sampler, [per_ms])[0]
+    calls = 1
+    if config.warmup > 1 and (per_ms * 1e-3 < 0.1 * config.budget_s or config.budget_s <= 0):
+        timer(config.warmup - 1, check=False)
+        calls = config.warmup
+    return WarmUpRecord("burst", 0.0, calls, "", cool_down_s=config.cool_down_s)
+
+
+def _shift(sample, t0: float):
+    from dataclasses import replace
+
+    return replace(sample, t_s=sample.t_s - t0)
+
+
+def energy_window(bench, ops: DeviceOps, reader, seconds: float, per_ms: float, sampler=None
+                  ) -> EnergyRecord | None:
+    """Calls back to back (no flush, no work between them) for about `seconds`, NVML's total-energy counter read
+    throughout. The counter moves in steps (every 100 ms on the H200), so the energy is taken between its first
+    and last step inside the window, while the GPU was busy all along: joules over that time is the power, and
+    joules per call is that power times the GPU's time per call. The power NVML sampled between the same steps is
+    kept beside it (the two should agree). Without a sampler, the two reads around the window. None where the
+    counter cannot be read."""
+    if reader is None:
+        return None
+    n = int(min(1_000_000, max(10, math.ceil(seconds / max(per_ms * 1e-3, 1e-6)))))
+    sets = bench.sets
+    ops.device_sync()
+    t0 = sampler.now() if sampler is not None else None
+    before = reader.read()
+    start, end = ops.event(), ops.event()
+    start.record()
+    for i in range(n):
+        sets[i % len(sets)].launch()
+    end.record()
+    end.synchronize()
+    ops.device_sync()
+    after = reader.read()
+    from gemmprof.measure.bench import reset
+
+    for s in sets:  # C was overwritten without being poisoned again
+        reset(s)
+    ops.device_sync()
+    gpu_s = ops.elapsed(start, end) / 1e3
+    steps = _counter_steps(sampler.snapshot(t0) if sampler is not None else [])
+    if steps is not None:
+        (ta, ea), (tb, eb), powers = steps
+        power = (eb - ea) / 1e3 / (tb - ta)
+        return EnergyRecord(power * gpu_s, n, gpu_s, sum(powers) / len(powers) if powers else None,
+                            f"counter steps {tb - ta:.2f} s apart")
+    if before is None or after is None or before.energy_mj is None or after.energy_mj is None:
+        return None
+    return EnergyRecord((after.energy_mj - before.energy_mj) / 1e3, n, gpu_s, None, "two reads around the window")
+
+
+def _counter_steps(samples) -> tuple | None:
+    """((time, mJ) of the counter's first step, of its last, the power samples between) among samples taken while
+    the GPU was busy; None with fewer than two steps half a second apart."""
+    marks, last = [], None
+    for x in samples:
+        if x.energy_mj is not None and x.energy_mj != last:
+            if last is not None:
+                marks.append((x.t_s, x.energy_mj))
+            last = x.energy_mj
+    # the window's last samples may fall after the calls ended (the two device syncs): leave the final step out
+    marks = marks[:-1]
+    if len(marks) < 2 or marks[-1][0] - marks[0][0] < 0.5:
+        return None
+    (ta, _), (tb, _) = marks[0], marks[-1]
+    powers = [x.power_w for x in samples if x.power_w is not None and ta <= x.t_s <= tb]
+    return marks[0], marks[-1], powers
 
 
 def event_timer(launch: Callable[[], None], flush: Callable[[], None] | None,
@@ -130,12 +467,7 @@ def until_precise(timed: Callable[[int], list[float]], config: TimingConfig) -> 
     confidence interval is within +-precision of it. A steady kernel stops after 10-40 launches; a noisy one
     spends its budget. No CUDA here: `timed(n)` brings it."""
     samples = timed(3)
-    target = repetitions(samples, config)
-    while len(samples) < target:
-        samples += timed(min(target, max(config.min_reps, 2 * len(samples))) - len(samples))
-        if config.precision > 0 and Measurement(tuple(samples)).median_ci <= config.precision:
-            break
-    return samples
+    return samples + _until(timed, config, samples, repetitions(samples, config))
 
 
 def round_robin(timers: list[Callable[[int], list[float]]], reps: list[int], rounds: int) -> list[list[float]]:
@@ -165,3 +497,138 @@ def time_interleaved(timers: list[Callable[[int], list[float]]], warm_ups: list[
     if on_end:
         on_end()
     return [Measurement(tuple(p + s)) for p, s in zip(probes, samples, strict=True)]
+
+
+def time_variant(bench, config: TimingConfig, ops: DeviceOps, reader=None, sampler=None, persist=None,
+                 nvtx_range: str | None = None, timers_before: dict | None = None) -> TimedVariant:
+    """One variant, start to finish: cool-down, carve-out reset, warm-up, the timed batches (NVML sampled
+    throughout), the energy window where asked, then the checks: the timed calls chosen at random verified, the
+    batches read against the host clock, the carve-out and the timing functions looked at again."""
+    config = config.timed()
+    cool_down(config)
+    if persist is not None:
+        persist.reset_once()
+    timer = Timer(bench, ops, clock=sampler.now if sampler is not None else None, nvtx_range=nvtx_range,
+                  quiet=sampler.quiet if sampler is not None else None)
+    warm_up_record = warm(timer, config, sampler)
+    first_timed = len(timer.batches)
+    before = reader.read(full=False) if reader is not None else None
+    t_before = sampler.now() if sampler is not None else 0.0
+    timer.check_rate = _check_rate(config, config.max_reps)
+    probes = timer(3)
+    target = repetitions(probes, config)  # the chance of a check follows the count the budget allows
+    timer.check_rate = _check_rate(config, target)
+    samples = probes + _until(timer, config, probes, target)
+    if config.checks and not timer.checked:
+        samples += timer.check_one_more()
+    after = reader.read(full=False) if reader is not None else None
+    during = sampler.snapshot(t_before) if sampler is not None else []
+    clocks = ClockRecord.from_samples(before, after, reader.max_sm_clock_mhz, during) \
+        if before is not None and after is not None else None
+    measurement = Measurement(tuple(samples))
+    second_look(timer, timer.batches[first_timed:], measurement.median_ms)
+    energy = energy_window(bench, ops, reader, config.energy_s, measurement.median_ms, sampler) \
+        if config.with_energy else None
+    findings = batch_findings(timer.batches[first_timed:], measurement.median_ms)
+    if persist is not None:
+        findings += persist.findings()
+    if timers_before is not None:
+        findings += [f"replaced {name} during its calls: gemmprof's timer does not use the replacement; a "
+                     "benchmark that did would be fooled" for name in replaced_timers(timers_before)]
+    return TimedVariant(measurement, clocks, warm_up_record, energy, timer.batches, findings)
+
+
+def _check_rate(config: TimingConfig, calls: int) -> float:
+    """The chance that a timed call is checked, so that about config.checks of `calls` are."""
+    return min(1.0, config.checks / max(calls, 1)) if config.checks else 0.0
+
+
+def _until(timed: Callable[[int], list[float]], config: TimingConfig, probes: list[float], target: int
+           ) -> list[float]:
+    """until_precise after its probes: batches doubling the samples up to `target`, or until precise."""
+    samples = list(probes)
+    while len(samples) < target:
+        samples += timed(min(target, max(config.min_reps, 2 * len(samples))) - len(samples))
+        if config.precision > 0 and Measurement(tuple(samples)).median_ci <= config.precision:
+            break
+    return samples[len(probes):]
+
+
+def time_together(benches: list, config: TimingConfig, ops: DeviceOps, reader=None, sampler=None, persist=None,
+                  nvtx_ranges: list[str | None] | None = None, timers_before: dict | None = None
+                  ) -> list[TimedVariant]:
+    """Several variants timed in turns (config.interleave_rounds batches each, round-robin): warmed together
+    (burst: each its warm-up calls; sustained: chunks in turns until the clock and power settle), probed and
+    sized to the budget as time_variant does, then timed in rounds. Each variant's clock record covers the
+    samples taken during its own batches."""
+    config = config.timed()
+    cool_down(config)
+    if persist is not None:
+        persist.reset_once()
+    clock = sampler.now if sampler is not None else None
+    ranges = nvtx_ranges or [None] * len(benches)
+    timers = [Timer(b, ops, clock=clock, nvtx_range=r, quiet=sampler.quiet if sampler is not None else None)
+              for b, r in zip(benches, ranges, strict=True)]
+    if config.regime == "sustained":
+        warm_ups = _warm_in_turns(timers, config, sampler)  # they warm the card together
+    else:
+        warm_ups = [warm(t, config, sampler) for t in timers]
+    firsts = [len(t.batches) for t in timers]
+    before = reader.read(full=False) if reader is not None else None
+    for t in timers:
+        t.check_rate = _check_rate(config, config.max_reps)
+    probes = [t(3) for t in timers]
+    targets = [repetitions(p, config) for p in probes]
+    for t, target in zip(timers, targets, strict=True):
+        t.check_rate = _check_rate(config, target)
+    rest = round_robin(timers, [max(n - len(p), 0) for n, p in zip(targets, probes, strict=True)],
+                       max(config.interleave_rounds, 1))
+    extra = [t.check_one_more() if config.checks and not t.checked else [] for t in timers]
+    after = reader.read(full=False) if reader is not None else None
+    out = []
+    replaced = replaced_timers(timers_before) if timers_before is not None else []
+    for t, p, r, e, w, first in zip(timers, probes, rest, extra, warm_ups, firsts, strict=True):
+        m = Measurement(tuple(p + r + e))
+        second_look(t, t.batches[first:], m.median_ms)
+        own = [b for b in t.batches[first:]]
+        during = [x for x in (sampler.snapshot() if sampler is not None else [])
+                  if any(b.t0_s <= x.t_s <= b.t1_s for b in own)]
+        clocks = ClockRecord.from_samples(before, after, reader.max_sm_clock_mhz, during) \
+            if before is not None and after is not None else None
+        energy = energy_window(t.bench, ops, reader, config.energy_s, m.median_ms, sampler) \
+            if config.with_energy else None
+        findings = batch_findings(own, m.median_ms)
+        if persist is not None:
+            findings += persist.findings()
+        findings += [f"replaced {name} while the variants ran: gemmprof's timer does not use the replacement"
+                     for name in replaced]
+        out.append(TimedVariant(m, clocks, w, energy, t.batches, findings))
+    return out
+
+
+def _warm_in_turns(timers: list[Timer], config: TimingConfig, sampler, per: list[float] | None = None
+                   ) -> list[WarmUpRecord]:
+    """Sustained warm-up: each variant takes about 0.1 s of calls in turn (one variant: back to back) until the
+    card settles, judged on NVML's samples (a fixed rule.min_s without NVML, said so); variants warmed together
+    get the same record."""
+    per = per or [max(t(1, check=False)[0], 1e-3) for t in timers]
+    rule = config.settle
+    clock = sampler.now if sampler is not None else time.monotonic
+    t_start, calls = clock(), len(timers)
+    while True:
+        for i, t in enumerate(timers):
+            n = max(1, min(10_000, int(0.1 / (per[i] * 1e-3))))
+            per[i] = max(min(t(n, check=False)), 1e-3)
+            calls += n
+        elapsed = clock() - t_start
+        if sampler is None:
+            if elapsed >= rule.min_s:
+                return [WarmUpRecord("sustained", elapsed, calls, "no NVML", cool_down_s=config.cool_down_s)] * \
+                    len(timers)
+            continue
+        state = judge([_shift(x, t_start) for x in sampler.snapshot(t_start)], elapsed, rule,
+                      getattr(sampler.reader, "max_sm_clock_mhz", None))
+        if state.done:
+            record = WarmUpRecord("sustained", elapsed, calls, state.verdict, state.clock_mhz, state.power_w,
+                                  state.oscillation, config.cool_down_s)
+            return [record] * len(timers)

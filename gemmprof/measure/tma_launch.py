@@ -1,5 +1,5 @@
 """Launching Hopper rungs: their CUtensorMap arguments built from the problem's operands, the arch they need,
-and thread-block clusters through the driver's extended launch (gemmprof.measure.hopper_host does the ctypes)."""
+and thread-block clusters through the driver's extended launch (gemmprof.measure.hopper_host makes the driver calls, through cuda.bindings)."""
 
 from __future__ import annotations
 

@@ -61,7 +61,9 @@ def classify(out, ref, tolerance: float, *, initial, poisoned=None, reads_c_decl
     with _quiet(xp):
         diff = xp.abs(out64 - ref)
         wrong = written & (~xp.isfinite(out64) | (diff > tolerance * rms))
-        err = float(xp.linalg.norm(xp.where(written, out64 - ref, 0.0))) / denom if denom else float("inf")
+        off = float(xp.linalg.norm(xp.where(written, out64 - ref, 0.0)))
+        # an all-zero reference (inputs of zeros): right only where the output is exactly zero too
+        err = off / denom if denom else (0.0 if off == 0 else float("inf"))
     n_unwritten, n_wrong = int(unwritten.sum()), int(wrong.sum())
     if n_unwritten:
         err = float("inf")

@@ -41,6 +41,8 @@ KINDS = {
     "waves": "wave quantization and tail",
     "epilogue": "epilogue",
     "spills": "register spills",
+    "sm_throughput": "SM throughput (its busiest unit)",
+    "padding": "math on padding (tiles past the shape)",
 }
 
 
@@ -102,7 +104,7 @@ class Explanation:
 
 def explain(f: KernelFacts, gpu) -> Explanation:
     """Rank what limits kernel `f` on `gpu` (a GpuSpec)."""
-    m = Machine.of(gpu)
+    m = Machine.of(gpu, f.clock_mhz)
     bounds = [b for b in (fn(f, m) for fn in BOUNDS) if b is not None]
     top_s = max(b["bound_s"] for b in bounds)
     model_s = top_s / ATTAINABLE
@@ -127,6 +129,8 @@ def explain(f: KernelFacts, gpu) -> Explanation:
     missing = () if f.measured_s is not None else ("latency",)
     notes = () if f.sass else ("no SASS facts (give --results of a run, or install nvdisasm beside nvcc): no issue-slot "
                                      "limiter",)
+    if f.ceiling_note:
+        notes += (f.ceiling_note,)
     return Explanation(f.kernel, f.name, f.dtype, f.shape, m.name, f.measured_s, model_s, tuple(limiters),
                        f.applied, missing, notes, f.warps_per_sm, f.registers)
 

@@ -56,6 +56,10 @@ class KernelFacts:
     applied: tuple[str, ...]
     measured_s: float | None = None
     profile: object | None = None  # gemmprof.results.profile.LaunchFindings of this kernel at this shape
+    clock_mhz: float | None = None  # the SM clock the run held (None: no run; the datasheet peak's own clock)
+    # this GPU's measured ceiling of the dtype (`gemmprof ceiling`), FLOP/s: the compute bound's rate where stored
+    ceiling_flops: float | None = None
+    ceiling_note: str = ""  # which compute ceiling the bound used, or why the stored one was not
 
 
 @dataclass(frozen=True)
@@ -69,13 +73,14 @@ class Machine:
     tf32_peak: float | None  # FLOP/s of fp32 inputs on tensor cores, what lifts the FFMA pipe's ceiling
 
     @classmethod
-    def of(cls, gpu) -> Machine:
-        clock = gpu.boost_clock_mhz * 1e6
+    def of(cls, gpu, clock_mhz: float | None = None) -> Machine:
+        """The GPU at `clock_mhz` (the clock a run held), or at its boost clock."""
+        clock = (clock_mhz or gpu.boost_clock_mhz) * 1e6
         l2 = gpu.l2_bandwidth_gbs * 1e9 if gpu.l2_bandwidth_gbs else L2_BYTES_PER_CLOCK * clock
         dram = gpu.measured.get("dram_bandwidth_gbs", gpu.dram_bandwidth_gbs) * 1e9
-        tf32 = gpu.peak_tflops.get("tf32_tensor")
-        return cls(gpu.name, gpu.sm_count, clock, dram, l2, gpu.compute_capability.startswith("9"),
-                   tf32 * 1e12 if tf32 else None)
+        tf32 = gpu.peak_flops_at("tf32_tensor", clock_mhz) if clock_mhz and "tf32_tensor" in gpu.peak_tflops \
+            else (gpu.peak_flops("tf32_tensor") if "tf32_tensor" in gpu.peak_tflops else None)
+        return cls(gpu.name, gpu.sm_count, clock, dram, l2, gpu.compute_capability.startswith("9"), tf32)
 
 
 def _bound(f: KernelFacts, kind: str, seconds: float, lifted, evidence: str, source: str, choices):
@@ -86,9 +91,14 @@ def _bound(f: KernelFacts, kind: str, seconds: float, lifted, evidence: str, sou
 
 
 def _math(f: KernelFacts, m: Machine) -> dict:
-    t = f.flops / f.peak_flops
+    """At this GPU's measured ceiling where one is stored (the rate cuBLAS reaches here), else the datasheet peak."""
+    t = f.flops / (f.ceiling_flops or f.peak_flops)
     tensor = f.dtype != "fp32"
-    ev = f"{f.flops / 1e9:.0f} GFLOP at the {'tensor' if tensor else 'FFMA'} peak {f.peak_flops / 1e12:.1f} TFLOP/s"
+    at = f" at the {f.clock_mhz:.0f} MHz the run held" if f.clock_mhz else ""
+    ev = (f"{f.flops / 1e9:.0f} GFLOP at the {'tensor' if tensor else 'FFMA'} peak {f.peak_flops / 1e12:.1f} "
+          f"TFLOP/s{at}")
+    if f.ceiling_flops:
+        ev = f"{f.flops / 1e9:.0f} GFLOP at this GPU's measured ceiling {f.ceiling_flops / 1e12:.1f} TFLOP/s"
     lifted = f.flops / m.tf32_peak if not tensor and m.tf32_peak else t
     return _bound(f, "math_pipe", t, lifted, ev, "model", () if tensor else ("tensor_cores",))
 

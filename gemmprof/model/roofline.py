@@ -36,13 +36,20 @@ DTYPE_ORDER = ("fp32", "tf32", "fp16")
 class Ceiling:
     kind: str  # compute | memory
     key: str  # a peak kind (fp32, tf32_tensor, ...) or a memory level (dram, l2, smem)
-    source: str  # datasheet | measured
+    source: str  # datasheet | held (the datasheet's scaled to the clock a run held) | measured
     value: float  # FLOP/s (compute) or bytes/s (memory)
+    clock_mhz: float | None = None  # compute: the SM clock the figure is at
+    regime: str = ""  # measured on this GPU by `gemmprof ceiling`: burst | sustained ("": the GPU spec's figure)
+    origin: str = ""  # such a ceiling's measurement, in words
 
     @property
     def name(self) -> str:
         base = ROOF_NAMES.get(self.key, self.key) if self.kind == "compute" else MEMORY_NAMES.get(self.key, self.key)
-        return f"{base} measured" if self.source == "measured" else base
+        if self.source == "held":
+            return f"{base} at {self.clock_mhz:.0f} MHz held"
+        if self.source != "measured":
+            return base
+        return f"{base} measured ({self.regime})" if self.regime else f"{base} measured"
 
     @property
     def value_text(self) -> str:
@@ -58,7 +65,11 @@ class Ceiling:
         return self.value if self.kind == "compute" else intensity * self.value
 
     def to_dict(self) -> dict:
-        return {"kind": self.kind, "key": self.key, "source": self.source, "value": self.value, "label": self.label}
+        d = {"kind": self.kind, "key": self.key, "source": self.source, "value": self.value, "label": self.label,
+             "clock_mhz": self.clock_mhz}
+        if self.regime:
+            d.update(regime=self.regime, origin=self.origin)
+        return d
 
 
 @dataclass(frozen=True)
@@ -90,6 +101,8 @@ class Rung:
     kind: str  # ladder | user | baseline
     peak_kind: str
     points: list[Point] = field(default_factory=list)
+    tflop_per_joule: float | None = None  # from the run's energy window, where it had one
+    held_mhz: float | None = None  # the SM clock it held while timed
 
     @property
     def main(self) -> Point:
@@ -101,7 +114,9 @@ class Rung:
     @property
     def short(self) -> str:
         """The label on the plot: the rung id, or cuBLAS's routine."""
-        return self.name.replace("cublas_", "cuBLAS ") if self.kind == "baseline" else self.id
+        if self.kind != "baseline":
+            return self.id
+        return re.sub(r"^cublaslt_best(\d+)_", r"cuBLASLt best-of-\1 ", self.name).replace("cublas_", "cuBLAS ")
 
 
 @dataclass
@@ -155,15 +170,34 @@ def peak_kind_for(dtype: str, given: str | None, gpu_spec: GpuSpec) -> str:
     return DTYPES[dtype].peak_kind if dtype in DTYPES else "fp32"
 
 
+def held_clocks(variants) -> dict[str, float]:
+    """The SM clock each peak kind's rows held while timed (the median over verified rows whose clocks were sampled):
+    the clock their compute roof is drawn at beside the datasheet's."""
+    import statistics
+
+    by_kind: dict[str, list[float]] = {}
+    for v in variants:
+        c, m = v.clocks, v.model
+        if v.passed and c is not None and c.samples and c.held_mhz and m is not None and m.peak_kind:
+            by_kind.setdefault(m.peak_kind, []).append(c.held_mhz)
+    return {k: statistics.median(v) for k, v in by_kind.items()}
+
+
 def build(gpu_spec: GpuSpec, shape: GemmShape, rungs: list[Rung], *, measured: bool = True,
-          source: str = "datasheet", estimate: bool = False, device: str = "", excluded=(), notes=()) -> RooflineData:
-    """Ceilings for the compute kinds the rungs use (fp32 SIMT always), the memory levels the GPU spec gives."""
+          source: str = "datasheet", estimate: bool = False, device: str = "", excluded=(), notes=(),
+          held: dict[str, float] | None = None, regime: str | None = None) -> RooflineData:
+    """Ceilings for the compute kinds the rungs use (fp32 SIMT always), the memory levels the GPU spec gives. Compute
+    roofs: the datasheet's (at the clock it assumes), that peak scaled to the clock the run held (`held`, by peak
+    kind), and with `measured` the GPU spec's measured ceilings, or this GPU's where `gemmprof ceiling` stored them
+    (in `regime`, the timing regime of the figures plotted; None: sustained), which take their place."""
     notes, rungs = list(notes), sorted(rungs, key=_order)
     kinds = ["fp32"] + [k for k in dict.fromkeys(r.peak_kind for r in rungs) if k != "fp32"]
     ceilings = []
     for k in kinds:
         if k in gpu_spec.peak_tflops:
-            ceilings.append(Ceiling("compute", k, "datasheet", gpu_spec.peak_flops(k)))
+            ceilings.append(Ceiling("compute", k, "datasheet", gpu_spec.peak_flops(k), gpu_spec.peak_clock(k)))
+            if held and held.get(k):
+                ceilings.append(Ceiling("compute", k, "held", gpu_spec.peak_flops_at(k, held[k]), held[k]))
         else:
             who = ", ".join(r.short for r in rungs if r.peak_kind == k)
             notes.append(f"{gpu_spec.name} gives no peak_tflops.{k}: {who} have no compute roof")
@@ -175,14 +209,50 @@ def build(gpu_spec: GpuSpec, shape: GemmShape, rungs: list[Rung], *, measured: b
             ceilings.append(Ceiling("memory", level, "datasheet", gbs * 1e9))
         if measured and gpu_spec.measured.get(f"{level}_bandwidth_gbs"):
             ceilings.append(Ceiling("memory", level, "measured", gpu_spec.measured[f"{level}_bandwidth_gbs"] * 1e9))
+    if measured:
+        stored, stored_notes = stored_roofs(gpu_spec, kinds, device, regime)
+        mine = {(c.kind, c.key) for c in stored}
+        ceilings = [c for c in ceilings if c.source != "measured" or (c.kind, c.key) not in mine] + stored
+        notes += stored_notes
+    sheet = [c for c in ceilings if c.kind == "compute" and c.source == "datasheet"]
+    if sheet:
+        notes.append("datasheet compute roofs at the SM clock each assumes: " + ", ".join(
+            f"{c.name} {c.clock_mhz:.0f} MHz" for c in sheet)
+            + ("; dash-dot: the same peaks at the clock the run held" if held else ""))
     ridges = []
-    for c in (c for c in ceilings if c.kind == "compute"):
+    for c in (c for c in ceilings if c.kind == "compute" and c.source != "held"):
         mems = [m for m in ceilings if m.kind == "memory" and m.source == c.source]
         ridges += [Ridge(c, m) for m in (mems or [m for m in ceilings if m.kind == "memory" and
                                                   m.source == "datasheet"])]
     if source == "measured" and not any(c.source == "measured" for c in ceilings):
         notes.append(f"--ceiling measured: {gpu_spec.name} has no measured ceilings; the table uses the datasheet's")
     return RooflineData(gpu_spec, shape, ceilings, ridges, rungs, list(excluded), notes, estimate, device, source)
+
+
+def stored_roofs(gpu_spec: GpuSpec, kinds: list[str], device: str = "", regime: str | None = None
+                 ) -> tuple[list[Ceiling], list[str]]:
+    """This GPU's ceilings stored by `gemmprof ceiling` (catalog/ceilings.py) for the compute kinds drawn and for
+    DRAM, in `regime` (None: sustained): measured roofs, the real 100% lines, and a note saying which were used.
+    Looked up by the device the results came from, else by the GPU spec's CUDA names. A damaged store is a note."""
+    from gemmprof.catalog import ceilings as store
+
+    regime = regime or "sustained"
+    who = device or gpu_spec
+    try:
+        found = [(k, store.measured(who, k, regime)) for k in [*kinds, "dram"]]
+        others = {c.regime for c in store.stored(who)} - {regime}
+    except store.CeilingStoreError as exc:
+        return [], [f"measured ceilings not used: {exc}"]
+    roofs = [Ceiling(c.kind, k if c.kind == "compute" else "dram", "measured", c.per_s, regime=c.regime, origin=c.describe())
+             for k, c in found if c is not None]
+    if roofs:
+        on = next(c.device for _, c in found if c is not None)
+        return roofs, [f"measured ceilings ({regime}), by gemmprof ceiling on {on}: "
+                       + "; ".join(c.origin for c in roofs)]
+    if others:
+        return [], [f"this GPU has measured ceilings only for the {', '.join(sorted(others))} regime; the figures "
+                    f"here are {regime}: gemmprof ceiling --regime {regime} measures them"]
+    return [], []
 
 
 def rungs_from_variants(variants, shape: GemmShape, gpu_spec: GpuSpec, *, beta: float = 0.0,
@@ -206,7 +276,7 @@ def rungs_from_variants(variants, shape: GemmShape, gpu_spec: GpuSpec, *, beta: 
             point = Point("min", (m.min_arithmetic_intensity if m else None) or min_intensity(shape, v.dtype, beta),
                           v.achieved_flops)
         rungs.append(Rung(v.id, v.name, v.dtype, v.kind, peak_kind_for(v.dtype, m.peak_kind if m else None, gpu_spec),
-                          [point]))
+                          [point], v.tflop_per_joule, v.clocks.held_mhz if v.clocks and v.clocks.samples else None))
     return rungs, excluded
 
 
@@ -218,12 +288,13 @@ def model_intensity(spec, shape: GemmShape, beta: float = 0.0, dtype: str | None
                     ) -> float:
     """A ladder spec's traffic-model intensity at `shape` (SpecError when its constraints reject the shape), for
     `dtype` when the spec's source also builds for it (h4-h13 for bf16), on a GPU of `sms` multiprocessors (h12's
-    tile width is fitted to them)."""
+    tile width is fitted to them). A planning entry's is the model of the rung it chooses there."""
     from gemmprof.catalog.binding import bind
+    from gemmprof.catalog.plan import resolve
     from gemmprof.errors import SpecError
 
-    kernel = bind(spec, dtype=dtype if dtype in spec.dtypes else None)
-    if not spec.traffic:
+    kernel = resolve(bind(spec, dtype=dtype if dtype in spec.dtypes else None), shape, sms)
+    if not kernel.spec.traffic:
         raise SpecError(f"{spec.name}: no traffic model (its spec has no traffic: block)")
     kernel.check_shape(shape)
     return tiled_traffic(shape, get_dtype(kernel.run_dtype), kernel.tiles(shape, sms), beta).arithmetic_intensity

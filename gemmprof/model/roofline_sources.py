@@ -36,14 +36,17 @@ def from_results(runs: list[tuple[str, RunResult]], profile: ProfileInput | None
     """Run results (merged: a verified row beats a failed one, then the later file wins) and profile results.
 
     `shape` is needed only when there are no run results and the profile's launches have no common shape."""
+    from gemmprof.catalog.ceilings import regime_of
+
     run_shape = beta = named = None
-    variants, device = {}, ""
+    variants, device, regimes = {}, "", set()
     for origin, run in runs:
         if run_shape is not None and (run.shape, run.beta) != (run_shape, beta):
             raise InputError(f"{origin}: shape {run.shape.label}, beta={run.beta:g} differs from {run_shape.label}, "
                              f"beta={beta:g} of the files before it; plot one shape at a time")
         run_shape, beta, device = run.shape, run.beta, run.device.get("name", device)
         named = named or run.gpu_spec
+        regimes.add(regime_of(run.timing_method))
         for v in run.variants:
             old = variants.get(v.name)
             if old is None or v.passed or not old.passed:
@@ -66,7 +69,8 @@ def from_results(runs: list[tuple[str, RunResult]], profile: ProfileInput | None
         raise InputError(f"nothing to plot: no verified, timed variant{only} in {what}"
                          + (f" (not plotted: {'; '.join(excluded)})" if excluded else ""))
     return rl.build(gpu, run_shape, rungs, measured=choice.measured, source=choice.ceiling, device=device,
-                    excluded=excluded, notes=notes)
+                    excluded=excluded, notes=notes, held=rl.held_clocks(list(variants.values())),
+                    regime=regimes.pop() if len(regimes) == 1 else None)
 
 
 def from_model(specs, shape: GemmShape, gpu: GpuSpec, profile: ProfileInput | None, choice: RooflineChoice,

@@ -23,7 +23,7 @@ def run_rows(result: RunResult) -> list[dict]:
     rows = []
     for v in result.variants:
         timed = v.timing if v.timing and v.passed else None
-        base = result.baseline_for(v.dtype, v.c_dtype, v.scales)
+        base, best = result.baseline_for(v.dtype, v.c_dtype, v.scales), result.cublaslt_for(v.dtype, v.c_dtype)
         ach = v.achieved_flops
         res, launch, occ, clk = v.resources, v.launch, v.occupancy or {}, v.clocks
         rows.append({
@@ -36,6 +36,9 @@ def run_rows(result: RunResult) -> list[dict]:
             "tflops": ach / 1e12 if ach else None,
             "pct_peak": 100 * ach / v.peak_flops if ach and v.peak_flops else None,
             "pct_cublas": 100 * ach / base.achieved_flops if ach and base and base.achieved_flops else None,
+            "pct_cublas_of": base.name if ach and base and base.achieved_flops else None,
+            "pct_cublaslt": 100 * ach / best.achieved_flops if ach and best and best.achieved_flops else None,
+            "pct_cublaslt_of": best.name if ach and best and best.achieved_flops else None,
             "gflop": v.flops / 1e9 if v.flops else None,
             "model_ai_flop_per_byte": v.model.model_arithmetic_intensity if v.model else None,
             "min_ai_flop_per_byte": v.model.min_arithmetic_intensity if v.model else None,
@@ -50,7 +53,7 @@ def run_rows(result: RunResult) -> list[dict]:
             "sm_clock_mhz_after": clk.sm_clock_mhz_after if clk else None,
             "temperature_c_before": clk.temperature_c_before if clk else None,
             "temperature_c_after": clk.temperature_c_after if clk else None,
-            "clock_fell": clk.clock_fell if clk else None,
+            "clock_fell": v.clock_fell if clk else None,
             "message": v.message,
         })
     return rows

@@ -13,6 +13,17 @@ LIMITER_COLUMNS = [
     Column("source", "from", fmt="s"),
 ]
 
+# The default view: one line per limiter; the evidence and the whole remedy are in --verbose, JSON and CSV.
+SHORT_KINDS = {"math_pipe": "FMA/tensor peak", "tensor_pipe": "tensor pipe use", "issue": "issue slots",
+               "l1_wavefronts": "L1 wavefronts", "l2": "L2 bandwidth", "dram": "DRAM bandwidth",
+               "latency": "latency", "waves": "waves and tail", "epilogue": "epilogue", "spills": "spills"}
+BRIEF_COLUMNS = [
+    Column("rank", "#"), Column("short", "limiter", fmt="s", wrap=False),
+    Column("bound_ms", "bound", "ms", ".3f"), Column("bound_tflops", "ceiling", "TFLOP/s", ".1f"),
+    Column("gain", "gain if lifted", "x", ".2f"), Column("lifted_by", "lifted by (rung: technique)", fmt="s", wrap=False),
+    Column("source", "from", fmt="s", drop=2),
+]
+
 LADDER_COLUMNS = [
     Column("step", "step", fmt="s"), Column("top_limiter", "top limiter", fmt="s"),
     Column("technique", "it recommends", fmt="s"), Column("next_techniques", "next rung applies", fmt="s"),
@@ -22,13 +33,22 @@ LADDER_COLUMNS = [
 ]
 
 
-def explanation_table(e: Explanation) -> Table:
+def _lifted_by(lim) -> str:
+    """The remedy in a few words: the rung that teaches it, then the technique."""
+    what = lim.technique.replace("_", " ") if lim.technique else lim.lift.split(":")[0]
+    return f"{lim.rung}: {what}" if lim.rung else what
+
+
+def explanation_table(e: Explanation, verbose: bool = True) -> Table:
+    """The limiters of one kernel, ranked. verbose=False: one line each (the terminal's default view); the rows
+    keep every field either way, and the JSON has the whole explanation."""
     rows = []
     for i, lim in enumerate(e.limiters, 1):
         rows.append({"kernel": e.kernel, "rank": i, "limiter": KINDS.get(lim.kind, lim.kind), "kind": lim.kind, "evidence": lim.evidence,
                      "bound_ms": lim.bound_s * 1e3 if lim.bound_s is not None else None,
                      "bound_tflops": lim.bound_tflops, "gain": lim.gain, "lift": lim.lift,
-                     "technique": lim.technique, "rung": lim.rung, "source": lim.source})
+                     "technique": lim.technique, "rung": lim.rung, "source": lim.source,
+                     "short": SHORT_KINDS.get(lim.kind, lim.kind), "lifted_by": _lifted_by(lim)})
     measured = f"measured {e.measured_s * 1e3:.3f} ms" if e.measured_s else "not measured"
     title = (f"{e.kernel} {e.name} ({e.dtype}) at {'x'.join(map(str, e.shape))} on {e.gpu}: {measured}, "
              f"model {e.model_s * 1e3:.3f} ms")
@@ -36,11 +56,15 @@ def explanation_table(e: Explanation) -> Table:
              "over it; gain: the speedup lifting it predicts (ranked by it); latency: the measured time beyond the "
              f"largest throughput bound at {ATTAINABLE:.0%} of its peak"]
     if e.needs_measurement:
-        notes.append(f"needs a measurement (--profile, --results or --measure): {', '.join(e.needs_measurement)}")
+        notes.append(f"needs a measurement (--profile-results, --results or --measure): {', '.join(e.needs_measurement)}")
     if e.applied:
         notes.append(f"already applied, never recommended: {', '.join(e.applied)}")
     notes += list(e.notes)
-    return Table(title, LIMITER_COLUMNS, rows, notes, meta={"explanation": e.to_dict()})
+    if not verbose:
+        notes[0] = ("bound: the time this limiter alone forces; ceiling: 2*M*N*K over it; gain: the speedup lifting "
+                    "it predicts (ranked by it). The evidence and each remedy in full: --verbose or --format json.")
+    return Table(title, LIMITER_COLUMNS if verbose else BRIEF_COLUMNS, rows, notes,
+                 meta={"explanation": e.to_dict()})
 
 
 def ladder_table(c: LadderCheck) -> Table:

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from gemmprof.adapters.kernel_names import short_kernel_name
-from gemmprof.adapters.nsys.compare import Comparison
 from gemmprof.render.table import Column, Table
+from gemmprof.results.nsys import COMPARE_KIND as KIND
+from gemmprof.results.nsys import COMPARE_SCHEMA as SCHEMA_VERSION
+from gemmprof.results.nsys import Comparison
 
-KIND = "gemmprof.nsys-compare"
-SCHEMA_VERSION = 1
 _MS = ("total", "avg", "med", "min", "max", "stddev")
 _DATA_COLUMNS = ("input", "range", "variant", "shape", "kernel", "instances", *(f"{k}_ns" for k in _MS), "grid",
                  "block", "registers", "static_smem_bytes", "dynamic_smem_bytes", "gpu_time_pct", "baseline",
@@ -18,7 +18,7 @@ def tables(cmp: Comparison, fmt: str) -> list:
     """For JSON and CSV one table of raw figures (full kernel names, ns) with the reports and the CUDA API/memory
     summary in its metadata; for the terminal, times, launch configuration and the API/memory summary (ms, µs)."""
 
-    title = "Nsight Systems kernels" + (f" from {len(cmp.inputs)} reports" if len(cmp.inputs) > 1 else "")
+    title = cmp.title
     if fmt != "table":
         meta = {"kind": KIND, "schema": SCHEMA_VERSION, "inputs": cmp.inputs, "activity": cmp.activity}
         cols = [Column(k, k.removesuffix("_ns"), "ns" if k.endswith("_ns") else "") for k in _DATA_COLUMNS]
@@ -38,13 +38,13 @@ def tables(cmp: Comparison, fmt: str) -> list:
             "grid": _dims(s.grid), "block": _dims(s.block), "registers": s.registers, "smem": smem,
             "gpu_time_pct": r.gpu_time_pct, "tflops": r.tflops, "pct_of_peak": r.pct_of_peak,
             "speedup": None if r.speedup is None else f"{r.speedup:.3g}x" + (" base" if r.baseline else "")})
-    which = [Column("input", "In", fmt="s"), Column("group", "Range", fmt="s"), Column("kernel", "Kernel", fmt="s")]
+    which = [Column("input", "In", fmt="s"), Column("group", "Range", fmt="s"), Column("kernel", "Kernel", fmt="s", drop=2)]
     times = which + [
         Column("shape", "Shape", fmt="s"), Column("instances", "Launches", fmt=","),
-        Column("total_ms", "Total", "ms", ".4g"), Column("avg_ms", "Avg", "ms", ".4g"),
-        Column("med_ms", "Med", "ms", ".4g"), Column("min_ms", "Min", "ms", ".4g"), Column("max_ms", "Max", "ms", ".4g"),
-        Column("stddev_ms", "StdDev", "ms", ".2g"), Column("gpu_time_pct", "GPU", "%", ".1f"),
-        Column("speedup", "Speedup"), Column("tflops", "TFLOP/s", fmt=".3g"), Column("pct_of_peak", "Peak", "%", ".1f")]
+        Column("total_ms", "Total", "ms", ".4g", drop=1), Column("avg_ms", "Avg", "ms", ".4g"),
+        Column("med_ms", "Med", "ms", ".4g"), Column("min_ms", "Min", "ms", ".4g", drop=1), Column("max_ms", "Max", "ms", ".4g", drop=1),
+        Column("stddev_ms", "StdDev", "ms", ".2g", drop=1), Column("gpu_time_pct", "GPU", "%", ".1f"),
+        Column("speedup", "Speedup", drop=-1), Column("tflops", "TFLOP/s", fmt=".3g"), Column("pct_of_peak", "Peak", "%", ".1f")]
     launch = which + [Column("grid", "Grid"), Column("block", "Block"), Column("registers", "Registers"),
                       Column("smem", "Shared memory", "B", ",")]
     gpus = {i["input"]: i.get("gpu") for i in cmp.inputs}

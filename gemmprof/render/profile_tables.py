@@ -122,7 +122,7 @@ TRAFFIC_COLUMNS = [C("variant", "variant", fmt="s"), C("dram_mb", "DRAM", "MB", 
 
 def _stall_columns(top: int) -> list[Column]:
     return ([C("variant", "variant", fmt="s"), C("warp_cycles_per_issue", "cycles/issue", fmt=".1f")]
-            + [C(f"stall_{i}", f"stall {i}", fmt="s") for i in range(1, top + 1)]
+            + [C(f"stall_{i}", f"stall {i}", fmt="s", drop=i - top - 1) for i in range(1, top + 1)]  # kept longest
             + [C("ld_conflicts", "smem ld conflicts", fmt=",.0f"), C("ld_conflicts_per_request", "per req", fmt=".2f"),
                C("st_conflicts", "smem st conflicts", fmt=",.0f"), C("st_conflicts_per_request", "per req", fmt=".2f")])
 

@@ -139,11 +139,11 @@ def _clock_rows(run: RunResult):
         c = v.clocks
         if c is None:
             continue
-        rows.append(f'<tr class="{"warn" if c.clock_fell else ""}"><td class="s">{e(v.name)}</td>'
+        rows.append(f'<tr class="{"warn" if v.clock_fell else ""}"><td class="s">{e(v.name)}</td>'
                     f"<td>{c.sm_clock_mhz_before:.0f}</td><td>{c.sm_clock_mhz_after:.0f}</td>"
                     f"<td>{e(format_value(c.temperature_c_before, '.0f'))}</td>"
                     f"<td>{e(format_value(c.temperature_c_after, '.0f'))}</td>"
-                    f'<td class="s{" bad" if c.clock_fell else ""}">{"FELL" if c.clock_fell else "steady"}</td>'
+                    f'<td class="s{" bad" if v.clock_fell else ""}">{"FELL" if v.clock_fell else "steady"}</td>'
                     f'<td class="s">{e(", ".join(c.throttle_reasons) or "-")}</td></tr>')
     if not rows:
         return ""

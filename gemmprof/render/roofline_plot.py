@@ -21,12 +21,11 @@ COMPUTE_COLOURS = {"fp32": "#1f5fa8", "tf32_tensor": "#2a8c3a", "fp16_tensor_fp3
                    "fp16_tensor_fp16_acc": "#e67e22", "bf16_tensor_fp32_acc": "#8e44ad", "fp64": "#7f8c8d",
                    "fp8_tensor_fp32_acc": "#d4a017"}
 MEMORY_COLOURS = {"dram": "#3a3a3a", "l2": "#8c564b", "smem": "#6c5ce7"}
-MARKERS = {"model": "o", "min": "*", "dram": "s", "l2": "^"}
 BASELINE_MARKERS = {"fp32": "*", "tf32": "P", "fp16": "X", "bf16": "h"}  # cuBLAS by dtype
 MARKER_SIZE = 7.0
-KEY = {"model": "traffic-model intensity (no cache hits)", "min": "minimum-traffic intensity (cuBLAS)",
-       "dram": "DRAM intensity measured by ncu", "l2": "L2 intensity measured by ncu"}
-ESTIMATE_KEY = "model estimate: on the roof at the\ntraffic-model intensity (no cache hits)"
+KEY = {"model": "filled: traffic-model intensity (no cache hits)", "min": "minimum-traffic intensity (cuBLAS)",
+       "l2": "half-filled: L2 intensity measured by ncu", "dram": "hollow: DRAM intensity measured by ncu"}
+ESTIMATE_KEY = "model estimate (hollow): on the roof at the\ntraffic-model intensity (no cache hits)"
 
 
 def image_format(path) -> str:
@@ -53,7 +52,7 @@ def figure(data: RooflineData, dpi: int = 150):
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
-    entries = len(data.rungs) + 8
+    entries = len(data.rungs) + len(families(data)) + 1 + 8  # rungs, family headings, cuBLAS's, the key
     fig = Figure(figsize=(12, max(6.6, 0.19 * entries + 1.0)), dpi=dpi)
     FigureCanvasAgg(fig)
     ax = fig.add_axes((0.065, 0.085, 0.64, 0.85))
@@ -121,14 +120,18 @@ def _roofs(ax, data: RooflineData, x0: float, x1: float, placer) -> list:
             end = max(ridges, default=x1)
             xs, ys = [x0, end], [x0 * c.value, end * c.value]
         measured = c.source == "measured"
-        (line,) = ax.plot(xs, ys, color=_colour_of(c), lw=1.1 if measured else 1.8, ls="--" if measured else "-",
+        style = {"measured": (1.1, "--"), "held": (1.3, "-.")}.get(c.source, (1.8, "-"))
+        (line,) = ax.plot(xs, ys, color=_colour_of(c), lw=style[0], ls=style[1],
                           gid=f"roof:{c.kind}:{c.key}:{c.source}", zorder=2, alpha=0.9)
         placer.add_line(line)
         # dashes and colour say which roof a measured value belongs to; shorter texts are tried when crowded
         number = c.value_text.split()[0]
         if measured:
-            texts = [f"measured {c.value_text}"] + ([f"measured {number}", number] if c.kind == "compute" else
-                                                     [c.value_text])
+            word = f"measured ({c.regime})" if c.regime else "measured"  # this GPU's, by `gemmprof ceiling`
+            texts = [f"{word} {c.value_text}"] + ([f"{word} {number}", number] if c.kind == "compute" else
+                                                   [c.value_text])
+        elif c.source == "held":
+            texts = [f"at {c.clock_mhz:.0f} MHz held {c.value_text}", f"{c.clock_mhz:.0f} MHz {number}", number]
         else:
             texts = [c.label, f"{c.name} {number}"] if c.kind == "compute" else [c.label]
         labels.append((texts, _roof_candidates(ax, c, xs, (y0, y1)),
@@ -148,7 +151,7 @@ def _roofs(ax, data: RooflineData, x0: float, x1: float, placer) -> list:
 
 def _roof_candidates(ax, c, xs, ylim) -> list:
     """Along a horizontal roof (right end first), or along a memory roof, rotated to its slope on screen."""
-    below = c.source == "measured"
+    below = c.source in ("measured", "held")
     if c.kind == "compute":
         out = []
         for dy, va in ((-2, "top"), (2, "bottom"))[::1 if below else -1]:
@@ -168,36 +171,65 @@ def _roof_candidates(ax, c, xs, ylim) -> list:
     return out
 
 
-def _colours(data: RooflineData) -> dict:
-    """Rungs: a qualitative palette per dtype, so that neighbours on the ladder (and in a crowd of markers) differ
-    in hue, not by a step along a gradient; tab20's ten dark shades first, then the ten light ones. cuBLAS: the
-    colour of its own compute roof."""
-    from matplotlib import colormaps
+# The ladder's families: a reader tells ~30 rungs apart by colour (the family) and marker (the rung within it).
+FAMILIES = (
+    ("naive and coalescing", ("1", "1b", "2")), ("shared-memory tiles", ("3", "3b", "3c")),
+    ("register tiles", ("4", "5", "5b", "6")), ("bank conflicts", ("7", "8")), ("tuned and warp tiles", ("9", "10")),
+    ("pipelined copies", ("11", "12", "13", "14", "15")), ("split-K", ("16",)),
+    ("WMMA and mma.sync", ("h1", "h2", "h3")), ("wgmma and TMA", ("h4", "h5", "h6")),
+    ("clusters", ("h7", "h12", "h13")), ("split-K and skinny", ("h8", "h11")), ("schedules", ("h9", "h10")),
+)
+OTHER_FAMILY = "other kernels"
+FAMILY_COLOURS = ("#1b9e77", "#d95f02", "#7570b3", "#e7298a", "#66a61e", "#e6ab02", "#a6761d", "#17becf",
+                  "#1f3a93", "#8c564b", "#bcbd22", "#111111", "#d62728", "#2ca02c", "#ff7f0e", "#7f7f7f")
+RUNG_MARKERS = ("o", "s", "^", "D", "v", "P", "X", "<", ">", "p")
+FILL = {"model": "full", "l2": "bottom", "dram": "none", "min": "full"}  # the point's level, by its fill
 
-    tab20 = colormaps["tab20"]
-    palettes = {"fp32": [tab20(i) for i in (*range(0, 20, 2), *range(1, 20, 2))]}
+
+def family_of(rung) -> str:
+    return next((title for title, ids in FAMILIES if rung.id in ids), OTHER_FAMILY)
+
+
+def families(data: RooflineData) -> list[tuple[str, list]]:
+    """(heading, rungs) in ladder order: a family per dtype where the data holds several dtypes."""
+    several = len(data.dtypes) > 1
+    out: dict[str, list] = {}
+    order = {title: i for i, (title, _) in enumerate(FAMILIES)}
+    ranked = sorted((r for r in data.rungs if r.kind != "baseline"),
+                    key=lambda r: (data.dtypes.index(r.dtype) if r.dtype in data.dtypes else 99,
+                                   order.get(family_of(r), len(order))))
+    for r in ranked:
+        out.setdefault(f"{r.dtype}: {family_of(r)}" if several else family_of(r), []).append(r)
+    return list(out.items())
+
+
+def _styles(data: RooflineData) -> dict:
+    """name -> (colour, marker): a colour per family, a marker per rung within it, so that no two rungs look the
+    same; cuBLAS: the colour of its own compute roof and a marker per routine."""
     out = {}
-    for dtype in data.dtypes:
-        group = [r for r in data.rungs if r.dtype == dtype and r.kind != "baseline"]
-        palette = palettes.get(dtype) or [colormaps["Dark2"](i) for i in range(8)] + [colormaps["Set1"](i)
-                                                                                      for i in range(9)]
-        for i, r in enumerate(group):
-            out[r.name] = palette[i % len(palette)]
+    for i, (_, rungs) in enumerate(families(data)):
+        for j, r in enumerate(rungs):
+            out[r.name] = (FAMILY_COLOURS[i % len(FAMILY_COLOURS)], RUNG_MARKERS[j % len(RUNG_MARKERS)])
     for r in data.rungs:
         if r.kind == "baseline":
-            out[r.name] = COMPUTE_COLOURS.get(r.peak_kind, "#111111")
-        out.setdefault(r.name, "#111111")
+            out[r.name] = (COMPUTE_COLOURS.get(r.peak_kind, "#111111"), BASELINE_MARKERS.get(r.dtype, "*"))
+        out.setdefault(r.name, ("#111111", "o"))
     return out
 
 
-def _marker(rung, level: str) -> str:
-    """cuBLAS routines each have their own marker (a star for SGEMM); rungs, the marker of the point's level."""
-    return BASELINE_MARKERS.get(rung.dtype, "*") if rung.kind == "baseline" else MARKERS[level]
+def _colours(data: RooflineData) -> dict:
+    return {name: colour for name, (colour, _) in _styles(data).items()}
+
+
+def _marker(rung, styles: dict) -> str:
+    return styles[rung.name][1]
 
 
 def _points(ax, data: RooflineData, colours: dict, placer) -> list:
-    """Markers (hollow for model estimates), each rung's points joined; returns labels, coincident ones merged."""
+    """Markers (the rung's; filled at the model's intensity, half-filled at ncu's L2, hollow at ncu's DRAM and for
+    model estimates), each rung's points joined; returns labels, coincident ones merged."""
     groups: list[dict] = []
+    styles = _styles(data)
     for r in data.rungs:
         colour = colours[r.name]
         pts = sorted(r.points, key=lambda p: p.intensity)
@@ -206,8 +238,10 @@ def _points(ax, data: RooflineData, colours: dict, placer) -> list:
                     gid=f"join:{r.name}", zorder=3)
         for p in r.points:
             size = MARKER_SIZE * (1.6 if p.level == "min" else 1.0)
-            ax.plot([p.intensity], [p.flops_per_s], marker=_marker(r, p.level), ms=size, ls="none", mec=colour,
-                    mfc="white" if data.estimate else colour, mew=1.4, zorder=4, gid=f"point:{r.name}:{p.level}")
+            hollow = data.estimate or FILL.get(p.level) == "none"
+            ax.plot([p.intensity], [p.flops_per_s], marker=_marker(r, styles), ms=size, ls="none", mec=colour,
+                    mfc="white" if hollow else colour, mfcalt="white", mew=1.4, zorder=4,
+                    fillstyle="full" if hollow else FILL.get(p.level, "full"), gid=f"point:{r.name}:{p.level}")
             placer.add_marker((p.intensity, p.flops_per_s), size)
         xy = (r.main.intensity, r.main.flops_per_s)
         disp, size = ax.transData.transform(xy), MARKER_SIZE * (1.6 if r.main.level == "min" else 1.0)
@@ -232,26 +266,27 @@ def _legend(ax, data: RooflineData, colours: dict):
     from matplotlib.lines import Line2D
 
     fill = (lambda c: "white") if data.estimate else (lambda c: c)
+    styles = _styles(data)
     rung_handles = []
-    groups = [(f"{dtype} rungs", [r for r in data.rungs if r.dtype == dtype and r.kind != "baseline"])
-              for dtype in data.dtypes] + [("cuBLAS", [r for r in data.rungs if r.kind == "baseline"])]
+    groups = families(data) + [("cuBLAS", [r for r in data.rungs if r.kind == "baseline"])]
     groups = [(title, rungs) for title, rungs in groups if rungs]
-    for title, rungs in groups:  # a heading per group (a handle with no marker) when there is more than one
-        if len(groups) > 1:
-            rung_handles.append(Line2D([], [], ls="none", label=title))
-        rung_handles += [Line2D([], [], marker=_marker(r, "model"), ls="none", mec=colours[r.name],
+    for title, rungs in groups:  # a heading per family (a handle with no marker)
+        rung_handles.append(Line2D([], [], ls="none", label=title))
+        rung_handles += [Line2D([], [], marker=_marker(r, styles), ls="none", mec=colours[r.name],
                                 mfc=fill(colours[r.name]), ms=8 if r.kind == "baseline" else 6,
                                 label=r.short if r.kind == "baseline" else f"{r.id}  {r.name}") for r in rungs]
     fig, box = ax.figure, ax.get_position()
     legend = fig.legend(handles=rung_handles, loc="upper left", bbox_to_anchor=(box.x1 + 0.01, box.y1),
-                        borderaxespad=0, fontsize=7.5, title="rung", title_fontsize=8, frameon=False,
-                        alignment="left")
+                        borderaxespad=0, fontsize=7.5, title="rung (colour: family; marker: rung)",
+                        title_fontsize=8, frameon=False, alignment="left")
     for text, handle in zip(legend.get_texts(), rung_handles, strict=True):
-        if handle.get_marker() in (None, "None", "") and len(groups) > 1:
+        if handle.get_marker() in (None, "None", ""):
             text.set_fontweight("bold")
     levels = {p.level for r in data.rungs for p in r.points}
     names = {**KEY, "model": ESTIMATE_KEY} if data.estimate else KEY
-    key = [Line2D([], [], marker=MARKERS[lv], ls="none", color="#555555", mfc=fill("#555555"),
+    key = [Line2D([], [], marker="*" if lv == "min" else "o", ls="none", color="#555555",
+                  mfc="white" if data.estimate or FILL[lv] == "none" else "#555555", mfcalt="white",
+                  fillstyle="full" if data.estimate or FILL[lv] == "none" else FILL[lv],
                   ms=8 if lv == "min" else 6, label=names[lv]) for lv in KEY if lv in levels]
     key.append(Line2D([], [], color="#555555", lw=1.8, label="datasheet ceiling"))
     if any(c.source == "measured" for c in data.ceilings):

@@ -22,6 +22,7 @@ def roofline_table(data) -> Table:
                "bound": ("memory" if p.intensity < compute.value / dram.value else "compute") if roof else None,
                "headroom_tflops": (roof - p.flops_per_s) / 1e12 if roof else None,
                "headroom_x": roof / p.flops_per_s if roof else None}
+        row.update(held_mhz=r.held_mhz, tflop_per_joule=r.tflop_per_joule)
         if ncu:
             d, l2 = r.point("dram"), r.point("l2")
             row.update(ai_dram=d.intensity if d else None, ai_l2=l2.intensity if l2 else None,
@@ -40,6 +41,10 @@ def roofline_table(data) -> Table:
             row["time_ms"] = gemm_flops(data.shape) / (row["tflops"] * 1e12) * 1e3
         keep = ("id", "name", "dtype", "ai", "tflops", "bound")
         cols = [c for c in cols if c.key in keep] + [Column("time_ms", "time at roof", "ms", ".4g")]
+    if any(r.held_mhz for r in data.rungs):
+        cols.append(Column("held_mhz", "clock held", "MHz", ".0f"))
+    if any(r.tflop_per_joule for r in data.rungs):
+        cols.append(Column("tflop_per_joule", "TFLOP/J", fmt=".3f"))
     if ncu:
         cols += [Column("ai_dram", "AI DRAM", "FLOP/B", ".3g"), Column("ai_l2", "AI L2", "FLOP/B", ".3g"),
                  Column("ncu_tflops", "ncu TFLOP/s", fmt=".2f")]

@@ -3,6 +3,9 @@
 Noise, defined: a variant's relative time change is `new_median / old_median - 1`. It is outside the noise when
 its size exceeds `max(spread_old, spread_new, 1%)`, where a spread is the run's IQR / median of that variant's
 samples: a change smaller than the scatter of either measurement, or under 1%, is "within noise".
+
+A variant is matched by name, or, when a rung was renamed between the runs, by its id. What changed besides the
+code's speed is named beside the verdict: the compiler, the dtype; runs timed in different regimes are refused.
 """
 
 from __future__ import annotations
@@ -37,6 +40,8 @@ class DiffRow:
     new_tflops: float | None
     noise: float | None  # the threshold (fraction) the time change is held against
     verdict: str  # faster | slower | within noise | only in old | only in new | not timed (status)
+    changed: str = ""  # what differs besides the code's speed: "compiler nvrtc 13.0 -> nvcc 13.0.88", "dtype ...",
+    # "renamed old_name -> new_name" (matched through its id)
 
     @property
     def time_change(self) -> float | None:
@@ -60,11 +65,23 @@ class DiffRow:
                 "new_median_ms": self.new_median_ms,
                 "time_change_pct": _pct(self.time_change), "old_tflops": self.old_tflops,
                 "new_tflops": self.new_tflops, "tflops_change_pct": _pct(self.tflops_change),
-                "noise_pct": _pct(self.noise), "verdict": self.verdict}
+                "noise_pct": _pct(self.noise), "verdict": self.verdict, "changed": self.changed}
 
 
 def _pct(x):
     return None if x is None else 100 * x
+
+
+# how a figure was taken: files from before these were recorded were burst, uniform [-1, 1), L2 flushed
+METHOD_KEYS = {"regime": "burst", "fill": "uniform", "l2": "flush"}
+
+
+def method(run: RunResult, key: str) -> str:
+    t = run.timing_method or {}
+    value = t.get(key)
+    if key == "l2" and value is None and "L2 flushed" not in str(t.get("method", "L2 flushed")):
+        return "warm"
+    return str(value) if value is not None else METHOD_KEYS[key]
 
 
 def mismatches(old: RunResult, new: RunResult) -> list[Mismatch]:
@@ -77,11 +94,52 @@ def mismatches(old: RunResult, new: RunResult) -> list[Mismatch]:
     dev_old, dev_new = old.device.get("name", "?"), new.device.get("name", "?")
     if dev_old != dev_new:
         out.append(Mismatch("device", str(dev_old), str(dev_new)))
+    for key in METHOD_KEYS:  # a burst figure against a sustained one measures the clock, not the change
+        a, b = method(old, key), method(new, key)
+        if a != b:
+            out.append(Mismatch(f"timing {key}", str(a), str(b)))
     olds, news = _by_key(old), _by_key(new)
-    for key in olds.keys() & news.keys():
-        if olds[key].dtype != news[key].dtype:
-            out.append(Mismatch(f"dtype of {key}", olds[key].dtype, news[key].dtype))
+    pairs = [(key, key) for key in olds.keys() & news.keys()] + _renamed(olds, news)
+    for ko, kn in pairs:
+        if olds[ko].dtype != news[kn].dtype:
+            out.append(Mismatch(f"dtype of {kn}", olds[ko].dtype, news[kn].dtype))
     return out
+
+
+def regime(run: RunResult) -> str | None:
+    """How the run timed its launches, where its results say (timing_method's "regime": "burst", "sustained");
+    older files do not."""
+    value = (run.timing_method or {}).get("regime")
+    return str(value) if value else None
+
+
+def _renamed(olds: dict[str, VariantResult], news: dict[str, VariantResult]) -> list[tuple[str, str]]:
+    """(old key, new key) of kernels only in one run each by name whose id is the same and held once on each side:
+    a rung renamed between the runs (h1_wmma_seed001 -> wmma_seed001)."""
+    def ids(side, others):
+        found: dict[str, list[str]] = {}
+        for key, v in side.items():
+            if key not in others and v.kind == "ladder" and v.id:
+                found.setdefault(v.id, []).append(key)
+        return {i: keys[0] for i, keys in found.items() if len(keys) == 1}
+
+    old_ids, new_ids = ids(olds, news), ids(news, olds)
+    return [(old_ids[i], new_ids[i]) for i in old_ids.keys() & new_ids.keys()]
+
+
+def _changes(o: VariantResult, n: VariantResult, ko: str, kn: str) -> str:
+    """What differs between the two measurements of a variant besides its speed: its name, compiler, dtype."""
+    out = []
+    if ko != kn:
+        out.append(f"renamed {ko} -> {kn}")
+    bo, bn = o.build, n.build
+    if bo and bn and (bo.compiler, bo.version) != (bn.compiler, bn.version):
+        out.append(f"compiler {bo.label} -> {bn.label}")
+    if o.dtype != n.dtype:
+        out.append(f"dtype {o.dtype} -> {n.dtype}")
+    if o.c_dtype != n.c_dtype:
+        out.append(f"C {o.c_dtype} -> {n.c_dtype}")
+    return "; ".join(out)
 
 
 def _label(v: VariantResult, varying: dict[str, set[str]]) -> str:
@@ -120,10 +178,11 @@ def diff_runs(old: RunResult, new: RunResult) -> list[DiffRow]:
     """One row per variant in either run, in the new run's order, then those only in the old one."""
     varying = _varying(old, new)
     olds, news = _by_key(old, varying), _by_key(new, varying)
-    keys = list(news) + [k for k in olds if k not in news]
+    was = {kn: ko for ko, kn in _renamed(olds, news)}  # new key -> its old key, for renamed rungs
+    keys = list(news) + [k for k in olds if k not in news and k not in was.values()]
     rows = []
     for key in keys:
-        o, n = olds.get(key), news.get(key)
+        o, n = olds.get(was.get(key, key)), news.get(key)
         to, tn = _timed(o), _timed(n)
         noise = max(to.spread, tn.spread, MIN_NOISE) if to and tn else None
         if o is None or n is None:
@@ -134,8 +193,9 @@ def diff_runs(old: RunResult, new: RunResult) -> list[DiffRow]:
             change = tn.median_ms / to.median_ms - 1
             verdict = "within noise" if abs(change) <= noise else ("slower" if change > 0 else "faster")
         ref = n or o
+        changed = _changes(o, n, was.get(key, key), key) if o is not None and n is not None else ""
         rows.append(DiffRow(key, ref.id, ref.dtype, to.median_ms if to else None, tn.median_ms if tn else None,
-                            _tflops(o), _tflops(n), noise, verdict))
+                            _tflops(o), _tflops(n), noise, verdict, changed))
     return rows
 
 

@@ -11,6 +11,14 @@ from gemmprof.results.cells import MAX_COUNT
 from gemmprof.results.shape import GemmShape
 
 
+def check_keys(d: dict, where: str, known) -> None:
+    """Refuse a key the layout does not have, naming it and where it is."""
+    unknown = sorted(str(k) for k in d if k not in known)
+    if unknown:
+        raise InputError(f"{where + ': ' if where else ''}unknown key {unknown[0][:40]!r}"
+                         f"{f' (and {len(unknown) - 1} more)' if len(unknown) > 1 else ''}")
+
+
 class Fields:
     def __init__(self, d, where: str):
         if not isinstance(d, dict):

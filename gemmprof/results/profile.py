@@ -59,7 +59,7 @@ from dataclasses import dataclass, field
 from gemmprof._version import __version__
 from gemmprof.errors import InputError
 from gemmprof.results.access_check import AccessCheck
-from gemmprof.results.fields import FieldReader
+from gemmprof.results.fields import FieldReader, check_keys
 from gemmprof.results.files import json_safe, load_json, write_atomic
 from gemmprof.results.shape import GemmShape
 
@@ -241,9 +241,23 @@ def launch_to_dict(f: LaunchFindings) -> dict:
     }
 
 
+# every key of a profile results file and of its launches (gpu_profile: the older name of gpu_spec); anything else
+# is refused, naming it
+PROFILE_KEYS = frozenset(("kind", "schema", "gemmprof_version", "created", "command", "source", "gpu", "gpu_spec",
+                          "gpu_profile", "shape", "notes", "launches"))
+LAUNCH_KEYS = frozenset((
+    "id", "variant", "nvtx_range", "kernel_name", "dtype", "shape", "grid", "block", "duration_ns", "sol_compute_pct",
+    "sol_memory_pct", "sol_dram_pct", "dram_read_bytes", "dram_write_bytes", "dram_bytes", "l2_bytes", "l1_bytes",
+    "warp_cycles_per_issue", "flops_fp32", "flops_tensor", "tensor_pipe_pct", "model_min_bytes", "model_tiled_bytes",
+    "flops_model", "dram_vs_min", "dram_vs_tiled", "l2_vs_min", "l2_vs_tiled", "flops_executed",
+    "flops_executed_vs_model", "ai_dram", "ai_l2", "achieved_flops_per_s", "occupancy", "stalls", "stalls_sampled",
+    "shared_memory", "rules", "notes", "accesses"))
+
+
 def launch_from_dict(d, where: str = "launch") -> LaunchFindings:
     """The inverse of launch_to_dict: derived figures (ratios, intensities) are recomputed, not read."""
     r = FieldReader(d, where)
+    check_keys(d, where, LAUNCH_KEYS)
     ident = r.int("id")
     f = LaunchFindings(id=ident if ident is not None else 0, variant=r.str("variant") or r.str("kernel_name") or "?",
                        kernel_name=r.str("kernel_name") or "", nvtx_range=r.str("nvtx_range"), dtype=r.str("dtype"),
@@ -308,6 +322,7 @@ class ProfileResults:
                              f"{SCHEMA_VERSION})")
         if not isinstance(doc.get("launches"), list):
             raise InputError(f"{source}: malformed profile results (no launches list)")
+        check_keys(doc, source, PROFILE_KEYS)
         r = FieldReader(doc, source)
         src = doc.get("source") or {}
         if not isinstance(src, dict):

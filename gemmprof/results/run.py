@@ -7,14 +7,15 @@ timing (measurement) and the roofline figures (model). The file keeps the flat l
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
 from gemmprof.errors import InputError
 from gemmprof.results import clocks as _clocks
-from gemmprof.results.clocks import ClockRecord
-from gemmprof.results.fields import MAX_COUNT, Fields
-from gemmprof.results.files import load_json, save_json
+from gemmprof.results.clocks import SETTLED, ClockRecord, EnergyRecord, WarmUpRecord
+from gemmprof.results.fields import MAX_COUNT, Fields, check_keys
+from gemmprof.results.files import check_schema, load_json, save_json
 from gemmprof.results.shape import GemmShape
 from gemmprof.results.stages import (  # noqa: F401 - the per-stage records, imported from here by callers
     STABLE_SPREAD,
@@ -22,12 +23,46 @@ from gemmprof.results.stages import (  # noqa: F401 - the per-stage records, imp
     LaunchConfig,
     Measurement,
     ModelFigures,
+    PlanChoice,
     Resources,
+    TimingChecks,
     Verification,
 )
 
 RUN_KIND = "gemmprof.run"
 SCHEMA_VERSION = 1
+CUBLASLT_PREFIX = "cublaslt_best"  # cuBLASLt's best of N beside a cuBLAS row: cublaslt_best8_hgemm
+
+
+# every key a run results file has (schema 1; gpu_profile: the older name of gpu_spec): anything else is a typo, a
+# hand edit or a newer layout, refused naming it rather than silently dropped (device and timing_method are the
+# records of the machine and the timing as found, free-form; `build`, run-wide or per variant, is a build record
+# `report` shows as it is)
+RUN_KEYS = frozenset(("kind", "schema", "gemmprof_version", "created", "command", "device", "gpu_spec", "gpu_profile",
+                      "shape", "alpha", "beta", "seed", "timing_method", "variants", "notes", "build"))
+VARIANT_KEYS = frozenset((
+    "id", "name", "title", "dtype", "kind", "status", "message", "params", "grid", "block", "registers",
+    "static_smem", "dynamic_smem", "local_bytes", "occupancy", "rel_error", "tolerance", "unwritten", "reads_c",
+    "wrong", "first_bad", "reads_c_declared", "spill_stores", "spill_loads", "compiler", "compiler_version",
+    "compiler_flags", "compiler_arch", "compiler_reason", "cubin_sha256", "symbol", "sass", "compile_s", "load_s",
+    "timing", "flops", "model_arithmetic_intensity", "min_arithmetic_intensity", "peak_kind", "peak_flops",
+    "peak_clock_mhz", "nvtx_range", "params_source", "achieved_tflops", *_clocks.empty_dict(), "clock_fell",
+    "c_dtype", "scales", "warm_up", "energy", "joules_per_gemm", "tflop_per_joule", "checks", "plan", "build"))
+NESTED_KEYS = {"shape": frozenset("MNK"), "timing": frozenset(("samples_ms", "median_ms", "min_ms", "max_ms", "spread",
+                                                               "stable", "median_ci")),
+               "plan": frozenset(("entry", "rung", "rung_name", "rule", "when", "why", "params"))}
+
+
+def _check_nested(d: dict, where: str) -> None:
+    for key, known in NESTED_KEYS.items():
+        if isinstance(d.get(key), dict):
+            check_keys(d[key], f"{where}.{key}" if where else key, known)
+
+
+def cublaslt_name(cublas_name: str, n: int) -> str:
+    """The name of cuBLASLt's best-of-n row beside the cuBLAS row `cublas_name` (cublas_hgemm_cfp16 ->
+    cublaslt_best8_hgemm_cfp16): the routine and C stay in the name, so two runs compare like with like."""
+    return f"{CUBLASLT_PREFIX}{n}_{cublas_name.removeprefix('cublas_')}"
 
 
 @dataclass
@@ -49,9 +84,31 @@ class VariantResult:
     verification: Verification | None = None
     timing: Measurement | None = None
     model: ModelFigures | None = None
-    clocks: ClockRecord | None = None  # SM clock and temperature around the timing loop (NVML)
+    clocks: ClockRecord | None = None  # SM clock, temperature and power around and during the timing (NVML)
     c_dtype: str = "fp32"  # the type C is written in (a kernel's `c_dtype:`, --c-dtype, a half-C baseline)
     scales: str = ""  # fp8 inputs: how A and B are scaled (tensor, 1x128, 128x128); "" for other dtypes
+    warm_up: WarmUpRecord | None = None  # how the card was brought to the regime before timing
+    energy: EnergyRecord | None = None  # NVML's energy counter around calls back to back
+    checks: TimingChecks | None = None  # the timed calls checked, and what the timer's own checks found
+    plan: PlanChoice | None = None  # a planning entry's row: the rung it chose at this shape, and why
+
+    @property
+    def joules_per_gemm(self) -> float | None:
+        return self.energy.joules_per_call if self.energy and self.passed else None
+
+    @property
+    def tflop_per_joule(self) -> float | None:
+        j = self.joules_per_gemm
+        return self.flops / j / 1e12 if j and self.flops else None
+
+    @property
+    def clock_fell(self) -> bool:
+        """The SM clock fell during the timed calls (ClockRecord.fell; a settled sustained warm-up's clock under
+        the maximum is not a fall)."""
+        if self.clocks is None:
+            return False
+        w = self.warm_up
+        return self.clocks.fell(settled=bool(w and w.regime == "sustained" and w.verdict in SETTLED))
 
     @property
     def passed(self) -> bool:
@@ -101,17 +158,25 @@ class VariantResult:
             "model_arithmetic_intensity": mod.model_arithmetic_intensity if mod else None,
             "min_arithmetic_intensity": mod.min_arithmetic_intensity if mod else None,
             "peak_kind": mod.peak_kind if mod else None, "peak_flops": mod.peak_flops if mod else None,
+            "peak_clock_mhz": mod.peak_clock_mhz if mod else None,
             "nvtx_range": self.nvtx_range, "params_source": self.params_source,
             "achieved_tflops": self.achieved_flops / 1e12 if self.achieved_flops else None,
-            **(self.clocks.to_dict() if self.clocks else _clocks.empty_dict()),
+            **(self.clocks.to_dict() | {"clock_fell": self.clock_fell} if self.clocks else _clocks.empty_dict()),
             **({"c_dtype": self.c_dtype} if self.c_dtype != "fp32" else {}),  # files of fp32 C stay as they were
             **({"scales": self.scales} if self.scales else {}),
+            "warm_up": self.warm_up.to_dict() if self.warm_up else None,
+            "energy": self.energy.to_dict() if self.energy else None,
+            "joules_per_gemm": self.joules_per_gemm, "tflop_per_joule": self.tflop_per_joule,
+            "checks": self.checks.to_dict() if self.checks else None,
+            **({"plan": self.plan.to_dict()} if self.plan else {}),  # only a planning entry's row has one
         }
 
     @classmethod
     def from_dict(cls, d: dict, where: str = "variant") -> VariantResult:
         """Every field checked once, here: wrong types, NaN, infinities and negative times are InputErrors."""
         f = Fields(d, where)
+        check_keys(d, where, VARIANT_KEYS)
+        _check_nested(d, where)
         launch = res = ver = mod = timing = None
         grid, block = f.dims("grid"), f.dims("block")
         if grid is not None and block is not None:
@@ -131,7 +196,7 @@ class VariantResult:
         if f.num("flops", minimum=1) is not None:
             mod = ModelFigures(f.num("flops"), f.num("min_arithmetic_intensity", minimum=0),
                                f.num("model_arithmetic_intensity", minimum=0), f.str("peak_kind"),
-                               f.num("peak_flops", minimum=0))
+                               f.num("peak_flops", minimum=0), f.num("peak_clock_mhz", minimum=0))
         occupancy = f.mapping("occupancy")
         if occupancy is not None:
             if "theoretical_occupancy" in occupancy and Fields(occupancy, f"{where}.occupancy").num(
@@ -145,7 +210,23 @@ class VariantResult:
                    params_source=f.str("params_source") or "",
                    launch=launch, resources=res, build=_checked_build(d, where), occupancy=occupancy,
                    verification=ver, timing=timing, model=mod, clocks=_checked_clocks(d, where),
-                   c_dtype=_c_dtype(d, where), scales=_scales(d, where))
+                   c_dtype=_c_dtype(d, where), warm_up=_record(d, "warm_up", WarmUpRecord, where),
+                   energy=_record(d, "energy", EnergyRecord, where), checks=_record(d, "checks", TimingChecks, where),
+                   plan=PlanChoice.from_dict(d["plan"], f"{where}.plan") if d.get("plan") is not None else None,
+                   scales=_scales(d, where))
+
+
+def _record(d: dict, key: str, kind, where: str):
+    """An optional nested record (files from before it existed have none)."""
+    value = d.get(key)
+    if value is None:
+        return None
+    if not isinstance(value, dict):
+        raise InputError(f"{where}.{key}: expected an object, got {type(value).__name__}")
+    try:
+        return kind.from_dict(value)
+    except (KeyError, TypeError, ValueError) as exc:
+        raise InputError(f"{where}.{key}: {exc}") from None
 
 
 SCALE_MODES = ("tensor", "1x128", "128x128")  # as catalog.launch_fields (results import nothing above them)
@@ -213,19 +294,29 @@ class RunResult:
     created: str = ""
     gemmprof_version: str = ""
     command: str = ""
+    notes: list[str] = field(default_factory=list)  # what the run left out and why (e.g. no cuBLASLt row)
 
     def baseline_for(self, dtype: str, c_dtype: str = "fp32", scales: str = "") -> VariantResult | None:
         """The cuBLAS row a kernel of `dtype` inputs writing a `c_dtype` C is compared with (SGEMM for fp32, HGEMM
-        for fp16; cublas_hgemm_cfp16 for a kernel that writes half C; cuBLASLt's fp8 GEMM of the same C and
-        scales for fp8 inputs, cublaslt_e4m3_cbf16 or cublaslt_e4m3_cbf16_1x128)."""
-        names = {"fp32": "cublas_sgemm", "fp16": "cublas_hgemm", "bf16": "cublas_bf16", "tf32": "cublas_tf32"}
-        name = names.get(dtype)
-        if name and c_dtype != "fp32":
-            name = f"{name}_c{c_dtype}"
+        for fp16; cublas_hgemm_cfp16 for a kernel that writes half C): cublasGemmEx's own choice of algorithm;
+        for fp8 inputs cuBLASLt's fp8 GEMM of the same C and scales, cublaslt_e4m3_cbf16 or
+        cublaslt_e4m3_cbf16_1x128."""
+        name = _cublas_name(dtype, c_dtype)
         if dtype in ("e4m3", "e5m2"):
             name = f"cublaslt_{dtype}_c{c_dtype}" + (f"_{scales}" if scales and scales != "tensor" else "")
         for v in self.variants:
             if v.kind == "baseline" and v.name == name and v.passed:
+                return v
+        return None
+
+    def cublaslt_for(self, dtype: str, c_dtype: str = "fp32") -> VariantResult | None:
+        """cuBLASLt's best-of-N row beside baseline_for's cuBLAS row (`run --cublaslt-best N`), or None."""
+        name = _cublas_name(dtype, c_dtype)
+        if name is None:
+            return None
+        pattern = re.compile(rf"{CUBLASLT_PREFIX}\d+_{re.escape(name.removeprefix('cublas_'))}")
+        for v in self.variants:
+            if v.kind == "baseline" and v.passed and pattern.fullmatch(v.name):
                 return v
         return None
 
@@ -234,7 +325,8 @@ class RunResult:
                 "created": self.created, "command": self.command, "device": self.device,
                 "gpu_spec": self.gpu_spec, "shape": self.shape.to_dict(), "alpha": self.alpha, "beta": self.beta,
                 "seed": self.seed, "timing_method": self.timing_method,
-                "variants": [v.to_dict() for v in self.variants]}
+                "variants": [v.to_dict() for v in self.variants],
+                **({"notes": list(self.notes)} if self.notes else {})}
 
     def save(self, path) -> None:
         save_json(path, self.to_dict())
@@ -246,6 +338,7 @@ class RunResult:
         if doc.get("kind") != RUN_KIND:
             kind = doc.get("kind")
             raise InputError(f"{source}: not a gemmprof run results file (kind is {kind!r})")
+        check_schema(doc, source, SCHEMA_VERSION)
         try:
             return cls._checked(doc)
         except InputError as exc:
@@ -253,6 +346,8 @@ class RunResult:
 
     @classmethod
     def _checked(cls, doc: dict) -> RunResult:
+        check_keys(doc, "", RUN_KEYS)
+        _check_nested(doc, "")
         f = Fields(doc, "")
         shape = f.shape("shape")
         if shape is None:
@@ -266,7 +361,13 @@ class RunResult:
                    seed=f.int("seed", minimum=-MAX_COUNT), timing_method=f.mapping("timing_method") or {},
                    variants=[VariantResult.from_dict(v, f"variants[{i}]") for i, v in enumerate(variants)],
                    created=f.str("created", "") or "", gemmprof_version=f.str("gemmprof_version", "") or "",
-                   command=f.str("command", "") or "")
+                   command=f.str("command", "") or "", notes=f.strs("notes"))
+
+
+def _cublas_name(dtype: str, c_dtype: str) -> str | None:
+    names = {"fp32": "cublas_sgemm", "fp16": "cublas_hgemm", "bf16": "cublas_bf16", "tf32": "cublas_tf32"}
+    name = names.get(dtype)
+    return f"{name}_c{c_dtype}" if name and c_dtype != "fp32" else name
 
 
 def load_run(path) -> RunResult:

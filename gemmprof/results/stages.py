@@ -1,12 +1,14 @@
 """The records of a variant's stages: launch configuration and compiler resources (build), the check against the
-float64 reference (verification), the timing (measurement) and the model's figures. A run's row
-(gemmprof.results.run.VariantResult) is assembled from them."""
+float64 reference (verification), the timing (measurement), the model's figures, and what a planning entry chose
+(plan). A run's row (gemmprof.results.run.VariantResult) is assembled from them."""
 
 from __future__ import annotations
 
 import math
 import statistics
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+
+from gemmprof.results.fields import Fields
 
 STABLE_SPREAD = 0.02  # a relative spread (IQR / median) above 2% is flagged as unstable, as nsight-python does
 
@@ -60,6 +62,39 @@ class Measurement:
     def to_dict(self):
         return {"samples_ms": list(self.samples_ms), "median_ms": self.median_ms, "min_ms": self.min_ms,
                 "max_ms": self.max_ms, "spread": self.spread, "stable": self.stable, "median_ci": self.median_ci}
+
+
+def with_params(rung: str, params: dict) -> str:
+    """A rung and the parameters a plan's rule sets for it: "h12", "h12 CLUSTER_M=1"."""
+    return " ".join([rung, *(f"{k}={v}" for k, v in params.items())])
+
+
+@dataclass(frozen=True)
+class PlanChoice:
+    """What a planning entry (a spec with `plan:`) chose at the run's shape: the rung that ran, with which
+    parameters (the rest are the rung's defaults), and why: the first rule of its plan whose condition held."""
+
+    entry: str  # the planning entry's name ("plan")
+    rung: str  # the chosen rung's id ("h12")
+    rung_name: str  # and its name ("tma_store_epilogue")
+    rule: int  # which rule of the plan held, from 1
+    when: str  # its condition ("" for the last rule, which holds where no other does)
+    why: str  # its reason, as the spec states it
+    params: dict[str, int] = field(default_factory=dict)  # the rule's parameters for the rung
+
+    def note(self, launch: str = "") -> str:
+        """The run's note: "plan: h12 (TN=256, CM=2) by rule 5: <why>"."""
+        return f"plan: {self.rung}{f' ({launch})' if launch else ''} by rule {self.rule}: {self.why}"
+
+    def to_dict(self) -> dict:
+        return {"entry": self.entry, "rung": self.rung, "rung_name": self.rung_name, "rule": self.rule,
+                "when": self.when, "why": self.why, "params": dict(self.params)}
+
+    @classmethod
+    def from_dict(cls, d: dict, where: str) -> PlanChoice:
+        f = Fields(d, where)
+        return cls(f.name("entry"), f.name("rung"), f.name("rung_name"), f.int("rule", minimum=1) or 1,
+                   f.str("when", "") or "", f.str("why", "") or "", f.ints("params"))
 
 
 @dataclass(frozen=True)
@@ -156,6 +191,56 @@ class Verification:
 
 
 @dataclass(frozen=True)
+class TimingChecks:
+    """What was checked of a variant's timed calls (not only its first, verified call): which timed calls were
+    verified (chosen at random) and which of them were wrong; what the host clock and the device said of the
+    events (work outside them); a persisting-L2 carve-out or a replaced timing function found afterwards."""
+
+    calls: int  # timed calls, warm-up included
+    checked: tuple[int, ...]  # the timed calls verified (their numbers)
+    wrong: tuple[str, ...] = ()  # one description per wrong checked call
+    findings: tuple[str, ...] = ()
+    tail_ms: float = 0.0  # the longest the device stayed busy after a batch's closing event
+    persisting_l2: str = ""  # whether the carve-out was reset before timing
+
+    @property
+    def passed(self) -> bool:
+        return not self.wrong and not self.findings
+
+    def describe(self) -> str:
+        """What the timer saw first (the cause), then the wrong checked calls (the effect)."""
+        parts = list(self.findings)
+        if self.wrong:
+            parts.append(f"right on its verified call but wrong on {len(self.wrong)} of {len(self.checked)} timed "
+                         f"calls checked: {self.wrong[0]}")
+        return "; ".join(parts)
+
+    def to_dict(self) -> dict:
+        return {"calls": self.calls, "checked": list(self.checked), "wrong": list(self.wrong),
+                "findings": list(self.findings), "tail_ms": self.tail_ms, "persisting_l2": self.persisting_l2,
+                "passed": self.passed}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> TimingChecks:
+        from gemmprof.results import cells
+
+        def strs(key):
+            v = d.get(key) or []
+            if not isinstance(v, list) or not all(isinstance(x, str) for x in v):
+                raise ValueError(f"checks.{key}: expected a list of strings")
+            return tuple(v)
+
+        checked = d.get("checked") or []
+        if not isinstance(checked, list):
+            raise ValueError("checks.checked: expected a list of call numbers")
+        try:
+            return cls(cells.count(d.get("calls", 0)), tuple(cells.count(x) for x in checked), strs("wrong"),
+                       strs("findings"), cells.real(d.get("tail_ms", 0.0)), str(d.get("persisting_l2") or ""))
+        except cells.CellError as exc:
+            raise ValueError(f"checks: {exc}") from None
+
+
+@dataclass(frozen=True)
 class ModelFigures:
     """What the analytic model says of a variant at the run's shape, and the peak it is held against."""
 
@@ -164,3 +249,4 @@ class ModelFigures:
     model_arithmetic_intensity: float | None = None  # FLOP/byte of the rung's traffic model
     peak_kind: str | None = None
     peak_flops: float | None = None
+    peak_clock_mhz: float | None = None  # the SM clock the datasheet's peak assumes

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from gemmprof.errors import InputError
-from gemmprof.results.files import parse_json
+from gemmprof.results.files import check_schema, parse_json, read_file
 from gemmprof.tune.records import Record
 from gemmprof.tune.space import config_key
 
@@ -64,9 +64,9 @@ class TuneCache:
         if not self.path.exists():
             return
         try:
-            data = self.path.read_bytes()
-        except OSError as exc:
-            raise InputError(f"cannot read the tune cache {self.path}: {exc.strerror or exc}") from None
+            data = read_file(self.path, "tune cache")  # a regular file (a FIFO would block), bounded
+        except InputError as exc:
+            raise InputError(f"cannot read the tune cache: {exc}") from None
         if data and not data.strip(b"\x00"):
             raise InputError(f"{self.path}: holds only NUL bytes ({len(data)}; a crash while the file was "
                              "extended?); move the file away to start over")
@@ -130,6 +130,7 @@ class TuneCache:
     def _check_header(self, doc):
         if not isinstance(doc, dict) or doc.get("kind") != CACHE_KIND:
             raise InputError(f"{self.path}: not a gemmprof tune cache (first line has kind {doc.get('kind')!r})")
+        check_schema(doc, str(self.path), CACHE_VERSION, key="version")
         if doc.get("key") != self.key.to_dict():
             raise InputError(f"{self.path}: written for {doc.get('key')}, not {self.key.to_dict()}")
 

@@ -42,8 +42,15 @@ def plot_sweep(result, path) -> Path:
     shape = f"{result.shape['M']}x{result.shape['N']}x{result.shape['K']}"
     fig.suptitle(f"gemmprof tune: {result.kernel} at {shape} on {result.device} ({len(timed)} timed)")
     fig.tight_layout()
+    from gemmprof.results.files import write_with
+
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    fmt = {".png": "png", ".svg": "svg", ".pdf": "pdf"}.get(path.suffix.lower())
+    if fmt is None:
+        plt.close(fig)
+        raise InputError(f"--plot {path}: cannot draw a {path.suffix or 'extension-less'} image (use .png, .svg or .pdf)")
+    try:
+        write_with(path, lambda fh: fig.savefig(fh, format=fmt, dpi=120))  # a regular file, written whole
+    finally:
+        plt.close(fig)
     return path

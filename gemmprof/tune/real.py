@@ -153,11 +153,16 @@ class CupyMeasure(Measure):
     def measure(self, params, compiled) -> Outcome:
         from gemmprof.catalog.binding import bind
         from gemmprof.measure.runner import ContextLost
+        from gemmprof.model.annotate import annotate
 
+        kernel = bind(_spec(self.cfg.spec_path), params)
         try:
-            row = self.runner.run_kernel(bind(_spec(self.cfg.spec_path), params))
+            row = self.runner.run_kernel(kernel)
         except ContextLost as exc:
             raise RestartWorker(Outcome(ERROR, message=str(exc)[:300])) from None
+        opt = self.runner.opt
+        annotate(row, opt.shape, opt.beta, self.runner.gpu_spec, kernel, self.runner.device["sm_count"],
+                 opt.timing.l2_policy)
         res = row.resources
         info = {k: v for k, v in (("registers", res.registers if res else None),
                                   ("static_smem", res.static_smem if res else None),

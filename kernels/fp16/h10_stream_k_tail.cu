@@ -1,5 +1,7 @@
 // h10: h6's persistent kernel with a stream-K tail: the tiles of the last, partial round are shared out by
 // k-iterations, so every SM finishes at about the same time.
+// Credit: stream-K (Osama et al., "Stream-K: Work-centric Parallel Decomposition for Dense Matrix-Matrix
+//   Multiplication on the GPU", 2023; CUTLASS's stream-K scheduler) for the last round only; our implementation.
 //
 // C = alpha * A @ B + beta * C, A and B fp16 (or bf16 with -DELEM_BF16=1), fp32 accumulation, fp32 C.
 // Layout: A row-major (M x K), B column-major (N rows of K), C row-major fp32. M, N any size (TMA zero-fills the

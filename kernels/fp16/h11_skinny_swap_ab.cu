@@ -1,5 +1,7 @@
 // h11: skinny problems (M <= 64) computed transposed, C^T = B^T A^T, so that M is the wgmma's N and no row of a
 // 64-row wgmma is wasted; split-K as in h8.
+// Credit: no public write-up; computing C^T = B^T A^T so that a small M is the MMA's N follows what ncu shows
+//   cuBLAS's skinny kernels doing; our implementation.
 //
 // C = alpha * A @ B + beta * C, A and B fp16 (or bf16 with -DELEM_BF16=1), fp32 accumulation, fp32 C.
 // Layout: A row-major (M x K), B column-major (N rows of K), C row-major fp32. M, N any size (TMA zero-fills the

@@ -1,5 +1,8 @@
 // h12: h7 with its epilogue through shared memory and TMA stores, on a grid balanced over its rounds of tiles, with a
 // tile width fitted to the SM count.
+// Credit: C staged in shared memory and written by TMA stores, as in Pranjal Shankhdhar's "Outperforming cuBLAS on
+//   H100: a Worklog" and its kernels (https://github.com/pranjalssh/fast.cu) and CUTLASS's TMA-store epilogue; the
+//   balanced grid and the fitted tile width are ours.
 //
 // C = alpha * A @ B + beta * C, A and B fp16 (or bf16 with -DELEM_BF16=1), fp32 accumulation, fp32 C.
 // Layout: A row-major (M x K), B column-major (N rows of K), C row-major fp32.

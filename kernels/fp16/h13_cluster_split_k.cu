@@ -1,4 +1,6 @@
 // h13: split-K inside a thread-block cluster, the partial tiles summed through distributed shared memory.
+// Credit: distributed shared memory as the CUDA C++ Programming Guide's thread-block-cluster section teaches it;
+//   split-K reduced inside a cluster this way is this project's own combination.
 //
 // C = alpha * A @ B + beta * C, A and B fp16 (or bf16 with -DELEM_BF16=1), fp32 accumulation, fp32 C.
 // Layout: A row-major (M x K), B column-major (N rows of K), C row-major fp32. M, N any size (TMA zero-fills the

@@ -1,5 +1,7 @@
 // h14: h12's kernel on fp8 operands: e4m3 wgmma (m64nNk32) with fp32 accumulation, the operands' scales applied per
 // tensor in the epilogue or per block in the main loop, C written as bf16, fp16 or fp32.
+// Credit: per-block scales promoted into an fp32 accumulator in registers once per 128 of K, as DeepGEMM's fp8 GEMM
+//   for Hopper does (https://github.com/deepseek-ai/DeepGEMM); fp8 wgmma as the PTX ISA describes it; the rest is h12.
 //
 // C = alpha * (A * scale_a) @ (B * scale_b) + beta * C, A and B e4m3 (bytes), fp32 accumulation, C of H14_C's type.
 // Layout: A row-major (M x K), B column-major (N rows of K): both K-major, as wgmma takes fp8 operands. Scales are

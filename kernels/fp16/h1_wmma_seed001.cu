@@ -1,4 +1,5 @@
 // h1: the first WMMA kernel of seed 001 ("gemm with mma").
+// Credit: our implementation of seed 001's first WMMA kernel (gemm_kernel_v4 of its "gemm with mma" notes).
 //
 // C = alpha * A @ B + beta * C with fp16 A and B, fp32 accumulation and fp32 C.
 // Layout: A row-major (M x K, lda = K), B column-major (stored as N rows of K, ldb = K),

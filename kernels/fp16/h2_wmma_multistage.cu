@@ -1,4 +1,6 @@
 // h2: WMMA with a multi-stage cp.async pipeline (seed 001, "multi stage", taken further).
+// Credit: the multi-stage pipeline of seed 001's "multi stage" section (after KnowingNothing/MatmulTutorial);
+//   the warp sub-tiles, the cp.async pipeline and the padding are ours.
 //
 // C = alpha * A @ B + beta * C with fp16 A and B, fp32 accumulation and fp32 C.
 // Layout: A row-major (M x K, lda = K), B column-major (stored as N rows of K, ldb = K),

@@ -1,4 +1,6 @@
 // h3: mma.sync m16n8k16 + ldmatrix from an XOR-swizzled, multi-stage cp.async pipeline.
+// Credit: mma.sync and ldmatrix as seed 001 teaches them; the XOR-swizzled shared tiles as NVIDIA CUTLASS's sm80
+//   GEMMs lay them out; our implementation.
 //
 // C = alpha * A @ B + beta * C with fp16 A and B, fp32 accumulation and fp32 C.
 // Layout: A row-major (M x K, lda = K), B column-major (stored as N rows of K, ldb = K),

@@ -1,4 +1,6 @@
 // h4: wgmma (sm_90a) from shared memory fed by TMA (cp.async.bulk.tensor) completing on mbarriers.
+// Credit: wgmma fed by TMA on mbarriers, as in Pranjal Shankhdhar's "Outperforming cuBLAS on H100: a Worklog" and its
+//   kernels (https://github.com/pranjalssh/fast.cu) and NVIDIA CUTLASS's sm90 GEMMs; our implementation.
 //
 // C = alpha * A @ B + beta * C, A and B fp16 (or bf16 with -DELEM_BF16=1), fp32 accumulation, fp32 C.
 // Layout: A row-major (M x K), B column-major (N rows of K): both K-major, as wgmma reads them

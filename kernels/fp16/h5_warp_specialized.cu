@@ -1,4 +1,7 @@
 // h5: producer/consumer warp specialization on full/empty mbarrier pairs, 128 x 256 tiles.
+// Credit: producer/consumer warpgroups with setmaxnreg, as in Pranjal Shankhdhar's "Outperforming cuBLAS on H100: a
+//   Worklog" and its kernels (https://github.com/pranjalssh/fast.cu) and CUTLASS's warp-specialized sm90 kernels; our
+//   implementation.
 //
 // C = alpha * A @ B + beta * C, A and B fp16 (or bf16 with -DELEM_BF16=1), fp32 accumulation, fp32 C.
 // Layout: A row-major (M x K), B column-major (N rows of K), C row-major fp32.

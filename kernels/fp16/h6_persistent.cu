@@ -1,4 +1,6 @@
 // h6: a persistent kernel with a grouped tile scheduler; the epilogue overlaps the next tile's loads.
+// Credit: persistent warp-specialized kernels, as in Pranjal Shankhdhar's "Outperforming cuBLAS on H100: a Worklog" and
+//   its kernels (https://github.com/pranjalssh/fast.cu) and CUTLASS's persistent tile scheduler; our implementation.
 //
 // C = alpha * A @ B + beta * C, A and B fp16 (or bf16 with -DELEM_BF16=1), fp32 accumulation, fp32 C.
 // Layout: A row-major (M x K), B column-major (N rows of K), C row-major fp32.

@@ -1,4 +1,6 @@
 // h7: h6 in thread-block clusters of two CTAs that share one operand through TMA multicast.
+// Credit: clusters sharing a tile by TMA multicast, as in Pranjal Shankhdhar's "Outperforming cuBLAS on H100: a
+//   Worklog" and its kernels (https://github.com/pranjalssh/fast.cu) and CUTLASS's TMA multicast; our implementation.
 //
 // C = alpha * A @ B + beta * C, A and B fp16 (or bf16 with -DELEM_BF16=1), fp32 accumulation, fp32 C.
 // Layout: A row-major (M x K), B column-major (N rows of K), C row-major fp32.

@@ -1,4 +1,6 @@
 // h8: split-K for small and skinny problems, on h6's persistent warp-specialized kernel.
+// Credit: split-K with a serial, deterministic reduction, as NVIDIA CUTLASS's serial split-K (rung 16's, on h6);
+//   our implementation.
 //
 // C = alpha * A @ B + beta * C, A and B fp16 (or bf16 with -DELEM_BF16=1), fp32 accumulation, fp32 C.
 // Layout: A row-major (M x K), B column-major (N rows of K), C row-major fp32. M, N any size (TMA zero-fills the

@@ -1,5 +1,7 @@
 // h9: two consumer warpgroups that take turns, each with a tile of its own ("ping-pong"): one's MMAs run while
 // the other writes its finished tile to C.
+// Credit: the "ping-pong" schedule of NVIDIA CUTLASS's sm90 kernels (KernelTmaWarpSpecializedPingpong); our
+//   implementation.
 //
 // C = alpha * A @ B + beta * C, A and B fp16 (or bf16 with -DELEM_BF16=1), fp32 accumulation, fp32 C.
 // Layout: A row-major (M x K), B column-major (N rows of K), C row-major fp32. M, N any size (TMA zero-fills the

@@ -2,6 +2,8 @@
 // x (the fast thread index) walks the rows of C, so the 32 threads of a warp read
 // 32 different rows of A (stride K) and write C with stride N: nothing coalesces.
 // That is the point of this rung; rung 2 only swaps the mapping.
+// Credit: kernel 1 of Simon Boehm's "How to Optimize a CUDA Matmul Kernel for cuBLAS-like Performance"
+//   (https://siboehm.com/articles/22/CUDA-MMM; seed 004 translates it); our implementation.
 
 __global__ void sgemm_naive(int M, int N, int K, float alpha,
                             const float* __restrict__ A,

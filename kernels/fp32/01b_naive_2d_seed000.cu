@@ -1,6 +1,8 @@
 // Rung 1b: the naive kernel as seeds 000/002 write it: threadIdx.x walks the columns
 // of C, so a warp reads one element of A (broadcast) and 32 consecutive elements of B
 // and C. It is already coalesced; compare it with rung 1 to see what the mapping costs.
+// Credit: our implementation of the naive kernel of seed 000 (GEMM notes; its listing is ifromeast/cuda_learning's
+//   03_gemm/sgemm_naive.cu) and of seed 002's naiveSgemm.
 
 __global__ void sgemm_naive_2d(int M, int N, int K, float alpha,
                                const float* __restrict__ A,

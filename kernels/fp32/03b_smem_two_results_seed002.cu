@@ -2,6 +2,7 @@
 // The 32x32 tiles of rung 3 are kept but the block shrinks to 32x16 threads: each thread
 // stages two elements of A and of B and computes rows ty and ty+16 of its column, so the
 // B value it reads from shared memory is used twice (more independent FMAs per load).
+// Credit: our implementation of seed 002's regSgemm ver1 (its notes "cuda_learning_03").
 
 __global__ void sgemm_smem_two_results(int M, int N, int K, float alpha,
                                        const float* __restrict__ A,

@@ -1,6 +1,8 @@
 // Rung 3c: shared-memory tiling with 16x16 tiles and a 16x16 block (seed 003).
 // Same technique as rung 3 with a quarter of the tile: 256 threads per block, so more
 // blocks fit per SM, but each staged element is reused only 16 times instead of 32.
+// Credit: our implementation of seed 003's "sub matrix shared memory" kernel (notes that follow Simon Boehm's
+//   https://siboehm.com/articles/22/CUDA-MMM).
 
 __global__ void sgemm_smem_16x16(int M, int N, int K, float alpha,
                                  const float* __restrict__ A,

@@ -3,6 +3,8 @@
 // of A and one of B per K step (global loads are 128-bit); s_a keeps A's layout
 // [BM][BK] (not transposed), so the compute loop reads it with scalar loads.
 // No bounds checks: the spec requires M % 128 == 0, N % 128 == 0, K % 8 == 0.
+// Credit: our implementation of seed 002's regSgemm ver2 (register tiling after seed 000's "from SMEM to
+//   registers").
 
 __global__ void __launch_bounds__(256)
 sgemm_blocktiling_2d_float4(int M, int N, int K, float alpha,

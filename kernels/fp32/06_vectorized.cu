@@ -3,6 +3,8 @@
 //  - As is stored transposed ([BK][BM]) while staging, so a thread's TM values of A for one
 //    dot step are contiguous and come in with 128-bit shared loads (LDS.128), like Bs.
 // No bounds checks: the spec requires M % BM, N % BN, K % BK == 0 (and so 16-byte rows).
+// Credit: kernel 6 of Simon Boehm's "How to Optimize a CUDA Matmul Kernel for cuBLAS-like Performance"
+//   (https://siboehm.com/articles/22/CUDA-MMM; seed 004 translates it); our implementation.
 
 template <unsigned int BM, unsigned int BN, unsigned int BK, unsigned int TM,
           unsigned int TN>

@@ -6,6 +6,8 @@
 // words (no conflict). The price: a thread's TN values are BN/TN words apart, so they are
 // read with scalar loads instead of LDS.128. A is as in kernel 6 (transposed, float4).
 // No bounds checks: the spec requires M % BM, N % BN, K % BK == 0 (and so 16-byte rows).
+// Credit: kernel 7 of Simon Boehm's "How to Optimize a CUDA Matmul Kernel for cuBLAS-like Performance"
+//   (https://siboehm.com/articles/22/CUDA-MMM; seed 004 translates it); our implementation.
 
 template <unsigned int BM, unsigned int BN, unsigned int BK, unsigned int TM,
           unsigned int TN>

@@ -3,6 +3,8 @@
 // 16-byte alignment of Bs rows, so Bs is written and read with scalar accesses here
 // (the B tile is still loaded from global memory as float4). A is as in kernel 6.
 // No bounds checks: the spec requires M % BM, N % BN, K % BK == 0 (and so 16-byte rows).
+// Credit: kernel 8 of Simon Boehm's "How to Optimize a CUDA Matmul Kernel for cuBLAS-like Performance"
+//   (https://siboehm.com/articles/22/CUDA-MMM; seed 004 translates it); our implementation.
 
 template <unsigned int BM, unsigned int BN, unsigned int BK, unsigned int TM,
           unsigned int TN, unsigned int PAD>

@@ -7,6 +7,8 @@
 // consecutive float4 of Bs (and 2 of As), so the LDS.128 loads are free of bank conflicts,
 // unlike kernel 6 where threads TN*4 bytes apart collide.
 // No bounds checks: the spec requires M % BM, N % BN, K % BK == 0 (and so 16-byte rows).
+// Credit: kernel 9 of Simon Boehm's "How to Optimize a CUDA Matmul Kernel for cuBLAS-like Performance"
+//   (https://siboehm.com/articles/22/CUDA-MMM; seed 004 translates it); our implementation.
 
 template <unsigned int BM, unsigned int BN, unsigned int BK, unsigned int TM,
           unsigned int TN, unsigned int THREADS>

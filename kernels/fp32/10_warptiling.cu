@@ -4,6 +4,8 @@
 // own slice of As/Bs (fewer distinct shared-memory addresses per load, better register
 // reuse), and the WMITER x WNITER independent sub-tiles give the scheduler more ILP.
 // No bounds checks: the spec requires M % BM, N % BN, K % BK == 0 (and so 16-byte rows).
+// Credit: kernel 10 of Simon Boehm's "How to Optimize a CUDA Matmul Kernel for cuBLAS-like Performance"
+//   (https://siboehm.com/articles/22/CUDA-MMM; seed 004 translates it); our implementation.
 
 namespace wt {
 

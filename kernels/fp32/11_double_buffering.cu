@@ -14,6 +14,8 @@
 // with a pair whose second tile is missing: nobody loads or computes stage 1 then.
 // The tile loops reuse kernel 10's warptiling (As transposed, float4 everywhere).
 // No bounds checks: the spec requires M % BM, N % BN, K % BK == 0 (and so 16-byte rows).
+// Credit: kernel 11 of Simon Boehm's "How to Optimize a CUDA Matmul Kernel for cuBLAS-like Performance"
+//   (https://siboehm.com/articles/22/CUDA-MMM; seed 004 translates it); our implementation.
 
 namespace db {
 

@@ -4,6 +4,8 @@
 // cuda::memcpy_async for tile t+1 into the back stage, waits on the front barrier for
 // tile t, computes it, then swaps front and back. The copies go global -> shared without
 // passing through registers (cp.async), so they overlap the math of the current tile.
+// Credit: kernel 12 of Simon Boehm's "How to Optimize a CUDA Matmul Kernel for cuBLAS-like Performance"
+//   (https://siboehm.com/articles/22/CUDA-MMM; seed 004 translates it); our implementation.
 //
 // Differences from the seed, and why:
 //  - memcpy_async cannot transpose, so As keeps A's layout ([BM][BK], rows padded so that

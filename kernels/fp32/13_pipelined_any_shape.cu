@@ -1,4 +1,7 @@
 // Rung 13: the top of the fp32 ladder in CUDA C, for any M, N, K >= 1.
+// Credit: builds on the warptiling and double buffering (kernels 10 and 11) of Simon Boehm's "How to Optimize
+//   a CUDA Matmul Kernel for cuBLAS-like Performance" (https://siboehm.com/articles/22/CUDA-MMM); the any-shape
+//   pipeline is ours.
 //
 // Each thread computes an (MI*4) x (NI*4) tile of C as MI x NI sub-tiles of 4 x 4. A warp is
 // a 4 (rows) x 8 (columns) grid of threads, so one sub-tile row of a warp is 16 x 32 of C and

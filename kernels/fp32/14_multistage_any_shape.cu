@@ -1,4 +1,5 @@
 // Rung 14: multi-stage cp.async pipeline, 8 x 16 results per thread, any M, N, K >= 1.
+// Credit: the multi-stage cp.async pipeline of NVIDIA CUTLASS's sm80 mainloop (MmaMultistage); our implementation.
 //
 // Steps over rung 13 (register prefetch, 2 shared stages, 8 x 8 per thread, 2 blocks per SM):
 //  1. STAGES shared stages filled by cp.async (global -> shared without registers): STAGES - 1

@@ -1,4 +1,5 @@
 // Rung 15: copies interleaved with the math, any M, N, K >= 1.
+// Credit: copies spread over the k-steps as NVIDIA CUTLASS's multistage mainloop orders them; our implementation.
 //
 // Steps over rung 14 (cp.async multi-stage pipeline, 8 x 16 results per thread, tile orientation by waves):
 //  1. Copy addresses are a tile pointer per operand, the same for the whole block, plus per-thread 32-bit byte

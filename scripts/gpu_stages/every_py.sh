@@ -18,9 +18,8 @@ step every_py_profile "${GP[@]}" profile --callable "$TRI" --cublas --size 4096 
 step every_py_profile_tor "${GP[@]}" profile --callable "$TOR" --cublas --size 4096 --dtype fp16 --c-dtype fp16 --save "$B/every_py_profile_tor_4096.json" --save-csv "$B/every_py_ncu_tor_4096.csv"
 step every_py_report "${GP[@]}" report "$B/every_py_cupy_4096.json" --profile-results "$B/every_py_profile_4096.json" -o "$B/every_py_report_4096.html"
 step every_py_report_tor "${GP[@]}" report "$B/every_py_cupy_tor_4096.json" --profile-results "$B/every_py_profile_tor_4096.json" -o "$B/every_py_report_tor_4096.html"
-# both sides as do_bench times: its 25 ms of warm-up as calls, then 100 ms of calls, gemmprof without early stop
-step every_py_do_bench python3 scripts/callable_vs_do_bench.py --size 4096 --dtype fp16 --rounds 9 -o "$B/every_py_do_bench_4096.json"
-step every_py_do_bench_tor python3 scripts/callable_vs_do_bench.py --callable "$TOR" --size 4096 --dtype fp16 --c-dtype fp16 --rounds 9 -o "$B/every_py_do_bench_tor_4096.json"
+# gemmprof's burst and sustained figures beside a 3-second loop and do_bench, both callables
+step every_py_regime python3 scripts/regime_check.py --size 4096 --dtype fp16 -o "$B/every_py_regime_4096.json"
 if [ -f .gpu/nsys-env.sh ]; then
   step every_py_nsys bash -c "source .gpu/nsys-env.sh; ${GP[*]} compare-nsys --callable $TRI --size 4096 --dtype fp16 --save-report $B/every_py_nsys_4096"
   step every_py_nsys_tor bash -c "source .gpu/nsys-env.sh; ${GP[*]} compare-nsys --callable $TOR --size 4096 --dtype fp16 --c-dtype fp16 --save-report $B/every_py_nsys_tor_4096"

@@ -8,8 +8,8 @@ step explain_prof_fp32 "${GP[@]}" profile "${FP32_RUNGS[@]}" --size "$SIZE" --se
 step explain_prof_fp16 "${GP[@]}" profile h1-h6 --dtype fp16 --size "$SIZE" --section WarpStateStats --section Occupancy --save "$B/explain_profile_fp16_$SIZE.json" --save-csv "$B/explain_ncu_fp16_$SIZE.csv"
 for l in fp32 fp16; do
   for ext in json csv txt; do
-    step "explain_ladder_${l}_$ext" "${GP[@]}" explain --ladder "$l" --results "$B/explain_run_${l}_$SIZE.json" --profile "$B/explain_profile_${l}_$SIZE.json" -o "$B/ladder_check_${l}_$SIZE.$ext"
+    step "explain_ladder_${l}_$ext" "${GP[@]}" explain --ladder "$l" --results "$B/explain_run_${l}_$SIZE.json" --profile-results "$B/explain_profile_${l}_$SIZE.json" -o "$B/ladder_check_${l}_$SIZE.$ext"
   done
 done
-step explain_tops "${GP[@]}" explain 15 --results "$B/explain_run_fp32_$SIZE.json" --profile "$B/explain_profile_fp32_$SIZE.json" -o "$B/explain_15_$SIZE.txt"
-step explain_h6 "${GP[@]}" explain h6 --results "$B/explain_run_fp16_$SIZE.json" --profile "$B/explain_profile_fp16_$SIZE.json" -o "$B/explain_h6_$SIZE.txt"
+step explain_tops "${GP[@]}" explain 15 --results "$B/explain_run_fp32_$SIZE.json" --profile-results "$B/explain_profile_fp32_$SIZE.json" -o "$B/explain_15_$SIZE.txt"
+step explain_h6 "${GP[@]}" explain h6 --results "$B/explain_run_fp16_$SIZE.json" --profile-results "$B/explain_profile_fp16_$SIZE.json" -o "$B/explain_h6_$SIZE.txt"

@@ -103,7 +103,7 @@ def stall_shares(launch: Launch, prefix: str = STALL_PREFIX, suffix: str = ".rat
 
 def tensor_flops(launch: Launch) -> float | None:
     """Tensor-path FLOPs: the sum of TENSOR_OPS; where ncu gave only a counter's _sparsity_off/_on parts (a regex
-    asks for bf16's, whose plain name the lent H100's ncu was not seen to list), their sum stands for it."""
+    asks for bf16's, whose plain name the H100's ncu (2025.3.1) was not seen to list), their sum stands for it."""
     total = None
     for name in TENSOR_OPS:
         value = launch.number(name)

@@ -1,4 +1,5 @@
-"""Nsight Compute CSV: the text `ncu --csv` prints (details or raw page) in, typed launch records out.
+"""Nsight Compute CSV: the text `ncu --csv` prints (details or raw page) in, typed launch records out (an .ncu-rep
+report becomes the same records through rep.py).
 
 Both layouts are read:
 
@@ -75,6 +76,7 @@ class Launch:
     block: tuple[int, ...] | None = None
     grid: tuple[int, ...] | None = None
     nvtx: dict[str, str] = field(default_factory=dict)  # NVTX column header -> cell
+    push_pop: tuple[str, ...] = ()  # push/pop range names read from a report (rep.py), outermost first
     metrics: dict[tuple[str, str], Metric] = field(default_factory=dict)  # (section, name) -> metric
     rules: list[Rule] = field(default_factory=list)
     table: int = 0  # which CSV table of the file it came from
@@ -114,8 +116,8 @@ class Launch:
 
     @property
     def nvtx_ranges(self) -> tuple[str, ...]:
-        """Push/pop range names, outermost first (best effort: see `range_names`)."""
-        out: list[str] = []
+        """Push/pop range names, outermost first (from the CSV's cells, best effort: see `range_names`)."""
+        out: list[str] = list(self.push_pop)
         for header, cell in self.nvtx.items():
             if "Push/Pop" in header or "Start/Stop" not in header:
                 out.extend(range_names(cell))
@@ -244,6 +246,12 @@ def parse_csv(text: str) -> NcuReport:
         rows = list(csv.reader(io.StringIO("\n".join(lines))))
         header = rows[0]
         where = _Where(index, len(tables), warnings)
+        halves = [h for h in ("Metric Name", "Metric Value") if h in header]
+        if len(halves) == 1:  # a details table whose other column was renamed or cut: no launch's value is known
+            other = "Metric Value" if halves[0] == "Metric Name" else "Metric Name"
+            warnings.append(f"{where.prefix}header: a {halves[0]!r} column without {other!r} (a details table "
+                            "needs both); the table left out")
+            continue
         if "Metric Name" in header and "Metric Value" in header:
             layouts.add("details")
             launches.extend(_parse_details(header, rows[1:], index, where))
@@ -355,12 +363,12 @@ def merge(primary: NcuReport, secondary: NcuReport) -> NcuReport:
 
 
 def read_csv_file(path) -> NcuReport:
-    """Read a saved ncu CSV, or raise InputError naming the file and the problem."""
-    from pathlib import Path
+    """Read a saved ncu CSV, plain or gzipped (`.csv.gz`, as records keep them), or raise InputError naming the
+    file and the problem."""
+    from gemmprof.results.files import read_text
 
-    p = Path(path)
     try:
-        text = p.read_text(encoding="utf-8", errors="replace")
-    except OSError as exc:
-        raise InputError(f"--from: cannot read {p}: {exc.strerror or exc}") from None
+        text = read_text(path, "ncu CSV")  # plain or gzipped; never a FIFO; bounded
+    except InputError as exc:
+        raise InputError(f"--from: {exc}") from None
     return parse_csv(text)

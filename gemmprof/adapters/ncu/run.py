@@ -35,7 +35,7 @@ METRICS = (
     "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum", "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum",
     "smsp__inst_executed_op_shared_ld.sum", "smsp__inst_executed_op_shared_st.sum",
     # the same wavefronts as ncu derives them from each instruction's addresses (SASS counters): what the access
-    # model computes; the hardware counters above can be higher (issue 17, benchmarks/2026-11-23_h100_access)
+    # model computes; the hardware counters above can be higher (benchmarks/2026-11-23_h100_access)
     "smsp__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_ld.sum",
     "smsp__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_ldsm.sum",
     "smsp__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_st.sum",
@@ -51,7 +51,7 @@ METRICS = (
 )
 # bf16 tensor-path FLOPs (HMMA and Hopper's HGMMA), asked for only when profiling bf16 so fp16/fp32 profiles ask for
 # exactly what they did before. A regex because the name ncu gives them (a plain rollup, or only _sparsity_off/_on
-# parts) was not seen on the lent H100; findings.tensor_flops takes either.
+# parts) was not seen on the H100; findings.tensor_flops takes either.
 BF16_TENSOR_METRICS = (r"regex:sm__ops_path_tensor_op_hg?mma_src_bf16_dst_fp32.*\.sum$",)
 USUAL_PLACE = "/usr/local/cuda/bin or /opt/nvidia/nsight-compute/<version>"
 FALLBACK_GLOBS = ["/usr/local/cuda/bin/ncu", "/opt/nvidia/nsight-compute/*/ncu"]

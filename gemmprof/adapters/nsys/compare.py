@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from gemmprof.adapters.kernel_names import short_kernel_name
 from gemmprof.errors import GemmprofError, GpuSpecError, InputError
 from gemmprof.measure.nvtx import is_gemmprof_range, parse_range
 from gemmprof.model.traffic import GemmShape, gemm_flops, get_dtype, tflops
-from gemmprof.results.nsys import KernelStats, NsysReport
+from gemmprof.results.nsys import CompareRow, Comparison, NsysReport
+
+__all__ = ["CompareRow", "Comparison", "compare", "looks_like_cublas_gemm"]  # the records live in results.nsys
 
 _CUBLAS_KERNEL = re.compile(r"cublas|cutlass|xmma|(^|\s)(sm\d+|ampere|volta|turing|maxwell|kepler|hopper|ada|blackwell)_",
                             re.IGNORECASE)
@@ -20,48 +22,14 @@ def looks_like_cublas_gemm(name: str) -> bool:
     return "gemm" in name.lower() and bool(_CUBLAS_KERNEL.search(name))
 
 
-@dataclass
-class CompareRow:
-    input: str
-    stats: KernelStats
-    variant: str | None = None  # from a "gemmprof VARIANT MxNxK" range
-    shape: GemmShape | None = None
-    gpu_time_pct: float | None = None  # of all kernel time in its report
-    baseline: bool = False
-    speedup: float | None = None  # baseline's average time over this row's
-    dtype: str | None = None
-    flops: int | None = None
-    tflops: float | None = None  # at the average time
-    peak_tflops: float | None = None
-    pct_of_peak: float | None = None
-
-    @property
-    def label(self) -> str:
-        return self.variant or self.stats.range or short_kernel_name(self.stats.name)
-
-    def to_dict(self) -> dict:
-        s = self.stats
-        return {"input": self.input, "range": s.range, "variant": self.variant,
-                "shape": self.shape.label if self.shape else None, "kernel": s.name, "instances": s.instances,
-                "total_ns": s.total_ns, "avg_ns": s.avg_ns, "med_ns": s.med_ns, "min_ns": s.min_ns,
-                "max_ns": s.max_ns, "stddev_ns": s.stddev_ns, "grid": s.grid, "block": s.block,
-                "registers": s.registers, "static_smem_bytes": s.static_smem, "dynamic_smem_bytes": s.dynamic_smem,
-                "gpu_time_pct": self.gpu_time_pct, "baseline": self.baseline, "speedup": self.speedup,
-                "dtype": self.dtype, "flops": self.flops, "tflops": self.tflops, "peak_tflops": self.peak_tflops,
-                "pct_of_peak": self.pct_of_peak}
-
-
-@dataclass
-class Comparison:
-    rows: list[CompareRow]
-    inputs: list[dict]  # per report: path, format, GPU, nsys version, profile, grouping, baseline, error
-    activity: list[dict]  # CUDA API time by category and GPU memory operations, per report
-    notes: list[str] = field(default_factory=list)
-
-
 _API_CATEGORIES = (("launch", ("launch",)), ("synchronize", ("synchronize",)), ("memcpy/memset", ("memcpy", "memset")),
                    ("alloc/free", ("malloc", "free", "alloc")),
                    ("module load", ("moduleload", "libraryload", "getfunction", "unload")))
+
+
+def label(row: CompareRow) -> str:
+    """How a row is named: its gemmprof variant, else its NVTX range, else its kernel's short name."""
+    return row.variant or row.stats.range or short_kernel_name(row.stats.name)
 
 
 def api_category(name: str) -> str:
@@ -154,7 +122,7 @@ def compare(reports: list[NsysReport], *, baseline: str | None = None, shape: Ge
         parts.append(_Part(rep, rows, _baselines(rows, baseline), own, by_range))
     fallback = next((p.bases[None] for p in parts if p.bases.get(None)), None)
     if baseline and fallback is None:
-        labels = sorted({r.label for p in parts for r in p.rows})
+        labels = sorted({label(r) for p in parts for r in p.rows})
         raise InputError(f"--baseline: no row matches {baseline!r} (rows: {', '.join(labels)})")
     if fallback is None:
         notes.append("no cuBLAS row found (a gemmprof cublas_* range or a cuBLAS gemm kernel): no speedups; "
@@ -162,7 +130,7 @@ def compare(reports: list[NsysReport], *, baseline: str | None = None, shape: Ge
     inputs = []
     for p in parts:
         if fallback is not None and not p.bases:
-            notes.append(f"{p.report.path}: no baseline row of its own; speedups are against {fallback.label} "
+            notes.append(f"{p.report.path}: no baseline row of its own; speedups are against {label(fallback)} "
                          f"in {fallback.input}")
         for row in p.rows:
             own = None if (row.variant or "").startswith("cublas") else p.bases.get(row.dtype)
@@ -174,10 +142,11 @@ def compare(reports: list[NsysReport], *, baseline: str | None = None, shape: Ge
         inputs.append({"input": rep.path, "format": rep.format, "gpu": rep.gpu_name, "nsys_version": rep.nsys_version,
                        "gpu_spec": p.gpu_spec.name if p.gpu_spec else None,
                        "grouped_by": "range" if p.by_range else "kernel",
-                       "baseline": next((r.label for r in p.rows if r.baseline), None), "error": rep.problem})
+                       "baseline": next((label(r) for r in p.rows if r.baseline), None), "error": rep.problem})
         notes.extend(rep.notes)
     inputs += [{"input": path, "error": message} for path, message in (failed or {}).items()]
-    return Comparison(_interleave(parts), inputs, _activity(reports), notes)
+    title = "Nsight Systems kernels" + (f" from {len(inputs)} reports" if len(inputs) > 1 else "")
+    return Comparison(_interleave(parts), inputs, _activity(reports), notes, title)
 
 
 def several_kernels(path, rows) -> list[str]:
@@ -243,8 +212,8 @@ def _interleave(parts: list[_Part]) -> list[CompareRow]:
     order: dict[tuple, int] = {}
     for p in parts:
         for r in p.rows:
-            order.setdefault((r.label, r.stats.name), len(order))
-    ranked = [(order[(r.label, r.stats.name)], i, j, r) for i, p in enumerate(parts) for j, r in enumerate(p.rows)]
+            order.setdefault((label(r), r.stats.name), len(order))
+    ranked = [(order[(label(r), r.stats.name)], i, j, r) for i, p in enumerate(parts) for j, r in enumerate(p.rows)]
     return [r for *_, r in sorted(ranked, key=lambda t: t[:3])]
 
 

@@ -19,6 +19,7 @@ from gemmprof.adapters.nsys.text import parse_stats
 from gemmprof.errors import InputError, ToolNotFoundError
 from gemmprof.measure.child import ChildRun
 from gemmprof.model.traffic import GemmShape
+from gemmprof.results.files import read_text, unpacked_name
 from gemmprof.results.nsys import NsysReport
 
 NSYS_PLACES = "/opt/nvidia/nsight-systems/<version>/bin or inside Nsight Compute's host/target-linux-x64"
@@ -31,6 +32,11 @@ SQLITE_MAGIC = b"SQLite format 3\x00"
 # reading files ------------------------------------------------------------------------------------------------
 
 def detect_format(path: Path) -> str:
+    from gemmprof.results.files import not_a_file
+
+    why = not_a_file(path)  # a FIFO would block the open below until something writes to it
+    if why:
+        raise ReportError(f"{path}: {why}" if why.startswith("is") else f"{path}: cannot read ({why})")
     try:
         with open(path, "rb") as fh:
             head = fh.read(len(SQLITE_MAGIC))
@@ -38,7 +44,7 @@ def detect_format(path: Path) -> str:
         raise ReportError(f"{path}: cannot read ({exc.strerror or exc})") from None
     if head == SQLITE_MAGIC:
         return "sqlite"
-    name = path.name.lower()
+    name = unpacked_name(path).lower()  # stats.csv.gz holds stats.csv
     for suffix, fmt in REPORT_SUFFIXES.items():
         if name.endswith(suffix):
             return fmt
@@ -55,9 +61,9 @@ def load_report(path: str | os.PathLike) -> NsysReport:
     if fmt == "nsys-rep":
         return _read_nsys_rep(path, label)
     try:
-        text = path.read_bytes().decode("utf-8", errors="replace")
-    except OSError as exc:
-        raise ReportError(f"{label}: cannot read ({exc.strerror or exc})") from None
+        text = read_text(path, "nsys report")
+    except InputError as exc:
+        raise ReportError(str(exc).replace(str(path), label, 1)) from None
     return parse_stats(text, label, fmt)
 
 
