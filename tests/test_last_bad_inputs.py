@@ -909,6 +909,10 @@ def test_a_callable_that_exits_when_called_fails_its_variant(how):
             return None, None
 
         @staticmethod
+        def scales(problem):
+            return {}
+
+        @staticmethod
         def output(out, c_dtype):
             return out, None, None
 

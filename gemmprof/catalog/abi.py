@@ -18,7 +18,8 @@ from gemmprof.results.shape import GemmShape
 
 SIZES = ("M", "N", "K", "lda", "ldb", "ldc")  # int
 SCALARS = ("alpha", "beta")  # float
-POINTERS = ("A", "B", "C", "workspace")  # device pointers
+POINTERS = ("A", "B", "C", "workspace", "scale_a", "scale_b")  # device pointers (scales: fp8 kernels, float32)
+SCALES = ("scale_a", "scale_b")
 NAMES = SIZES + SCALARS + POINTERS + ("stream",)
 DEFAULT_ARGS = ("M", "N", "K", "alpha", "A", "B", "beta", "C")
 C_DTYPES = ("fp32", "fp16", "bf16")
@@ -147,6 +148,7 @@ def parse_abi(path, doc: dict, launcher: bool) -> Abi:
     missing = [n for n in ("A", "B", "C") if n not in names]
     if missing:
         _fail(path, "args", f"no {', '.join(missing)}: a GEMM kernel takes the pointers A, B and C")
+    _check_scale_args(path, doc, names)
     if launcher and "stream" not in names:
         _fail(path, "args", "a launcher takes `stream` (the run's cudaStream_t, which its kernels must use so "
                             "the timing brackets them)")
@@ -182,6 +184,23 @@ def parse_abi(path, doc: dict, launcher: bool) -> Abi:
         except SpecError as exc:
             _fail(path, f"ld.{name}", str(exc))
     return Abi(args, c_dtype, workspace, dict(ld))
+
+
+def _check_scale_args(path, doc: dict, names: list[str]) -> None:
+    """An fp8 kernel takes both scale arrays (scale_a, scale_b); a kernel of other dtypes takes none."""
+    from gemmprof.catalog.launch_fields import FP8_DTYPES
+
+    dtypes = doc.get("dtypes") or [doc.get("dtype", "fp32")]
+    if not isinstance(dtypes, list):  # launch_fields names the wrong type of `dtypes` itself
+        return
+    fp8 = [d for d in dtypes if d in FP8_DTYPES]
+    taken = [n for n in SCALES if n in names]
+    if fp8 and len(taken) < 2:
+        _fail(path, "args", f"an fp8 kernel ({fp8[0]}) takes its operands' scales: add "
+                            f"{' and '.join(n for n in SCALES if n not in taken)} (float32 device arrays, docs/fp8.md)")
+    if taken and len(fp8) < len(dtypes):
+        _fail(path, "args", f"{taken[0]}: only fp8 kernels (dtype e4m3 or e5m2) take scales, this one is "
+                            f"{'/'.join(str(d) for d in dtypes)}")
 
 
 def values(abi: Abi, shape: GemmShape, layout: dict, alpha: float, beta: float, buffers: dict,

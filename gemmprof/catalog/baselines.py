@@ -127,3 +127,71 @@ def torch_matmul(A, B, C, alpha, beta):
             C.mul_(alpha)
     else:
         C.mul_(beta).add_(torch.mm(A, B, **wide), alpha=alpha)
+
+
+# cuBLASLt's fp8 GEMM through torch._scaled_mm: the baseline of fp8 variants, where torch is installed -------------
+# (cupy's cublasGemmEx has no fp8; torch._scaled_mm calls cublasLtMatmul with the scales as its A and B scale
+# pointers: per tensor, or per block where torch is built with CUDA >= 12.9 and the GPU is sm_90, docs/fp8.md)
+CUBLASLT_FP8 = "cublaslt"
+
+
+def cublaslt_fp8_name(dtype: str, c_dtype: str, scales: str = "tensor") -> str:
+    """cublaslt_e4m3_cbf16, with the scale mode added where it is not per tensor (cublaslt_e4m3_cbf16_1x128)."""
+    return f"{CUBLASLT_FP8}_{dtype}_c{c_dtype}" + ("" if scales in ("", "tensor") else f"_{scales}")
+
+
+def cublaslt_fp8_title(dtype: str, c_dtype: str, scales: str = "tensor") -> str:
+    how = {"tensor": "per-tensor scales", "1x128": "A 1x128, B 128x128 block scales",
+           "128x128": "A's 128x128 block scales given as the same scale on each of the block's 128 rows (1x128: "
+                      "cuBLASLt takes no 128x128 pair), B 128x128"}[scales or "tensor"]
+    return f"cuBLASLt fp8 GEMM via torch._scaled_mm ({dtype} in, {c_dtype} C, {how})"
+
+
+def cublaslt_fp8_missing(dtype: str, shape, scales: str = "tensor") -> str | None:
+    """Why torch._scaled_mm cannot run this fp8 problem (None: it can): cuBLASLt has no e5m2 x e5m2 GEMM, and
+    torch._scaled_mm takes dimensions that are multiples of 16 only."""
+    if dtype == "e5m2":
+        return "cuBLASLt has no e5m2 x e5m2 GEMM (its fp8 GEMMs take e4m3 in A or B)"
+    odd = [f"{name} = {v}" for name, v in (("M", shape.M), ("N", shape.N), ("K", shape.K)) if v % 16]
+    if odd:
+        return f"torch._scaled_mm takes dimensions that are multiples of 16 ({', '.join(odd)})"
+    return None
+
+
+_SCALE_CACHE: dict = {}  # scale tensors rearranged for cuBLASLt once per problem (outside the timed calls' cost)
+
+
+def _cached(key, make):
+    if key not in _SCALE_CACHE:
+        if len(_SCALE_CACHE) > 16:
+            _SCALE_CACHE.clear()
+        _SCALE_CACHE[key] = make()
+    return _SCALE_CACHE[key]
+
+
+def torch_scaled_mm(A, B, C, alpha, beta, *, scale_a, scale_b):
+    """C = alpha * (A * scale_a) @ (B * scale_b) + beta * C with torch._scaled_mm (cuBLASLt's fp8 GEMM), written in
+    C's dtype by the GEMM itself (out=C). Scales as gemmprof hands them to a callable (docs/fp8.md): a (1,) tensor
+    each, or A's (M x K/128, stride (1, M)) and B's (K/128 x N/128, stride (1, K/128)), which are the layouts
+    torch._scaled_mm takes for DeepSeek's 1x128 x 128x128 recipe; A's 128 x 128 blocks are handed over as the same
+    scale for each of the block's rows (rearranged once per problem). With alpha = 1 and beta = 0 the row is one
+    GEMM; other alpha and beta add elementwise kernels."""
+    import torch
+
+    M, K = A.shape
+    if scale_a.dim() == 2 and scale_a.shape[0] != M:  # A per 128 x 128 block: one scale per row of each block
+        scale_a = _cached(("rows", scale_a.data_ptr(), M),
+                          lambda: scale_a.repeat_interleave(128, dim=0)[:M].t().contiguous().t())
+    if scale_b.dim() == 1:
+        scale_a, scale_b = scale_a.reshape(()), scale_b.reshape(())
+
+    def gemm(out=None):
+        extra = {} if out is None else {"out": out}
+        return torch._scaled_mm(A, B, scale_a, scale_b, out_dtype=C.dtype, **extra)
+
+    if beta == 0:
+        gemm(C)
+        if alpha != 1:
+            C.mul_(alpha)
+    else:
+        C.mul_(beta).add_(gemm(), alpha=alpha)

@@ -6,6 +6,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from gemmprof.catalog import expr
+from gemmprof.catalog.launch_fields import C_DTYPE_BYTES, C_DTYPE_CODES, SCALE_CODES
 from gemmprof.errors import SpecError
 from gemmprof.results.shape import GemmShape, Tiles
 
@@ -33,6 +34,8 @@ class BoundKernel:
     params_source: str = ""  # where the parameters come from when not the spec ("tuned on DEVICE ...")
     shape_defines: tuple[tuple[str, int], ...] = ()  # the spec's `specialize` at one shape (see for_shape)
     built_for: tuple[GemmShape, int | None] | None = None  # the shape and SM count for_shape built it for
+    c_dtype: str = ""  # the C dtype it is built for: one of spec.c_dtypes ("" means the spec's c_dtype)
+    scales: str = ""  # fp8: the scale mode it is built for, one of spec.scales ("" means the first)
     plan: PlanChoice | None = None  # chosen by a planning entry (catalog/plan.py): which rule, and why
 
     @property
@@ -40,11 +43,26 @@ class BoundKernel:
         return self.dtype or self.spec.dtype
 
     @property
+    def run_c_dtype(self) -> str:
+        return self.c_dtype or self.spec.abi.c_dtype
+
+    @property
+    def run_scales(self) -> str:
+        """fp8 kernels: tensor, 1x128 or 128x128; "" for the others."""
+        return self.scales or (self.spec.scales[0] if self.spec.scales else "")
+
+    @property
     def variant_name(self) -> str:
-        """Its name in results and NVTX ranges: the spec's (the planning entry's where one chose it), with the dtype
-        added when it is not the spec's own."""
+        """Its name in results and NVTX ranges: the spec's (the planning entry's where one chose it), with the
+        dtype, the C dtype (_cfp32) and the scale mode added where they are not the spec's own."""
         name = self.plan.entry if self.plan else self.spec.name
-        return name if self.run_dtype == self.spec.dtype else f"{name}_{self.run_dtype}"
+        if self.run_dtype != self.spec.dtype:
+            name += f"_{self.run_dtype}"
+        if self.run_c_dtype != self.spec.abi.c_dtype:
+            name += f"_c{self.run_c_dtype}"
+        if self.spec.scales and self.run_scales != self.spec.scales[0]:
+            name += f"_{self.run_scales}"
+        return name
 
     @property
     def template_args(self) -> tuple[int, ...]:
@@ -62,6 +80,10 @@ class BoundKernel:
         flags += tuple(f"-D{n}={v}" for n, v in self.spec.build_fields.define_literals)
         if self.spec.dtype_define and self.run_dtype == "bf16":
             flags += (f"-D{self.spec.dtype_define}=1",)
+        if self.spec.c_dtype_define:
+            flags += (f"-D{self.spec.c_dtype_define}={C_DTYPE_CODES[self.run_c_dtype]}",)
+        if self.spec.scales_define:
+            flags += (f"-D{self.spec.scales_define}={SCALE_CODES[self.run_scales]}",)
         return flags + tuple(f"-D{n}={v}" for n, v in self.shape_defines)
 
     @property
@@ -224,16 +246,31 @@ def _nearest_hint(c: Constraint, env: dict) -> str:
     return f"; nearest valid {d}: {' or '.join(options)}" if options else ""
 
 
-def bind(spec: KernelSpec, overrides: dict[str, int] | None = None, dtype: str | None = None) -> BoundKernel:
+def bind(spec: KernelSpec, overrides: dict[str, int] | None = None, dtype: str | None = None,
+         c_dtype: str | None = None, scales: str | None = None) -> BoundKernel:
+    """The spec with `overrides` for its parameters, built for `dtype`, `c_dtype` and `scales` (None: the spec's
+    own), every constraint checked. A spec with `c_dtypes` has the name C_BYTES (4 or 2) in its expressions, an fp8
+    spec the name SCALES (0 tensor, 1 1x128, 2 128x128)."""
     overrides = overrides or {}
     if dtype and dtype != spec.dtype and dtype not in spec.dtypes:
         raise SpecError(f"{spec.name}: built for {', '.join(spec.dtypes or (spec.dtype,))}, not {dtype}")
+    if c_dtype and c_dtype not in spec.c_dtypes:
+        raise SpecError(f"{spec.name}: writes C as {', '.join(spec.c_dtypes)}, not {c_dtype} (--c-dtype)")
+    if scales and scales not in spec.scales:
+        raise SpecError(f"{spec.name}: takes --scales {', '.join(spec.scales) or 'none (not an fp8 kernel)'}, not "
+                        f"{scales}")
     unknown = set(overrides) - set(spec.params)
     if unknown:
         raise SpecError(f"--param: {spec.name} has no parameter {', '.join(sorted(unknown))} "
                         f"(it has {', '.join(spec.params) or 'none'})")
     params = {**spec.params, **overrides}
     env: dict[str, int] = dict(params)
+    c_chosen = c_dtype or spec.abi.c_dtype
+    scales_chosen = scales or (spec.scales[0] if spec.scales else "")
+    if len(spec.c_dtypes) > 1:
+        env["C_BYTES"] = C_DTYPE_BYTES[c_chosen]
+    if spec.scales:
+        env["SCALES"] = SCALE_CODES[scales_chosen]
     for k, e in spec.derived.items():
         try:
             env[k] = expr.evaluate(e, env)
@@ -247,7 +284,9 @@ def bind(spec: KernelSpec, overrides: dict[str, int] | None = None, dtype: str |
         if not ok:
             shown = ", ".join(f"{k}={v}" for k, v in params.items())
             raise SpecError(f"{spec.name}: {c.message} ({c.check} fails with {shown})")
-    return BoundKernel(spec, params, env, dtype if dtype and dtype != spec.dtype else "")
+    return BoundKernel(spec, params, env, dtype if dtype and dtype != spec.dtype else "",
+                       c_dtype=c_chosen if c_chosen != spec.abi.c_dtype else "",
+                       scales=scales_chosen if spec.scales and scales_chosen != spec.scales[0] else "")
 
 
 def parse_param_overrides(items) -> dict[str, int]:

@@ -1,7 +1,8 @@
 """Spec fields that change how a kernel is built and launched beyond the eight standard arguments: the dtypes one
-source serves (`dtypes`, `dtype_define`), Hopper's tensor maps (`tma_args`), thread-block clusters (`cluster`),
-how the problem is split over the grid at each shape (`decomposition`) and the macros that build a kernel for the
-shape it is launched at (`specialize`)."""
+source serves (`dtypes`, `dtype_define`), the C dtypes and fp8 scale modes it builds for (`c_dtypes`,
+`c_dtype_define`, `scales`, `scales_define`, `scale_shapes`), Hopper's tensor maps (`tma_args`), thread-block
+clusters (`cluster`), how the problem is split over the grid at each shape (`decomposition`) and the macros that
+build a kernel for the shape it is launched at (`specialize`)."""
 
 from __future__ import annotations
 
@@ -10,10 +11,18 @@ from typing import Any
 
 from gemmprof.catalog import expr
 from gemmprof.catalog.nvcc_flags import MACRO_NAME
-from gemmprof.catalog.spec_fields import check_keys
+from gemmprof.catalog.spec_fields import check_keys, rejoin
 from gemmprof.errors import SpecError
 
-DTYPE_NAMES = ("fp32", "fp16", "bf16")
+FP8_DTYPES = ("e4m3", "e5m2")  # A and B as fp8 bit patterns with float32 scales (gemmprof.measure.fp8)
+DTYPE_NAMES = ("fp32", "fp16", "bf16", *FP8_DTYPES)
+SCALE_MODES = ("tensor", "1x128", "128x128")  # how fp8 operands are scaled: docs/fp8.md
+C_DTYPE_NAMES = ("fp32", "fp16", "bf16")
+# the value of `c_dtype_define` for each C dtype, and of `scales_define` for each scale mode (also the names C_BYTES
+# and SCALES in the spec's expressions)
+C_DTYPE_CODES = {"fp32": 0, "fp16": 1, "bf16": 2}
+C_DTYPE_BYTES = {"fp32": 4, "fp16": 2, "bf16": 2}
+SCALE_CODES = {mode: i for i, mode in enumerate(SCALE_MODES)}
 SWIZZLES = (0, 32, 64, 128)
 
 
@@ -94,9 +103,58 @@ def launch_fields(path, doc: dict) -> dict:
     if note is not None and (not isinstance(note, list)
                              or any(not isinstance(n, str) or n not in decomposition for n in note)):
         _fail(path, "note", f"expected a list of decomposition names ({', '.join(decomposition) or 'none'})")
-    return {"dtypes": tuple(dtypes), "dtype_define": define, "tma_args": tuple(args), "cluster": cluster,
+    return {"dtypes": tuple(dtypes), "dtype_define": define, **_c_and_scales(path, doc, dtypes),
+            "tma_args": tuple(args), "cluster": cluster,
             "decomposition": dict(decomposition), "specialize": _specialize(path, doc),
             "note": None if note is None else tuple(note)}
+
+
+def _c_and_scales(path, doc: dict, dtypes: list) -> dict:
+    """`c_dtypes` + `c_dtype_define`: the C dtypes one source writes (`--c-dtype` picks one; c_dtype first, the
+    default); `scales` + `scales_define`: the scale modes an fp8 kernel takes (`--scales` picks one; default
+    [tensor]); `scale_shapes`: the shapes it reads its scale arrays in, per mode, checked against gemmprof's."""
+    c_dtype = doc.get("c_dtype", "fp32")
+    c_dtypes = doc.get("c_dtypes") or [c_dtype]
+    if not isinstance(c_dtypes, list) or not all(c in C_DTYPE_NAMES for c in c_dtypes) or c_dtypes[0] != c_dtype:
+        _fail(path, "c_dtypes", f"expected a list of {', '.join(C_DTYPE_NAMES)} whose first is c_dtype ({c_dtype})")
+    c_define = _macro(path, doc, "c_dtype_define", len(c_dtypes) > 1, "a spec with several c_dtypes names the macro "
+                                                                     "that selects C's type")
+    fp8 = [d for d in dtypes if d in FP8_DTYPES]
+    scales = doc.get("scales")
+    if scales is not None and not fp8:
+        _fail(path, "scales", "only fp8 kernels (dtype e4m3 or e5m2) take scales")
+    scales = scales if scales is not None else (["tensor"] if fp8 else [])
+    if not isinstance(scales, list) or not all(m in SCALE_MODES for m in scales) or len(set(scales)) != len(scales):
+        _fail(path, "scales", f"expected a list of scale modes without repeats: {', '.join(SCALE_MODES)}")
+    s_define = _macro(path, doc, "scales_define", len(scales) > 1, "a spec with several scale modes names the macro "
+                                                                  "that selects one")
+    shapes = doc.get("scale_shapes") or {}
+    if not isinstance(shapes, dict):
+        _fail(path, "scale_shapes", "expected a mapping MODE: {scale_a: [EXPR, ...], scale_b: [EXPR, ...]}")
+    for mode, both in shapes.items():
+        if mode not in scales:
+            _fail(path, f"scale_shapes.{mode}", f"not one of the spec's scales ({', '.join(scales) or 'none'})")
+        if not isinstance(both, dict):
+            _fail(path, f"scale_shapes.{mode}", "expected {scale_a: [EXPR, ...], scale_b: [EXPR, ...]}")
+        check_keys(path, f"scale_shapes.{mode}", both, ("scale_a", "scale_b"))
+        for name, dims in both.items():
+            dims = both[name] = rejoin(dims) if isinstance(dims, list) else dims
+            if not isinstance(dims, list) or not 1 <= len(dims) <= 2:
+                _fail(path, f"scale_shapes.{mode}.{name}", "expected [rows, cols] or [count]: expressions over the "
+                                                          "parameters and M, N, K")
+            for i, e in enumerate(dims):
+                _expr(path, f"scale_shapes.{mode}.{name}[{i}]", e)
+    return {"c_dtypes": tuple(c_dtypes), "c_dtype_define": c_define, "scales": tuple(scales),
+            "scales_define": s_define, "scale_shapes": {m: dict(v) for m, v in shapes.items()}}
+
+
+def _macro(path, doc: dict, key: str, required: bool, why: str):
+    define = doc.get(key)
+    if define is not None and (not isinstance(define, str) or not define.isidentifier()):
+        _fail(path, key, f"{str(define)[:40]!r} is not a macro name")
+    if required and define is None:
+        _fail(path, key, why)
+    return define
 
 
 def _specialize(path, doc: dict) -> dict:

@@ -12,8 +12,12 @@ NOTHING_CHOSEN = "no variants selected: name rungs (e.g. 1-6, 10, warptiling), p
 
 
 def choose(variants=(), *, all_: bool = False, dtype: str | None = None, spec_files=(), params=(),
-           everything_by_default: bool = False, tuned_for: str | None = None) -> list[BoundKernel]:
+           everything_by_default: bool = False, tuned_for: str | None = None, c_dtype: str | None = None,
+           scales: str | None = None) -> list[BoundKernel]:
     """The selected kernels bound to their parameters; --param NAME=V goes to every chosen kernel that has NAME.
+    `c_dtype` (--c-dtype) builds every chosen kernel whose spec lists `c_dtypes` for that C (one that does not list
+    it is an error); `scales` (--scales) builds every chosen fp8 kernel for that scale mode (one that does not take
+    it is an error).
 
     With `tuned_for` (a device name), a kernel whose `gemmprof tune --keep` winner was kept for that device and
     whose source has not changed since starts from those parameters instead of the spec's (--param still wins);
@@ -41,7 +45,8 @@ def choose(variants=(), *, all_: bool = False, dtype: str | None = None, spec_fi
         tuned, source = _tuned(s, tuned_for) if tuned_for else ({}, "")
         # --dtype bf16 builds a rung whose source serves several dtypes (h4-h13) for bf16; others run as they are
         k = bind(s, {**tuned, **{k: v for k, v in overrides.items() if k in s.params}},
-                         dtype=dtype if dtype in s.dtypes else None)
+                 dtype=dtype if dtype in s.dtypes else None, c_dtype=c_dtype if len(s.c_dtypes) > 1 or s.scales else None,
+                 scales=scales if s.scales else None)
         out.append(replace(k, params_source=source) if source else k)
     return out
 
@@ -66,10 +71,17 @@ def dtype_of(name: str) -> str | None:
     baselines = by_name()  # the half-C ones too (cublas_hgemm_cfp16: compare-nsys reads ranges by name)
     if name in baselines:
         return baselines[name].dtype
+    parts = name.split("_")
+    if len(parts) >= 3 and parts[0] == "cublaslt" and parts[1] in ("e4m3", "e5m2"):  # cublaslt_e4m3_cbf16[_1x128]
+        return parts[1]
     for s in (*specmod.ladder(), *specmod.plans()):
         if s.answers_to(name):
             return s.dtype
         for d in s.dtypes:  # a rung built for another of its dtypes runs as NAME_DTYPE (binding.variant_name)
             if name == f"{s.name}_{d}":
                 return d
+        if s.scales and name.startswith(f"{s.name}_"):  # an fp8 rung's C dtype and scales: NAME_cfp32_1x128
+            rest = name[len(s.name) + 1:].split("_")
+            if all(p in s.scales or p in {f"c{c}" for c in s.c_dtypes} for p in rest):
+                return s.dtype
     return None

@@ -18,6 +18,7 @@ from gemmprof.catalog.paths import KERNELS_DIR
 from gemmprof.catalog.plan_rules import PLAN_KEYS, PlanRule, parse_rules
 from gemmprof.catalog.spec_fields import NESTED_KEYS, SPEC_KEYS, check_keys
 from gemmprof.catalog.spec_fields import names as _param_names
+from gemmprof.catalog.spec_fields import rejoin as _rejoin
 from gemmprof.catalog.spec_fields import source_file as _source_file
 from gemmprof.catalog.spec_fields import text as _text
 from gemmprof.catalog.yamlfile import parse_mapping
@@ -72,6 +73,11 @@ class KernelSpec:
     reads_c: bool = False  # the kernel reads C even when beta == 0 (declared, still reported)
     dtypes: tuple[str, ...] = ()  # every dtype the source builds for (dtype first); see dtype_define
     dtype_define: str | None = None  # -DNAME=1 builds the source for bf16
+    c_dtypes: tuple[str, ...] = ("fp32",)  # every C dtype the source writes (abi.c_dtype first); see c_dtype_define
+    c_dtype_define: str | None = None  # -DNAME=0|1|2 builds it for fp32|fp16|bf16 C (launch_fields.C_DTYPE_CODES)
+    scales: tuple[str, ...] = ()  # fp8: the scale modes it takes (the first is its default); see scales_define
+    scales_define: str | None = None  # -DNAME=0|1|2 builds it for tensor|1x128|128x128 scales
+    scale_shapes: dict[str, dict[str, list]] = field(default_factory=dict)  # per mode: the scale arrays it reads
     tma_args: tuple[TmaArg, ...] = ()  # CUtensorMaps passed after the eight standard arguments
     cluster: tuple[Any, Any, Any] | None = None  # thread-block cluster shape: launched through cuLaunchKernelEx
     decomposition: dict[str, Any] = field(default_factory=dict)  # names over M, N, K, SMS (e.g. split-K's slices)
@@ -142,20 +148,6 @@ def _parse(path, key, text):
         expr.parse(str(text))
     except SpecError as exc:
         _fail(path, key, str(exc))
-
-
-def _rejoin(items: list) -> list:
-    """YAML's flow lists split `[cdiv(M, 32), 1]` at the comma inside the call: glue such pieces back together."""
-    out: list = []
-    depth = 0
-    for item in items:
-        if depth > 0 and out:
-            out[-1] = f"{out[-1]}, {item}"
-        else:
-            out.append(item)
-        if isinstance(item, str):
-            depth += item.count("(") - item.count(")")
-    return out
 
 
 def _triple(path, key, node):

@@ -49,6 +49,20 @@ def source_file(path, node, key: str = "file") -> Path:
     return cu
 
 
+def rejoin(items: list) -> list:
+    """YAML's flow lists split `[cdiv(M, 32), 1]` at the comma inside the call: glue such pieces back together."""
+    out: list = []
+    depth = 0
+    for item in items:
+        if depth > 0 and out:
+            out[-1] = f"{out[-1]}, {item}"
+        else:
+            out.append(item)
+        if isinstance(item, str):
+            depth += item.count("(") - item.count(")")
+    return out
+
+
 def _a(kind: str) -> str:
     return "a folder" if kind == "folder" else kind
 
@@ -58,8 +72,8 @@ SPEC_KEYS = ("id", "name", "title", "description", "source", "dtype", "layout", 
              "template", "defines", "params", "derived", "constraints", "shape_constraints", "grid", "block",
              "smem_dynamic", "traffic", "compile_options", "aliases", "accesses", "tune", "compiler",
              "compiler_reason", "reads_c", "dtypes", "dtype_define", "tma_args", "cluster", "arch_suffix", "targets",
-             "args", "c_dtype", "workspace", "ld", "include_dirs", "fetch", "flags", "launcher", "libs", "decomposition", "note",
-             "specialize")
+             "args", "c_dtype", "workspace", "ld", "include_dirs", "fetch", "flags", "launcher", "libs", "decomposition",
+             "note", "specialize", "c_dtypes", "c_dtype_define", "scales", "scales_define", "scale_shapes")
 NESTED_KEYS = {"layout": ("A", "B", "C"), "source": ("document", "section"),
                "traffic": ("BM", "BN", "TM", "TN", "smem")}
 

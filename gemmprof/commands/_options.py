@@ -115,9 +115,10 @@ def gpu_options(func):
 def c_dtype_option(func):
     """--c-dtype: the C that --callable functions fill (a kernel's spec declares its own, `c_dtype:`)."""
     return click.option("--c-dtype", "c_dtype", type=click.Choice(["fp32", "fp16", "bf16"]), default=None,
-                        help="The dtype of the C that --callable functions fill (default fp32): fp16 or bf16 for a "
-                             "GEMM that writes half C, checked with that C's tolerance beside cuBLAS writing the "
-                             "same C.")(func)
+                        help="The dtype of the C that --callable functions fill (default fp32; bf16 with fp8 "
+                             "inputs): fp16 or bf16 for a GEMM that writes half C, checked with that C's tolerance "
+                             "beside cuBLAS writing the same C. Also the C of the fp8 rung (h14: bf16, fp16 or "
+                             "fp32).")(func)
 
 
 def callable_c_dtype(c_dtype: str | None, callables) -> str:
@@ -126,6 +127,44 @@ def callable_c_dtype(c_dtype: str | None, callables) -> str:
         raise InputError(f"--c-dtype {c_dtype}: only for --callable functions (a kernel spec declares its C with "
                          "c_dtype:, docs/kernel-spec.md)")
     return c_dtype or "fp32"
+
+
+FP8_DTYPES = ("e4m3", "e5m2")  # as catalog.launch_fields (not imported here: --help stays light)
+SCALE_MODES = ("tensor", "1x128", "128x128")
+
+
+def scales_option(func):
+    """--scales: how fp8 operands are scaled (docs/fp8.md)."""
+    return click.option("--scales", "scales", type=click.Choice(SCALE_MODES), default=None,
+                        help="fp8 inputs (--dtype e4m3 or e5m2, or an fp8 rung): one scale per tensor (default), "
+                             "1x128 (A per row and 128 of K, B per 128 x 128 block: DeepGEMM's), or 128x128 (A and "
+                             "B per 128 x 128 block). See docs/fp8.md.")(func)
+
+
+def fp8_scales(scales: str | None, dtype: str | None, K: int) -> str:
+    """The run's scale mode: --scales (default tensor), refused for a dtype that is not fp8 and, in the block modes,
+    for a K that is not a multiple of 128."""
+    if scales is None:
+        return "tensor"
+    from gemmprof.measure.fp8 import check_scales
+
+    check_scales(scales, dtype or FP8_DTYPES[0], K)
+    return scales
+
+
+def run_c_dtype(c_dtype: str | None, callables, dtype: str | None, kernels, scales: str | None = None) -> str:
+    """The C dtype of the run's callables (--c-dtype; default fp32, bf16 for fp8 inputs). --c-dtype that nothing in
+    the run takes (no callable, no kernel writing several C dtypes), and --scales without an fp8 variant, are
+    refused rather than ignored."""
+    fp8_kernels = [k for k in kernels if k.run_dtype in FP8_DTYPES]
+    if c_dtype is not None and not callables and not any(len(k.spec.c_dtypes) > 1 or k.spec.scales
+                                                           for k in kernels):
+        raise InputError(f"--c-dtype {c_dtype}: only for --callable functions and kernels that write several C "
+                         "dtypes (the fp8 rung h14); a kernel spec declares its C with c_dtype:, docs/kernel-spec.md")
+    if scales is not None and not fp8_kernels and not (callables and dtype in FP8_DTYPES):
+        raise InputError(f"--scales {scales}: no fp8 variant in this run (give --dtype e4m3 or e5m2, or an fp8 rung "
+                         "such as h14)")
+    return c_dtype or ("bf16" if dtype in FP8_DTYPES else "fp32")
 
 
 def shape_options(func):

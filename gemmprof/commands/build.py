@@ -11,7 +11,8 @@ from gemmprof.errors import InputError
 from gemmprof.render.table import Column, Table, emit
 from gemmprof.results.stages import with_params
 
-SASS_COLUMNS = [Column("FFMA", "FFMA", drop=-1), Column("HMMA", "HMMA", drop=-1), Column("HGMMA", "HGMMA", drop=-1), Column("LDS", "LDS"),
+SASS_COLUMNS = [Column("FFMA", "FFMA", drop=-1), Column("HMMA", "HMMA", drop=-1), Column("HGMMA", "HGMMA", drop=-1),
+                Column("QGMMA", "QGMMA", drop=-1), Column("LDS", "LDS"),
                 Column("LDS.64", "LDS.64"), Column("LDS.128", "LDS.128"), Column("LDG", "LDG"),
                 Column("LDG.64", "LDG.64"), Column("LDG.128", "LDG.128"), Column("LDGSTS", "LDGSTS"),
                 Column("STG", "STG"), Column("BAR", "BAR"), Column("LDL", "LDL"), Column("STL", "STL"),

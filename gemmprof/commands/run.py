@@ -14,13 +14,15 @@ from gemmprof.commands._options import (
     FINITE,
     FiniteFloat,
     c_dtype_option,
-    callable_c_dtype,
+    fp8_scales,
     gpu_options,
     method_config,
     method_options,
     refuse_overwrite,
     resolve_gpu,
     resolve_shape,
+    run_c_dtype,
+    scales_option,
     shape_options,
 )
 from gemmprof.errors import InputError, require_cupy
@@ -42,9 +44,11 @@ def view_options(f):
 @click.command("run")
 @click.argument("variants", nargs=-1)
 @click.option("--all", "all_", is_flag=True, help="Every rung of the ladder (with --dtype, every rung of that dtype).")
-@click.option("--dtype", type=click.Choice(["fp32", "fp16", "bf16"]), default=None,
-              help="Only rungs of this dtype (bf16: the rungs whose source also builds for bf16, h4-h13); "
-                   "also the input dtype of --callable functions (default fp32).")
+@click.option("--dtype", type=click.Choice(["fp32", "fp16", "bf16", "e4m3", "e5m2"]), default=None,
+              help="Only rungs of this dtype (bf16: the rungs whose source also builds for bf16, h4-h13; e4m3: "
+                   "h14); also the input dtype of --callable functions (default fp32). fp8 (e4m3, e5m2): see "
+                   "--scales and docs/fp8.md.")
+@scales_option
 @click.option("--spec", "spec_files", multiple=True, type=click.Path(dir_okay=False),
               help="Run your own kernel or host launcher from its YAML spec (repeatable). See docs/kernel-spec.md "
                    "and examples/.")
@@ -95,8 +99,8 @@ def view_options(f):
 @click.option("-o", "--output", type=click.Path(dir_okay=False), default=None,
               help="Save the full results (JSON: device, versions, clocks, raw samples) or a table (.csv/.txt).")
 @click.option("--child-results", type=click.Path(dir_okay=False), hidden=True)
-def command(variants, all_, dtype, spec_files, callables, c_dtype, arrays, size, m, n, k, params, alpha, beta, gpu, gpu_file, compiler,
-            spec_defaults, no_cublas, cublaslt_best, seed,
+def command(variants, all_, dtype, scales, spec_files, callables, c_dtype, arrays, size, m, n, k, params, alpha, beta,
+            gpu, gpu_file, compiler, spec_defaults, no_cublas, cublaslt_best, seed,
             budget, precision, max_reps, no_flush, regime, fill, l2, cool_down, expect_clock, energy, checks,
             interleave, launch_once, fmt, wide, columns, output, child_results):
     """Compile, verify against cuBLAS and time rungs of the GEMM ladder on the GPU.
@@ -136,7 +140,6 @@ def command(variants, all_, dtype, spec_files, callables, c_dtype, arrays, size,
     refs = python_jobs.refs(callables)
     if arrays != "cupy" and not refs:
         raise InputError(f"--arrays {arrays}: only for --callable functions")
-    c_dtype = callable_c_dtype(c_dtype, refs)
     refuse_overwrite({"-o": output, "--child-results": child_results}, [*spec_files, gpu_file, *(r.path for r in refs)])
     if interleave and launch_once:
         raise InputError("--interleave and --launch-once: --launch-once times nothing, give one")
@@ -147,19 +150,22 @@ def command(variants, all_, dtype, spec_files, callables, c_dtype, arrays, size,
                          + ("it is a baseline beside cuBLAS" if no_cublas else
                             "it chooses by timing and --launch-once times nothing") + ", give one")
     shape = resolve_shape(size, m, n, k)
+    run_scales = fp8_scales(scales, dtype, shape.K)  # fp8: how A and B are scaled (docs/fp8.md)
+    fp8 = {"c_dtype": c_dtype, "scales": scales}  # --c-dtype and --scales for the fp8 rungs (bound like --dtype)
     any_kernels = bool(variants or all_ or spec_files or not refs)  # --callable alone chooses no rungs
-    kernels = choose(variants, all_=all_, dtype=dtype, spec_files=spec_files, params=params) if any_kernels else []
+    kernels = choose(variants, all_=all_, dtype=dtype, spec_files=spec_files, params=params, **fp8) if any_kernels else []
+    c_dtype = run_c_dtype(c_dtype, refs, dtype, kernels, scales)
     compilers = _compilers(compiler)
-    py_jobs = python_jobs.load_all(refs, dtype or "fp32", arrays, c_dtype)  # a bad file or function fails before the GPU
+    py_jobs = python_jobs.load_all(refs, dtype or "fp32", arrays, c_dtype, run_scales)  # a bad file or function fails before the GPU
     if gpu or gpu_file:
         resolve_gpu(gpu, gpu_file)  # so does a bad GPU spec
     require_cupy()
     device = None if spec_defaults or not any_kernels else _device_name()
     if device:  # the device's tuned defaults (`gemmprof tune --keep`) are kept per device model
-        kernels = choose(variants, all_=all_, dtype=dtype, spec_files=spec_files, params=params, tuned_for=device)
+        kernels = choose(variants, all_=all_, dtype=dtype, spec_files=spec_files, params=params, tuned_for=device, **fp8)
     gpu_spec = resolve_gpu(gpu, gpu_file, prefer_current_device=True)
     options = RunOptions(shape=shape, alpha=alpha, beta=beta, seed=seed, baselines=not no_cublas,
-                         launch_once=launch_once, compiler=compilers[0] if len(compilers) == 1 else None,
+                         launch_once=launch_once, compiler=compilers[0] if len(compilers) == 1 else None, scales=run_scales,
                          timing=TimingConfig(budget_s=budget, max_reps=max_reps, flush_l2=not no_flush, precision=precision / 100,
                                              interleave_rounds=INTERLEAVE_ROUNDS if interleave else 0,
                                              **method_config(regime, fill, "warm" if no_flush and not l2 else l2,
@@ -169,6 +175,8 @@ def command(variants, all_, dtype, spec_files, callables, c_dtype, arrays, size,
     jobs = [("baseline", b) for b in baselines_for(kernels, options.baselines)]
     jobs += python_jobs.baseline_jobs(py_jobs, options.baselines, lambda note: click.echo(f"note: {note}", err=True),
                                       [b for _, b in jobs])
+    jobs += python_jobs.fp8_baseline_jobs(kernels, py_jobs, options.baselines,
+                                          lambda note: click.echo(f"note: {note}", err=True), shape, run_scales)
     jobs += _cublaslt_jobs(jobs, cublaslt_best, result)
     jobs += [("kernel", (kk, c)) for kk in kernels for c in compilers] + py_jobs
     # Nothing lost: the results file is written before the first variant (an unwritable path fails now, not after
@@ -418,6 +426,7 @@ def _continue_in_child(rest, options, gpu_spec, seed, params, dtype=None):
                          budget_s=options.timing.budget_s, max_reps=options.timing.max_reps, gpu_file=gpu_spec.path,
                          params=tuple(p for p in params if p.split("=")[0].strip() in names), no_cublas=True,
                          launch_once=options.launch_once, compiler=compiler, no_flush=not options.timing.flush_l2,
+                         scales=None if options.scales == "tensor" else options.scales,
                          dtype="bf16" if dtype == "bf16" or any(k.run_dtype == "bf16" for k in kernels) else None,
                          child_results=str(Path(tmp) / "child.json"))
         result, _ = run_child(child)

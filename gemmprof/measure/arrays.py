@@ -16,8 +16,15 @@ from gemmprof.errors import InputError
 ARRAY_KINDS = ("cupy", "torch")
 
 
+FP8_TORCH = {"e4m3": "float8_e4m3fn", "e5m2": "float8_e5m2"}  # the torch dtypes of gemmprof's fp8 dtypes
+
+
 def bf16_note(dtype: str, c_dtype: str = "fp32") -> str:
-    """What a CuPy callable gets instead of bfloat16 arrays, for the row's note ("" when nothing is bf16)."""
+    """What a CuPy callable gets instead of bfloat16 (or float8) arrays, for the row's note ("" when nothing is)."""
+    if dtype in FP8_TORCH:
+        c = "; C is a uint16 array of bf16 bit patterns" if c_dtype == "bf16" else ""
+        return (f"A and B are uint8 arrays of {dtype} bit patterns{c} (CuPy has no float8; --arrays torch gives "
+                f"torch.{FP8_TORCH[dtype]})")
     held = {(True, True): "A, B and C are uint16 arrays", (True, False): "A and B are uint16 arrays",
             (False, True): "C is a uint16 array"}.get((dtype == "bf16", c_dtype == "bf16"))
     if held is None:
@@ -42,15 +49,29 @@ def adapter(kind: str):
     raise InputError(f"--arrays {kind!r}: give one of {', '.join(ARRAY_KINDS)}")
 
 
+def is_fp8(problem) -> bool:
+    return problem.dtype in FP8_TORCH
+
+
 class CupyArrays:
-    """The problem's own arrays (bf16 operands as uint16 bit patterns: CuPy has no bfloat16)."""
+    """The problem's own arrays (bf16 operands as uint16 bit patterns, fp8 as uint8: CuPy has neither type)."""
 
     kind = "cupy"
     note = ""
     copied: list[str] = []  # never: the problem's own arrays
 
     def operands(self, problem):
+        """A (M x K row-major) and B (K x N); fp8's B is column-major, a view of N rows of K, as fp8 tensor cores
+        read it (docs/fp8.md)."""
+        if is_fp8(problem):
+            return problem.A, problem.operand("B", "col").T
         return problem.A, problem.B
+
+    def scales(self, problem) -> dict:
+        """fp8: {scale_a, scale_b} as the callable sees them (Problem.scale_view); {} for other dtypes."""
+        if not is_fp8(problem):
+            return {}
+        return {"scale_a": problem.scale_view("A"), "scale_b": problem.scale_view("B")}
 
     def output(self, out, c_dtype: str = "fp32"):
         """(C as the callable sees it, what to do before the call, after it): nothing to do for CuPy (a bf16 C is
@@ -82,9 +103,25 @@ class TorchArrays:
     def operands(self, problem):
         key = id(problem)
         if key not in self._operands:
-            bf16 = problem.dtype == "bf16"
-            self._operands[key] = (self.share(problem.A, "A", bf16)[0], self.share(problem.B, "B", bf16)[0])
+            if is_fp8(problem):  # uint8 bit patterns viewed as torch's float8; B column-major (N rows of K)
+                fp8 = getattr(self.torch, FP8_TORCH[problem.dtype])
+                a = self.share(problem.A, "A")[0].view(fp8)
+                b = self.share(problem.operand("B", "col"), "B")[0].view(fp8).t()
+                self._operands[key] = (a, b)
+            else:
+                bf16 = problem.dtype == "bf16"
+                self._operands[key] = (self.share(problem.A, "A", bf16)[0], self.share(problem.B, "B", bf16)[0])
         return self._operands[key]
+
+    def scales(self, problem) -> dict:
+        """fp8: {scale_a, scale_b} as float32 tensors over the stored scales, viewed as Problem.scale_view."""
+        if not is_fp8(problem):
+            return {}
+        out = {}
+        for name, stored in (("scale_a", problem.scale_a), ("scale_b", problem.scale_b)):
+            tensor = self.share(stored, name)[0]
+            out[name] = tensor if tensor.dim() == 1 else tensor.t()
+        return out
 
     def output(self, out, c_dtype: str = "fp32"):
         tensor, shared = self.share(out, "C", c_dtype == "bf16")

@@ -2,7 +2,8 @@
 
 The function is called as fn(A, B, C, alpha, beta) and must fill C = alpha * A @ B + beta * C in place: A (M x K)
 and B (K x N) row-major in the input dtype, C (M x N) row-major in the C dtype it declares (--c-dtype; float32 by
-default, the ladder's ABI), alpha and beta Python floats. Its GPU work must go on CuPy's current stream (gemmprof
+default, the ladder's ABI), alpha and beta Python floats. fp8 inputs (e4m3, e5m2) come with their scales as the
+keyword arguments scale_a and scale_b, and B is K x N column-major (a view of N rows of K): docs/fp8.md. Its GPU work must go on CuPy's current stream (gemmprof
 makes that torch's current stream too). It is verified like a kernel (C poisoned with NaN, then a finite sentinel, against
 the float64 reference) and timed like one, with CUDA events around each call, inside its NVTX range.
 """
@@ -22,6 +23,8 @@ from gemmprof.results.run import VariantResult
 
 CALL_ARGS = ("A", "B", "C", "alpha", "beta")
 CALL_TEXT = "fn(A, B, C, alpha, beta)"
+SCALE_KWARGS = ("scale_a", "scale_b")  # fp8: fn(A, B, C, alpha, beta, scale_a=..., scale_b=...)
+SCALES_ATTRIBUTE = "gemmprof_scales"  # a function may declare the --scales modes it takes: fn.gemmprof_scales = (...)
 
 
 class CallableError(InputError):
@@ -86,8 +89,9 @@ def refs(texts) -> list[CallableRef]:
     return out
 
 
-def load(ref: CallableRef) -> PyCallable:
-    """Import FILE.py (as a module of its own, its folder on sys.path) and take `function` from it."""
+def load(ref: CallableRef, scales: str | None = None) -> PyCallable:
+    """Import FILE.py (as a module of its own, its folder on sys.path) and take `function` from it; with `scales`
+    (fp8 inputs), check that it takes them."""
     where, path = f"--callable {ref.text}", Path(ref.path)
     _must_exist(ref)
     module = _import_file(path, where)
@@ -96,7 +100,7 @@ def load(ref: CallableRef) -> PyCallable:
                          if callable(v) and not n.startswith("_") and getattr(v, "__module__", None) == module.__name__)
         hint = f" (it defines: {', '.join(defined)})" if defined else ""
         raise CallableError(f"{where}: {path} has no function {ref.function!r}{hint}")
-    return from_function(getattr(module, ref.function), name=ref.name, ref=ref.text, where=where)
+    return from_function(getattr(module, ref.function), name=ref.name, ref=ref.text, where=where, scales=scales)
 
 
 def _must_exist(ref: CallableRef) -> None:
@@ -130,29 +134,66 @@ def _import_file(path: Path, where: str):
     return module
 
 
-def from_function(fn, *, name: str | None = None, ref: str | None = None, where: str | None = None) -> PyCallable:
-    """A callable checked for use as a variant: it must be callable and take the five arguments."""
+def from_function(fn, *, name: str | None = None, ref: str | None = None, where: str | None = None,
+                  scales: str | None = None) -> PyCallable:
+    """A callable checked for use as a variant: it must be callable and take the five arguments (with fp8 inputs,
+    `scales` being the run's --scales, also scale_a and scale_b as keywords, and the mode where it declares its own
+    in `fn.gemmprof_scales`)."""
     name = variant_name(name or getattr(fn, "__name__", "") or "callable")
     where = where or f"bench: {name}"
     if not callable(fn):
         raise CallableError(f"{where}: a {type(fn).__name__} is not callable (give a function {CALL_TEXT})")
-    check_arity(fn, where)
+    check_arity(fn, where, fp8=scales is not None)
+    if scales is not None:
+        check_scales_taken(fn, where, scales)
     doc = inspect.getdoc(fn) if inspect.isfunction(fn) or inspect.ismethod(fn) else None
     title = doc.strip().splitlines()[0] if doc and doc.strip() else (ref or name)
     return PyCallable(name=name, title=title, fn=fn, ref=ref)
 
 
-def check_arity(fn, where: str) -> None:
-    """It must accept five positional arguments; defaults and *args are fine."""
+def check_arity(fn, where: str, fp8: bool = False) -> None:
+    """It must accept five positional arguments; defaults and *args are fine. With fp8 inputs also the keyword
+    arguments scale_a and scale_b (or **kwargs)."""
     try:
         sig = inspect.signature(fn)
     except (TypeError, ValueError):  # a builtin without a signature: a wrong call is reported when it runs
         return
+    shown = str(sig.replace(return_annotation=inspect.Signature.empty))[1:-1]
     try:
-        sig.bind(*CALL_ARGS)
+        sig.bind(*CALL_ARGS, **(dict.fromkeys(SCALE_KWARGS) if fp8 else {}))
+        return
     except TypeError:
-        shown = ", ".join(str(p) for p in sig.parameters.values())
-        raise CallableError(f"{where}: it takes ({shown}); gemmprof calls {CALL_TEXT}, five arguments") from None
+        pass
+    if fp8 and _takes_five(sig):  # the five are there; the scales are what it lacks
+        raise CallableError(f"{where}: it takes ({shown}); with fp8 inputs gemmprof calls fn(A, B, C, alpha, beta, "
+                            "scale_a=..., scale_b=...): add the keyword parameters scale_a and scale_b "
+                            "(docs/fp8.md)")
+    raise CallableError(f"{where}: it takes ({shown}); gemmprof calls {CALL_TEXT}, five arguments"
+                        + (" (and scale_a=..., scale_b=... with fp8 inputs)" if fp8 else ""))
+
+
+def _takes_five(sig) -> bool:
+    """Whether it binds the five positional arguments once keyword-only parameters without defaults are left out."""
+    params = [p for p in sig.parameters.values()
+              if not (p.kind is inspect.Parameter.KEYWORD_ONLY and p.default is inspect.Parameter.empty)]
+    try:
+        sig.replace(parameters=params).bind(*CALL_ARGS)
+        return True
+    except TypeError:
+        return False
+
+
+def check_scales_taken(fn, where: str, scales: str) -> None:
+    """A function that declares the scale modes it takes (fn.gemmprof_scales) must take the run's."""
+    declared = getattr(fn, SCALES_ATTRIBUTE, None)
+    if declared is None:
+        return
+    if isinstance(declared, str) or not all(isinstance(m, str) for m in declared):
+        raise CallableError(f"{where}: {SCALES_ATTRIBUTE} must be a tuple of scale modes, e.g. ('tensor', "
+                            f"'1x128'), got {declared!r}"[:300])
+    if scales not in declared:
+        raise CallableError(f"{where}: takes --scales {', '.join(declared) or 'none'} ({SCALES_ATTRIBUTE}), not "
+                            f"{scales}")
 
 
 def _raised(exc: BaseException, width: int = 300) -> str:
@@ -171,6 +212,7 @@ def _one_line(exc: BaseException, width: int = 300) -> str:
 def run_callable(runner, item: PyCallable, dtype: str, arrays) -> VariantResult:
     """Verify and time one callable on the runner's problem, exactly as a kernel (Runner._verify, then Runner._time).
     A callable that raises fails its own row; the run goes on (unless it took the CUDA context with it)."""
+    from gemmprof.catalog.launch_fields import FP8_DTYPES
     from gemmprof.measure import nvtx
     from gemmprof.measure.arrays import bf16_note
     from gemmprof.measure.problem import tolerance
@@ -178,7 +220,7 @@ def run_callable(runner, item: PyCallable, dtype: str, arrays) -> VariantResult:
 
     shape = runner.opt.shape
     row = VariantResult(id=item.id, name=item.name, title=item.title, dtype=dtype, kind=item.kind,
-                        c_dtype=item.c_dtype)
+                        c_dtype=item.c_dtype, scales=runner.opt.scales if dtype in FP8_DTYPES else "")
     row.nvtx_range = nvtx.range_name(item.name, shape)
     problem = runner.problem(dtype, item.c_dtype)  # exactly a spec's with that c_dtype: C0, reference, sentinel
     try:
@@ -214,6 +256,7 @@ def _launcher(fn, arrays):
 
     def launch_for(problem, out):
         A, B = arrays.operands(problem)
+        scales = arrays.scales(problem)  # fp8: {scale_a, scale_b}; {} otherwise
         alpha, beta = problem.alpha, problem.beta
         C, before, after = arrays.output(out, problem.c_dtype)  # outside the timed call: no cost per call
 
@@ -221,7 +264,7 @@ def _launcher(fn, arrays):
             if before:
                 before()
             try:
-                fn(A, B, C, alpha, beta)
+                fn(A, B, C, alpha, beta, **scales)
             except (Exception, SystemExit) as exc:  # sys.exit in a callable fails its variant, not the run
                 raise CallableRaised(_raised(exc)) from exc
             if after:

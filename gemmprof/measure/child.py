@@ -31,6 +31,7 @@ class ChildRun:
     launch_once: bool = False
     no_flush: bool = False
     interleave: bool = False  # time the variants in turns (gemmprof run --interleave)
+    scales: str | None = None  # fp8 inputs: --scales
     output: str | None = None
     child_results: str | None = None
     precision: float | None = None  # --precision PCT
@@ -44,6 +45,7 @@ class ChildRun:
                "-m", str(s.M), "-n", str(s.N), "-k", str(s.K)]
         cmd += ["--all"] if self.all_ else []
         cmd += ["--dtype", self.dtype] if self.dtype else []
+        cmd += ["--scales", self.scales] if self.scales else []
         for flag, value in (("--alpha", self.alpha), ("--beta", self.beta), ("--budget", self.budget_s),
                             ("--precision", self.precision)):
             cmd += [flag, repr(float(value))] if value is not None else []
@@ -58,7 +60,6 @@ class ChildRun:
         cmd += ["--no-flush"] if self.no_flush else []
         cmd += ["--interleave"] if self.interleave else []
         return cmd + list(self.extra)
-
 
 
 def spawn(cmd: list[str]):

@@ -35,11 +35,11 @@ def detect_applied(sass: dict | None, shared_wavefronts, global_lines, global_id
         out.append("vectorized")
     if s.get("LDGSTS"):
         out.append("latency_hiding")
-    if s.get("HMMA") or s.get("HGMMA"):
+    if s.get("HMMA") or s.get("HGMMA") or s.get("QGMMA"):
         out.append("tensor_cores")
     if s.get("LDSM"):
         out.append("ldmatrix")
-    if s.get("HGMMA"):
+    if s.get("HGMMA") or s.get("QGMMA"):
         out.append("wgmma")
     if blocks < tiles:
         out.append("persistent")

@@ -22,10 +22,11 @@ import numpy as np
 from gemmprof.errors import GemmprofError, GpuUnavailableError, InputError
 
 TENSOR_MAP_BYTES = 128  # sizeof(CUtensorMap): the by-value kernel argument
-ELEMENT_BYTES = {"fp16": 2, "bf16": 2, "fp32": 4}
-# The binding's enum members, by their cuda.h names
+ELEMENT_BYTES = {"fp16": 2, "bf16": 2, "fp32": 4, "e4m3": 1, "e5m2": 1}
+# The binding's enum members, by their cuda.h names; fp8 is copied as bytes (UINT8)
 DATA_TYPE = {"fp16": "CU_TENSOR_MAP_DATA_TYPE_FLOAT16", "fp32": "CU_TENSOR_MAP_DATA_TYPE_FLOAT32",
-             "bf16": "CU_TENSOR_MAP_DATA_TYPE_BFLOAT16"}
+             "bf16": "CU_TENSOR_MAP_DATA_TYPE_BFLOAT16", "e4m3": "CU_TENSOR_MAP_DATA_TYPE_UINT8",
+             "e5m2": "CU_TENSOR_MAP_DATA_TYPE_UINT8"}
 SWIZZLE = {0: "CU_TENSOR_MAP_SWIZZLE_NONE", 32: "CU_TENSOR_MAP_SWIZZLE_32B", 64: "CU_TENSOR_MAP_SWIZZLE_64B",
            128: "CU_TENSOR_MAP_SWIZZLE_128B"}  # by the swizzle's width in bytes
 L2_PROMOTION = {0: "CU_TENSOR_MAP_L2_PROMOTION_NONE", 64: "CU_TENSOR_MAP_L2_PROMOTION_L2_64B",

@@ -158,7 +158,7 @@ def prepare(kernel: BoundKernel, shape, arch: str, lds: dict | None = None):
     import cupy
 
     from gemmprof.catalog.abi import ctypes_call
-    from gemmprof.measure.problem import workspace_buffer
+    from gemmprof.measure.problem import scale_buffers, workspace_buffer
     from gemmprof.results.run import BuildInfo
 
     built = build_library(kernel, arch)
@@ -178,7 +178,7 @@ def prepare(kernel: BoundKernel, shape, arch: str, lds: dict | None = None):
         pointers = {"A": problem.operand("A", spec.layout["A"], lead.get("lda")).data.ptr,
                     "B": problem.operand("B", spec.layout["B"], lead.get("ldb")).data.ptr, "C": out.data.ptr,
                     "workspace": workspace.data.ptr if workspace is not None else None,
-                    "stream": cupy.cuda.get_current_stream().ptr}
+                    "stream": cupy.cuda.get_current_stream().ptr, **scale_buffers(problem, pointers=True)}
         argtypes, values = ctypes_call(spec.abi, shape, spec.layout, problem.alpha, problem.beta, pointers, lds)
         return lambda: launcher.call(argtypes, values)
 

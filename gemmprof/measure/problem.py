@@ -8,12 +8,15 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from gemmprof.catalog.binding import BoundKernel
+from gemmprof.catalog.launch_fields import FP8_DTYPES
 from gemmprof.model.traffic import GemmShape
 from gemmprof.results.run import Verification
 
 # ||out - ref|| / ||ref|| must stay under these (ref in float64 from the same, already-rounded inputs)
 # (bf16 like fp16: the reference is built from the rounded bf16 inputs, so only the fp32 accumulation differs)
-TOLERANCE = {"fp32": 1e-4, "tf32": 5e-3, "fp16": 2e-3, "bf16": 2e-3}
+# fp8 (e4m3, e5m2): products exact in fp32, but Hopper's fp8 tensor cores keep about 14 bits when they accumulate
+# (gemmprof.measure.fp8, FP32_C_TOLERANCE, derives the figure)
+TOLERANCE = {"fp32": 1e-4, "tf32": 5e-3, "fp16": 2e-3, "bf16": 2e-3, "e4m3": 1e-2, "e5m2": 1e-2}
 # an fp16 or bf16 C adds its own rounding (2**-11, 2**-8 relative per element); an element up to about 20 times
 # the reference's RMS must still pass, so these follow the output type
 C_TOLERANCE = {"fp32": 0.0, "fp16": 1e-2, "bf16": 8e-2}
@@ -29,7 +32,7 @@ class Problem:
     """One GEMM's operands on the device, in every layout asked for, and its float64 reference."""
 
     shape: GemmShape
-    dtype: str  # fp32 | fp16 | bf16 (the storage of A and B; bf16 as uint16 bit patterns)
+    dtype: str  # fp32 | fp16 | bf16 | e4m3 | e5m2 (the storage of A and B; bf16 and fp8 as their bit patterns)
     alpha: float
     beta: float
     seed: int
@@ -39,7 +42,17 @@ class Problem:
     ref: object  # M x N float64
     c_dtype: str = "fp32"  # C's storage: fp32, fp16, or bf16 (as uint16 bit patterns)
     fill: str = "uniform"
+    scales: str = ""  # fp8 only: tensor | 1x128 | 128x128 (gemmprof.measure.fp8)
+    scale_a: object = None  # fp8 only: float32 scales as a kernel reads them (fp8.scale_shapes)
+    scale_b: object = None
     _layouts: dict = field(default_factory=dict)
+
+    def scale_view(self, which: str):
+        """A's or B's scales as a callable sees them, in the operand's logical orientation: the (1,) array of a
+        tensor scale; per block, A's (M blocks x K blocks) and B's (K blocks x N blocks), views of the stored arrays
+        (first index contiguous, as torch._scaled_mm takes them)."""
+        stored = self.scale_a if which == "A" else self.scale_b
+        return stored if stored.ndim == 1 else stored.T
 
     @property
     def operand_bytes(self) -> int:
@@ -49,12 +62,18 @@ class Problem:
 
     # -- rows of A changed between timed calls (measure/bench.py) ---------------------------------------------
     def row_pool(self, count: int, seed: int):
-        """`count` fresh rows of A, (as stored: input dtype, bf16 as bit patterns; their float64 values), drawn
-        uniform in [-1, 1) whatever the fill: a row written into A before a timed call makes that call's inputs
-        unlike any earlier call's, and its right answer known."""
+        """`count` fresh rows of A, (as stored: input dtype, bf16 and fp8 as bit patterns; their float64 values, fp8's
+        before A's scales), drawn uniform in [-1, 1) whatever the fill (fp8: over the format's range): a row written
+        into A before a timed call makes that call's inputs unlike any earlier call's, and its right answer known."""
         xp = _array_module(self.A)
         rng = xp.random.default_rng(seed)
         rows = draw(rng, count, self.shape.K, "uniform")
+        if self.dtype in FP8_DTYPES:  # codes over the format's range; their values before A's scales (row_reference)
+            from gemmprof.measure import fp8
+
+            fmt = fp8.fp8_format(self.dtype)
+            stored = fp8.to_bits(rows * xp.float32(fmt.max), fmt)
+            return stored, fp8.from_bits(stored, fmt).astype(xp.float64)
         if self.dtype == "bf16":
             stored = to_bf16_bits(rows)
             return stored, from_bf16_bits(stored).astype(xp.float64)
@@ -79,9 +98,24 @@ class Problem:
                 held[:K, r] = stored_row
 
     def row_reference(self, r: int, values64):
-        """C's right row r when row r of A holds `values64` (float64): alpha * row @ B + beta * C0[r]."""
+        """C's right row r when row r of A holds `values64` (float64; fp8: the codes' values, row r's scales of A
+        applied here): alpha * row @ B + beta * C0[r]."""
         xp = _array_module(self.A)
-        B64 = (from_bf16_bits(self.B) if self.dtype == "bf16" else self.B).astype(xp.float64)
+        if self.dtype in FP8_DTYPES:  # the row's codes' values times row r's scales of A; B dequantized
+            from gemmprof.measure import fp8
+
+            fmt = fp8.fp8_format(self.dtype)
+            a_block, b_block = fp8.operand_blocks(self.scales)
+            a_scales = self.scale_view("A")
+            if a_block is None:
+                values64 = values64 * float(a_scales[0])
+            else:
+                values64 = values64 * xp.repeat(a_scales[r // a_block[0]], a_block[1])[:self.shape.K].astype(
+                    xp.float64)
+            B64 = fp8.dequantize(self.B, self.scale_view("B").reshape(1, 1) if b_block is None
+                                 else self.scale_view("B"), fmt, b_block)
+        else:
+            B64 = (from_bf16_bits(self.B) if self.dtype == "bf16" else self.B).astype(xp.float64)
         row = self.alpha * (values64 @ B64)
         if self.beta != 0:
             row = row + self.beta * self.C0[r].astype(xp.float64)
@@ -132,6 +166,8 @@ def pad_rows(stored, ld: int, fill):
     xp = _array_module(stored)
     if stored.dtype == xp.uint16 and isinstance(fill, float):
         fill = 0x7FC0  # bf16 NaN
+    if stored.dtype == xp.uint8 and isinstance(fill, float):
+        fill = 0x7F  # a NaN of e4m3fn and of e5m2
     out = xp.full((stored.shape[0], ld), fill, dtype=stored.dtype)
     out[:, :stored.shape[1]] = stored
     return out
@@ -185,9 +221,11 @@ def _array_module_of_rng(rng):
 
 
 def make_problem(shape: GemmShape, dtype: str, alpha: float, beta: float, seed: int, c_dtype: str = "fp32",
-                 fill: str = "uniform") -> Problem:
+                 fill: str = "uniform", scales: str = "tensor") -> Problem:
     import cupy
 
+    if dtype in FP8_DTYPES:
+        return fp8_problem(shape, dtype, alpha, beta, seed, c_dtype, scales, cupy, fill)
     rng = cupy.random.default_rng(seed)
     store = {"fp16": cupy.float16}.get(dtype, cupy.float32)
 
@@ -204,6 +242,38 @@ def make_problem(shape: GemmShape, dtype: str, alpha: float, beta: float, seed: 
     if beta != 0:
         ref += beta * C0.astype(cupy.float64)
     return Problem(shape, dtype, alpha, beta, seed, A, B, C0, ref, c_dtype, fill=fill)
+
+
+def fp8_problem(shape: GemmShape, dtype: str, alpha: float, beta: float, seed: int, c_dtype: str = "bf16",
+                scales: str = "tensor", xp=np, fill: str = "uniform") -> Problem:
+    """fp8 operands (uint8 codes) with their scales (docs/fp8.md). Values are drawn as `fill` says like every
+    dtype's (uniform in [-1, 1) for verification), times a power of two: per tensor, 2**3 for A and 2**-5 for B; per scale block, 2**e with e drawn from
+    -4 .. 4 for each block. The codes are the plain draw's (a power of two passes exactly through the scale), but the
+    scales then differ, so a kernel that applies A's scale twice, or a block's neighbour's, fails the check. The
+    reference is float64 of the dequantized values (fp8 value times scale, exact). `xp`: CuPy on the GPU, NumPy in
+    the tests."""
+    from gemmprof.measure import fp8
+
+    rng = xp.random.default_rng(seed)
+    fmt = fp8.fp8_format(dtype)
+    fp8.check_scales(scales, dtype, shape.K)
+    a_block, b_block = fp8.operand_blocks(scales)
+
+    def values(rows, cols, block, tensor_exponent):
+        drawn = draw(rng, rows, cols, fill)
+        if block is None:
+            return drawn * xp.float32(2.0 ** tensor_exponent)
+        exps = rng.integers(-4, 5, size=(-(-rows // block[0]), -(-cols // block[1])))
+        return drawn * fp8.expand(xp.exp2(exps).astype(xp.float32), block, (rows, cols))
+
+    A, sa = fp8.quantize(values(shape.M, shape.K, a_block, 3), fmt, a_block)
+    B, sb = fp8.quantize(values(shape.K, shape.N, b_block, -5), fmt, b_block)
+    C0 = logical_c(store_c(draw(rng, shape.M, shape.N, fill), c_dtype, "row"), c_dtype, "row")
+    ref = alpha * (fp8.dequantize(A, sa, fmt, a_block) @ fp8.dequantize(B, sb, fmt, b_block))
+    if beta != 0:
+        ref += beta * C0.astype(xp.float64)
+    scale_a, scale_b = fp8.stored_scales(sa, sb, scales)
+    return Problem(shape, dtype, alpha, beta, seed, A, B, C0, ref, c_dtype, fill, scales, scale_a, scale_b)
 
 
 def to_bf16_bits(x32):
@@ -238,6 +308,15 @@ def verify(poisoned, second, problem: Problem, tolerance: float, reads_c_declare
         return classify(logical_c(second[:, :inner], problem.c_dtype, layout), problem.ref, tolerance,
                         initial=sentinel(problem.c_dtype), poisoned=poisoned, reads_c_declared=reads_c_declared)
     return classify(poisoned, problem.ref, tolerance, initial=problem.C0, reads_c_declared=reads_c_declared)
+
+
+def scale_buffers(problem: Problem, pointers: bool = False) -> dict:
+    """{scale_a, scale_b}: the fp8 problem's scale arrays as a kernel reads them (their device addresses with
+    `pointers`); empty for other dtypes."""
+    if getattr(problem, "scale_a", None) is None:  # not fp8 (or a stand-in problem without the field)
+        return {}
+    arrays = {"scale_a": problem.scale_a, "scale_b": problem.scale_b}
+    return {k: v.data.ptr for k, v in arrays.items()} if pointers else arrays
 
 
 def workspace_buffer(kernel: BoundKernel, shape: GemmShape):

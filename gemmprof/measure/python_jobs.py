@@ -4,6 +4,7 @@ input dtype, arrays adapter)), run by measure.callables.run_callable; the PyCall
 
 from __future__ import annotations
 
+from gemmprof.catalog.launch_fields import FP8_DTYPES
 from gemmprof.measure import arrays as arrays_mod
 from gemmprof.measure import callables
 
@@ -12,15 +13,17 @@ def refs(texts) -> list[callables.CallableRef]:
     return callables.refs(texts)
 
 
-def load_all(refs_, dtype: str, arrays: str, c_dtype: str = "fp32") -> list[tuple]:
+def load_all(refs_, dtype: str, arrays: str, c_dtype: str = "fp32", scales: str | None = None) -> list[tuple]:
     """Import every file and check every function before the GPU is touched; one adapter for all of them, and
-    one C dtype (--c-dtype)."""
+    one C dtype (--c-dtype); fp8 inputs (`scales`: --scales) need functions that take the scales."""
     from dataclasses import replace
 
     if not refs_:
         return []
     adapter = arrays_mod.adapter(arrays)
-    return [("callable", (replace(callables.load(r), c_dtype=c_dtype), dtype, adapter)) for r in refs_]
+    scales = scales if dtype in FP8_DTYPES else None
+    return [("callable", (replace(callables.load(r, scales=scales), c_dtype=c_dtype), dtype, adapter))
+            for r in refs_]
 
 
 def torch_baseline(c_dtype: str = "fp32") -> callables.PyCallable:
@@ -46,6 +49,8 @@ def baseline_jobs(py_jobs: list[tuple], wanted: bool, note, have=()) -> list[tup
     if not py_jobs or not wanted:
         return []
     call, dtype, _ = py_jobs[0][1]
+    if dtype in FP8_DTYPES:  # fp8_baseline_jobs
+        return []
     jobs = [("baseline", b) for b in for_kernels({(dtype, call.c_dtype)}) if b not in have]
     if not torch_installed():
         note("no torch.matmul row: torch is not installed (pip install torch)")
@@ -55,6 +60,38 @@ def baseline_jobs(py_jobs: list[tuple], wanted: bool, note, have=()) -> list[tup
         return jobs
     item = replace(torch_baseline(call.c_dtype), title=torch_matmul_title(dtype, call.c_dtype))
     return jobs + [("callable", (item, dtype, arrays_mod.adapter("torch")))]
+
+
+def fp8_baseline_jobs(kernels, py_jobs: list[tuple], wanted: bool, note, shape, scales: str = "tensor"
+                      ) -> list[tuple]:
+    """cuBLASLt's fp8 GEMM (torch._scaled_mm) for every fp8 input and C dtype the run's kernels and callables use,
+    on the same problem (the run's scales), where torch is installed and cuBLASLt can (else `note` says why not)."""
+    from gemmprof.catalog.baselines import (
+        cublaslt_fp8_missing,
+        cublaslt_fp8_name,
+        cublaslt_fp8_title,
+        torch_installed,
+        torch_scaled_mm,
+    )
+
+    pairs = {(k.run_dtype, k.run_c_dtype) for k in kernels if k.run_dtype in FP8_DTYPES}
+    pairs |= {(dtype, call.c_dtype) for call, dtype, _ in (item for _, item in py_jobs) if dtype in FP8_DTYPES}
+    if not pairs or not wanted:
+        return []
+    if not torch_installed():
+        note("no cuBLASLt fp8 row: torch is not installed (its torch._scaled_mm calls cuBLASLt; pip install torch)")
+        return []
+    jobs = []
+    for dtype, c_dtype in sorted(pairs):
+        why = cublaslt_fp8_missing(dtype, shape, scales)
+        if why:
+            note(f"no cuBLASLt fp8 row for {dtype} inputs: {why}")
+            continue
+        item = callables.PyCallable(name=cublaslt_fp8_name(dtype, c_dtype, scales),
+                                    title=cublaslt_fp8_title(dtype, c_dtype, scales), fn=torch_scaled_mm, id="cuBLAS",
+                                    kind="baseline", c_dtype=c_dtype)
+        jobs.append(("callable", (item, dtype, arrays_mod.adapter("torch"))))
+    return jobs
 
 
 def child_selectors(rest: list[tuple]) -> tuple[list[tuple], list[str]]:

@@ -17,6 +17,7 @@ from gemmprof.measure.bench import Bench, input_set
 from gemmprof.measure.build import CompileError, compile_for_launch, device_arch
 from gemmprof.measure.cublas import make_launcher
 from gemmprof.measure.device import device_name
+from gemmprof.measure.fp8 import check_scale_shapes
 from gemmprof.measure.l2 import Flusher, PersistingL2, rotation_sets
 from gemmprof.measure.problem import Problem, make_problem, tolerance, verify, workspace_buffer
 from gemmprof.measure.timing import TimedVariant, TimingConfig
@@ -52,6 +53,7 @@ class RunOptions:
     launch_once: bool = False  # verify, then one launch inside the NVTX range (for ncu)
     timing: TimingConfig = TimingConfig()
     compiler: str | None = None  # nvcc | nvrtc; None: the spec's pin, else nvcc where found, else NVRTC
+    scales: str = "tensor"  # fp8 inputs: tensor | 1x128 | 128x128 (gemmprof.measure.fp8)
 
 
 class ContextLost(GemmprofError):
@@ -149,15 +151,15 @@ class Runner:
 
     def problem(self, storage: str, c_dtype: str = "fp32") -> Problem:
         """The verification's inputs of `storage` dtype (the same for every C dtype; uniform in [-1, 1) whatever
-        the fill), and C0 and the reference for C's dtype."""
+        the fill), and C0 and the reference for C's dtype; fp8 inputs with the run's scales (RunOptions.scales)."""
         key = (storage, c_dtype)
         if key not in self._problems:
             self._problems[key] = make_problem(self.opt.shape, storage, self.opt.alpha, self.opt.beta,
-                                               self._seed(storage), c_dtype)
+                                               self._seed(storage), c_dtype, scales=self.opt.scales)
         return self._problems[key]
 
     def _seed(self, storage: str, set_index: int = 0) -> int:
-        return self.seed + {"fp16": 1, "bf16": 2, "pool": 3}.get(storage, 0) + 1000 * set_index
+        return self.seed + {"fp16": 1, "bf16": 2, "pool": 3, "e4m3": 4, "e5m2": 5}.get(storage, 0) + 1000 * set_index
 
     def timed_sets(self, storage: str, c_dtype: str = "fp32") -> list[Problem]:
         """The input sets the timed calls run on: the verification's problem where the fill is its own and the L2
@@ -170,7 +172,8 @@ class Runner:
             reuse = t.fill == "uniform"
             self._sets[key] = [first if reuse and i == 0 else
                                make_problem(self.opt.shape, storage, self.opt.alpha, self.opt.beta,
-                                            self._seed(storage, i + 1), c_dtype, t.fill) for i in range(count)]
+                                            self._seed(storage, i + 1), c_dtype, t.fill, self.opt.scales)
+                               for i in range(count)]
         return self._sets[key]
 
     @property
@@ -256,9 +259,14 @@ class Runner:
         except SpecError as exc:
             row.status, row.message = "rejected", str(exc)
             return row, None
-        row.c_dtype = abi.c_dtype
+        row.c_dtype, row.scales = kernel.run_c_dtype, kernel.run_scales
+        try:
+            check_scale_shapes(kernel, shape, self.opt.scales)  # an fp8 kernel's scale arrays as its spec reads them
+        except SpecError as exc:
+            row.status, row.message = "rejected", str(exc)
+            return row, None
         c_store = (layout["C"], lds["ldc"])
-        check = tolerance(dtype, abi.c_dtype)
+        check = tolerance(dtype, kernel.run_c_dtype)
         reads_c = kernel.spec.reads_c
         if kernel.spec.launcher is not None:
             from gemmprof.measure.launcher import prepare
@@ -268,7 +276,7 @@ class Runner:
             except GemmprofError as exc:
                 row.status, row.message = "error", str(exc)
                 return row, None
-            return self._verify(row, Prepared(launch_for, dtype, abi.c_dtype, c_store, check, reads_c))
+            return self._verify(row, Prepared(launch_for, dtype, kernel.run_c_dtype, c_store, check, reads_c))
         grid, block, smem = kernel.launch_config(shape, sms=self.device["sm_count"])
         row.launch = LaunchConfig(grid, block, smem)
         try:
@@ -301,7 +309,7 @@ class Runner:
         def launch_for(problem, out):  # the arguments packed once, outside the timed launches (maps per set)
             return bind(tma_launch.launch_args(kernel, shape, problem, lds, tiled, workspace, out))
 
-        row, verified = self._verify(row, Prepared(launch_for, dtype, abi.c_dtype, c_store, check, reads_c))
+        row, verified = self._verify(row, Prepared(launch_for, dtype, kernel.run_c_dtype, c_store, check, reads_c))
         split = kernel.decomposition_note(shape, sms)  # e.g. split-K's slices, in the note
         if kernel.plan:  # "plan: h12 (TN=256, CM=2, ...) by rule 5: why"
             split = kernel.plan.note(split)
@@ -487,7 +495,7 @@ def baselines_for(kernels: list[BoundKernel], wanted: bool) -> list[Baseline]:
     if not wanted:
         return []
     out = []
-    for b in for_kernels({(k.run_dtype, k.spec.abi.c_dtype) for k in kernels}):
+    for b in for_kernels({(k.run_dtype, k.run_c_dtype) for k in kernels}):
         layouts = {k.spec.layout["B"] for k in kernels if k.run_dtype == b.dtype}
         out.append(with_b_layout(b, layouts.pop()) if len(layouts) == 1 else b)
     return out

@@ -15,7 +15,7 @@ import subprocess
 from pathlib import Path
 
 # classes shown by `build` and `run`, in this order
-CLASSES = ("FFMA", "HMMA", "HGMMA", "LDS", "LDS.64", "LDS.128", "LDSM", "LDG", "LDG.64", "LDG.128", "LDGSTS",
+CLASSES = ("FFMA", "HMMA", "HGMMA", "QGMMA", "LDS", "LDS.64", "LDS.128", "LDSM", "LDG", "LDG.64", "LDG.128", "LDGSTS",
            "STS", "STG", "BAR", "LDL", "STL")
 _INSN = re.compile(r"/\*([0-9a-f]{4,})\*/\s+(?:@!?U?P[T\d]+\s+)?([A-Z][A-Z0-9_]*(?:\.[A-Za-z0-9_]+)*)\s*([^;]*);")
 _LABEL = re.compile(r"^\s*(\.L_x_\d+):")
@@ -95,7 +95,7 @@ def classify(op: str) -> str | None:
     wide = "128" if "128" in mods else "64" if "64" in mods else None
     if base in ("LDS", "LDG", "LDGSTS"):
         return f"{base}.{wide}" if wide and base != "LDGSTS" else base
-    if base in ("FFMA", "HMMA", "HGMMA", "LDSM", "STS", "STG", "BAR", "LDL", "STL"):
+    if base in ("FFMA", "HMMA", "HGMMA", "QGMMA", "LDSM", "STS", "STG", "BAR", "LDL", "STL"):
         return base
     return None
 
@@ -113,7 +113,7 @@ def counts(listing: str) -> dict[str, int]:
 
 
 def _mma_flops(op: str) -> int:
-    """FLOPs of one warp-level HMMA (per warp) or HGMMA (per warpgroup) instruction, from its shape."""
+    """FLOPs of one warp-level HMMA (per warp) or HGMMA / QGMMA (fp8; per warpgroup) instruction, from its shape."""
     m = _MMA_SHAPE.search(op)
     if not m:
         return 0
@@ -124,7 +124,7 @@ def _mma_flops(op: str) -> int:
 
 def inner_loop(listing: str) -> dict | None:
     """The loop (a backward branch) with the most math per trip, the smallest such on a tie (an outer loop
-    counts an inner loop's body once): its FFMA/HMMA/HGMMA counts.
+    counts an inner loop's body once): its FFMA/HMMA/HGMMA/QGMMA counts.
 
     Static counts of one trip; how many trips the loop makes depends on K and on how far the compiler
     unrolled it, which the binary alone does not say."""
@@ -142,14 +142,14 @@ def inner_loop(listing: str) -> dict | None:
     best, best_work = None, 0
     for lo, hi in sorted(loops, key=lambda r: r[1] - r[0]):
         body = [op for a, op, _ in insns if lo <= a <= hi]
-        math = {"FFMA": 0, "HMMA": 0, "HGMMA": 0, "mma_flops": 0}
+        math = {"FFMA": 0, "HMMA": 0, "HGMMA": 0, "QGMMA": 0, "mma_flops": 0}
         for op in body:
             c = classify(op)
-            if c in ("FFMA", "HMMA", "HGMMA"):
+            if c in ("FFMA", "HMMA", "HGMMA", "QGMMA"):
                 math[c] += 1
                 if c != "FFMA":
                     math["mma_flops"] += _mma_flops(op)
-        hgmma_flops = math["mma_flops"] if math["HGMMA"] else 0
+        hgmma_flops = math["mma_flops"] if math["HGMMA"] or math["QGMMA"] else 0
         work = 64 * math["FFMA"] + (math["mma_flops"] - hgmma_flops) + hgmma_flops / 4  # FLOPs per warp
         if work > best_work:
             best, best_work = {"start": lo, "end": hi, "instructions": len(body), **math}, work
@@ -158,10 +158,11 @@ def inner_loop(listing: str) -> dict | None:
 
 def flops_per_trip(loop: dict, threads_per_block: int) -> int:
     """FLOPs one block does in one trip of the loop: 2 per FFMA per thread, an MMA's shape per warp (HMMA) or
-    per warpgroup of 128 threads (HGMMA)."""
+    per warpgroup of 128 threads (HGMMA, QGMMA)."""
     ffma = 2 * loop["FFMA"] * threads_per_block
-    mma_per_warp = loop["mma_flops"] if loop["HMMA"] and not loop["HGMMA"] else 0
-    mma_per_wg = loop["mma_flops"] if loop["HGMMA"] else 0
+    wgmma = loop["HGMMA"] or loop.get("QGMMA", 0)  # loops kept before QGMMA was counted have no such key
+    mma_per_warp = loop["mma_flops"] if loop["HMMA"] and not wgmma else 0
+    mma_per_wg = loop["mma_flops"] if wgmma else 0
     return ffma + mma_per_warp * (threads_per_block // 32) + mma_per_wg * (threads_per_block // 128)
 
 
@@ -178,7 +179,7 @@ def facts(cubin: Path, keep: bool = False) -> dict[str, int] | None:
     stamp = _stamp(cubin)
     try:
         doc = json.loads(memo.read_text())
-        if doc.get("cubin") == stamp:
+        if doc.get("cubin") == stamp and set(CLASSES) <= set(doc["facts"]):  # kept before a class was added: again
             return doc["facts"]
     except (OSError, ValueError, KeyError, TypeError):
         pass

@@ -23,7 +23,7 @@ def skip_reason(kernel: BoundKernel, compute_capability: str) -> str | None:
 def tiled_maps(kernel: BoundKernel, shape: GemmShape, sms: int | None = None) -> list:
     """(operand, TiledMap or None) per `tma_args` entry at `shape`, each checked (InputError names the problem);
     None where the entry's `when` is false. The boxes may use the spec's `decomposition` names (h8's tile width at
-    the shape), which may need `sms`. A and B are of the run's dtype, C of the spec's C dtype."""
+    the shape), which may need `sms`. A and B are of the run's dtype, C of the kernel's C dtype."""
     from gemmprof.measure import hopper_host
 
     env = {**kernel.env, "M": shape.M, "N": shape.N, "K": shape.K, **({"SMS": sms} if sms else {})}
@@ -38,7 +38,7 @@ def tiled_maps(kernel: BoundKernel, shape: GemmShape, sms: int | None = None) ->
             out.append((arg.operand, None))
             continue
         ev = [int(expr.evaluate(e, env)) for e in (arg.rows, arg.cols, *arg.box, arg.l2_promotion)]
-        dtype = kernel.spec.abi.c_dtype if arg.operand == "C" else kernel.run_dtype
+        dtype = kernel.run_c_dtype if arg.operand == "C" else kernel.run_dtype
         tmap = hopper_host.TiledMap(dtype, ev[0], ev[1], ev[2], ev[3], arg.swizzle, ev[4])
         tmap.validate()
         out.append((arg.operand, tmap))
@@ -62,10 +62,11 @@ def launch_args(kernel: BoundKernel, shape: GemmShape, problem, lds: dict, tiled
     operands at their leading dimensions `lds`, then its tensor maps (`tiled`, from tiled_maps), encoded over these
     arrays (a map of C is over `out`: encode once per output)."""
     from gemmprof.catalog.abi import kernel_values
+    from gemmprof.measure.problem import scale_buffers
 
     layout = kernel.spec.layout
     buffers = {"A": problem.operand("A", layout["A"], lds["lda"]), "B": problem.operand("B", layout["B"], lds["ldb"]),
-               "C": out, "workspace": workspace}
+               "C": out, "workspace": workspace, **scale_buffers(problem)}
     maps = encode_maps(tiled, {w: buffers[w] for w in "ABC"})
     return kernel_values(kernel.spec.abi, shape, layout, problem.alpha, problem.beta, buffers, lds) + maps
 

@@ -104,12 +104,13 @@ def _math(f: KernelFacts, m: Machine) -> dict:
 
 
 def _tensor_pipe(f: KernelFacts, m: Machine) -> dict | None:
-    """The tensor pipe's busy time when ncu measured it (HMMA and HGMMA); offline, mma.sync's own ceiling."""
+    """The tensor pipe's busy time when ncu measured it (HMMA, HGMMA and fp8's QGMMA); offline, mma.sync's own
+    ceiling."""
     s = f.sass or {}
-    hmma_only = bool(s.get("HMMA")) and not s.get("HGMMA") and m.sm90
+    hmma_only = bool(s.get("HMMA")) and not (s.get("HGMMA") or s.get("QGMMA")) and m.sm90
     choices = ("wgmma",) if hmma_only else ()  # busy with wgmma: the pipe itself is the limit
     p = f.profile
-    if (s.get("HMMA") or s.get("HGMMA")) and p is not None and p.tensor_pipe_pct and p.duration_ns:
+    if (s.get("HMMA") or s.get("HGMMA") or s.get("QGMMA")) and p is not None and p.tensor_pipe_pct and p.duration_ns:
         t = p.duration_ns * 1e-9 * p.tensor_pipe_pct / 100  # the pipe's busy time: all of it at its own peak
         what = "HMMA: mma.sync's own ceiling" if hmma_only else "its whole time at the pipe's peak"
         return _bound(f, "tensor_pipe", t, f.flops / f.peak_flops, f"ncu: tensor pipe {p.tensor_pipe_pct:.1f}% "
@@ -271,7 +272,7 @@ def latency(f: KernelFacts, m: Machine, top_s: float) -> dict | None:
 
 
 def _latency_choices(stall: str, f: KernelFacts) -> tuple[str, ...]:
-    hgmma = bool((f.sass or {}).get("HGMMA"))
+    hgmma = bool((f.sass or {}).get("HGMMA") or (f.sass or {}).get("QGMMA"))
     hmma = bool((f.sass or {}).get("HMMA"))
     s = f.sass or {}
     if stall in ("long_scoreboard", "barrier"):

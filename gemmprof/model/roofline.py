@@ -26,7 +26,7 @@ from gemmprof.results.profile import LaunchFindings
 
 ROOF_NAMES = {"fp32": "fp32 SIMT", "tf32_tensor": "tf32 tensor", "fp16_tensor_fp32_acc": "fp16 tensor",
               "fp16_tensor_fp16_acc": "fp16 tensor (fp16 acc)", "bf16_tensor_fp32_acc": "bf16 tensor",
-              "fp64": "fp64"}
+              "fp8_tensor_fp32_acc": "fp8 tensor", "fp64": "fp64"}
 MEMORY_NAMES = {"dram": "DRAM", "l2": "L2", "smem": "shared memory"}
 LEVELS = {"model": "model", "min": "min traffic", "dram": "DRAM (ncu)", "l2": "L2 (ncu)"}
 DTYPE_ORDER = ("fp32", "tf32", "fp16")

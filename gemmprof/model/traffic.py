@@ -27,6 +27,10 @@ DTYPES = {
     "tf32": DType("tf32", 4, 4, "tf32_tensor", "fp32 inputs rounded to tf32 on tensor cores, fp32 accumulate"),
     "fp16": DType("fp16", 2, 4, "fp16_tensor_fp32_acc", "fp16 inputs, fp32 accumulate and fp32 C (tensor cores)"),
     "bf16": DType("bf16", 2, 4, "bf16_tensor_fp32_acc", "bf16 inputs, fp32 accumulate and fp32 C (tensor cores)"),
+    # fp8: one byte per element (the scales' bytes are left out: at most 1/32 of A's in the 1x128 mode); C is bf16 by
+    # default, so 2 bytes (an fp32 C writes twice as many: the figure's C is the default one)
+    "e4m3": DType("e4m3", 1, 2, "fp8_tensor_fp32_acc", "fp8 e4m3 inputs with scales, fp32 accumulate, bf16 C"),
+    "e5m2": DType("e5m2", 1, 2, "fp8_tensor_fp32_acc", "fp8 e5m2 inputs with scales, fp32 accumulate, bf16 C"),
 }
 
 

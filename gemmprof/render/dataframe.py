@@ -23,7 +23,7 @@ def run_rows(result: RunResult) -> list[dict]:
     rows = []
     for v in result.variants:
         timed = v.timing if v.timing and v.passed else None
-        base, best = result.baseline_for(v.dtype, v.c_dtype), result.cublaslt_for(v.dtype, v.c_dtype)
+        base, best = result.baseline_for(v.dtype, v.c_dtype, v.scales), result.cublaslt_for(v.dtype, v.c_dtype)
         ach = v.achieved_flops
         res, launch, occ, clk = v.resources, v.launch, v.occupancy or {}, v.clocks
         rows.append({

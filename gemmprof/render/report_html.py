@@ -204,7 +204,7 @@ def _compiler(raw: dict):
 
 
 # SASS instruction classes in reading order (what `gemmprof build` shows); classes a newer record adds follow
-_SASS_ORDER = ("FFMA", "HMMA", "HGMMA", "LDS", "LDS.64", "LDS.128", "LDSM", "LDG", "LDG.64", "LDG.128", "LDGSTS",
+_SASS_ORDER = ("FFMA", "HMMA", "HGMMA", "QGMMA", "LDS", "LDS.64", "LDS.128", "LDSM", "LDG", "LDG.64", "LDG.128", "LDGSTS",
                "STS", "STG", "BAR", "LDL", "STL", "total", "loop_instructions", "loop_FFMA", "loop_HMMA",
                "loop_HGMMA", "loop_mma_flops")
 

@@ -18,7 +18,8 @@ from gemmprof.results.files import write_with
 
 IMAGE_FORMATS = {".png": "png", ".svg": "svg", ".pdf": "pdf"}
 COMPUTE_COLOURS = {"fp32": "#1f5fa8", "tf32_tensor": "#2a8c3a", "fp16_tensor_fp32_acc": "#c0392b",
-                   "fp16_tensor_fp16_acc": "#e67e22", "bf16_tensor_fp32_acc": "#8e44ad", "fp64": "#7f8c8d"}
+                   "fp16_tensor_fp16_acc": "#e67e22", "bf16_tensor_fp32_acc": "#8e44ad", "fp64": "#7f8c8d",
+                   "fp8_tensor_fp32_acc": "#d4a017"}
 MEMORY_COLOURS = {"dram": "#3a3a3a", "l2": "#8c564b", "smem": "#6c5ce7"}
 BASELINE_MARKERS = {"fp32": "*", "tf32": "P", "fp16": "X", "bf16": "h"}  # cuBLAS by dtype
 MARKER_SIZE = 7.0

@@ -83,7 +83,7 @@ def run_table(result: RunResult) -> Table:
     shape = result.shape
     rows = []
     for v in result.variants:
-        base, best = result.baseline_for(v.dtype, v.c_dtype), result.cublaslt_for(v.dtype, v.c_dtype)
+        base, best = result.baseline_for(v.dtype, v.c_dtype, v.scales), result.cublaslt_for(v.dtype, v.c_dtype)
         ach = v.achieved_flops
         occ = v.occupancy or {}
         held = v.clocks.clock_mhz if v.clocks else None
@@ -109,6 +109,7 @@ def run_table(result: RunResult) -> Table:
             if v.resources else None,
             "occupancy_pct": 100 * occ["theoretical_occupancy"] if "theoretical_occupancy" in occ else None,
             "rel_error": v.rel_error,
+            "tolerance": v.verification.tolerance if v.verification else None,
             "message": _first_line(v.message, 10_000),
             "clock": _clock_cell(v),
             "held_mhz": held,
@@ -126,7 +127,8 @@ def run_table(result: RunResult) -> Table:
             *([Column("pct_cublaslt", "% cuBLASLt", fmt=".1f")] if any(r["pct_cublaslt"] for r in rows) else []),
             Column("ai_model", "AI model", "FLOP/B", ".1f"), Column("registers", "regs"),
             Column("smem_bytes", "smem", "B"), Column("occupancy_pct", "occ", "%", ".0f"),
-            Column("rel_error", "rel err", fmt=".1e"), Column("message", "note", fmt="s")]
+            Column("rel_error", "rel err", fmt=".1e"), Column("tolerance", "tol", fmt=".0e"),
+            Column("message", "note", fmt="s")]
     if any(v.clocks for v in result.variants):
         cols.insert(-1, Column("clock", "SM clock before->after", "MHz", "s"))
     if any(v.clocks and v.clocks.samples for v in result.variants):  # sampled while timed (files since regimes)
@@ -148,6 +150,10 @@ def run_table(result: RunResult) -> Table:
     if tuned:
         notes.append("parameters from `gemmprof tune --keep`, not the spec's defaults: " + "; ".join(tuned)
                      + " (--spec-defaults ignores them)")
+    fp8 = sorted({(v.dtype, v.scales or "tensor") for v in result.variants if v.dtype in ("e4m3", "e5m2")})
+    if fp8:
+        notes.append("fp8 inputs, " + ", ".join(f"{d} with {s} scales" for d, s in fp8) + " (A and B as docs/fp8.md "
+                     "says); each row is checked against float64 of the dequantized inputs within its tol")
     unstable = [r["name"] for r in rows if r["stable"] is False]
     if unstable:
         notes.append("unstable timing (spread > 2%): " + ", ".join(unstable))
@@ -177,7 +183,9 @@ def _library(v) -> str | None:
     if v.kind == "callable":
         return "python"
     if v.kind == "baseline":
-        return "torch" if v.name == "torch_matmul" else "cuBLASLt" if v.id == "cuBLASLt" else "cuBLAS"
+        if v.name == "torch_matmul":
+            return "torch"
+        return "cuBLASLt" if v.id == "cuBLASLt" or v.name.startswith("cublaslt_") else "cuBLAS"  # fp8: torch._scaled_mm
     return None
 
 

@@ -47,7 +47,7 @@ VARIANT_KEYS = frozenset((
     "compiler_flags", "compiler_arch", "compiler_reason", "cubin_sha256", "symbol", "sass", "compile_s", "load_s",
     "timing", "flops", "model_arithmetic_intensity", "min_arithmetic_intensity", "peak_kind", "peak_flops",
     "peak_clock_mhz", "nvtx_range", "params_source", "achieved_tflops", *_clocks.empty_dict(), "clock_fell",
-    "c_dtype", "warm_up", "energy", "joules_per_gemm", "tflop_per_joule", "checks", "plan", "build"))
+    "c_dtype", "scales", "warm_up", "energy", "joules_per_gemm", "tflop_per_joule", "checks", "plan", "build"))
 NESTED_KEYS = {"shape": frozenset("MNK"), "timing": frozenset(("samples_ms", "median_ms", "min_ms", "max_ms", "spread",
                                                                "stable", "median_ci")),
                "plan": frozenset(("entry", "rung", "rung_name", "rule", "when", "why", "params"))}
@@ -86,9 +86,11 @@ class VariantResult:
     model: ModelFigures | None = None
     clocks: ClockRecord | None = None  # SM clock, temperature and power around and during the timing (NVML)
     c_dtype: str = "fp32"  # the type C is written in (a kernel's `c_dtype:`, --c-dtype, a half-C baseline)
+    scales: str = ""  # fp8 inputs: how A and B are scaled (tensor, 1x128, 128x128); "" for other dtypes
     warm_up: WarmUpRecord | None = None  # how the card was brought to the regime before timing
     energy: EnergyRecord | None = None  # NVML's energy counter around calls back to back
     checks: TimingChecks | None = None  # the timed calls checked, and what the timer's own checks found
+    plan: PlanChoice | None = None  # a planning entry's row: the rung it chose at this shape, and why
 
     @property
     def joules_per_gemm(self) -> float | None:
@@ -98,7 +100,6 @@ class VariantResult:
     def tflop_per_joule(self) -> float | None:
         j = self.joules_per_gemm
         return self.flops / j / 1e12 if j and self.flops else None
-    plan: PlanChoice | None = None  # a planning entry's row: the rung it chose at this shape, and why
 
     @property
     def clock_fell(self) -> bool:
@@ -162,6 +163,7 @@ class VariantResult:
             "achieved_tflops": self.achieved_flops / 1e12 if self.achieved_flops else None,
             **(self.clocks.to_dict() | {"clock_fell": self.clock_fell} if self.clocks else _clocks.empty_dict()),
             **({"c_dtype": self.c_dtype} if self.c_dtype != "fp32" else {}),  # files of fp32 C stay as they were
+            **({"scales": self.scales} if self.scales else {}),
             "warm_up": self.warm_up.to_dict() if self.warm_up else None,
             "energy": self.energy.to_dict() if self.energy else None,
             "joules_per_gemm": self.joules_per_gemm, "tflop_per_joule": self.tflop_per_joule,
@@ -210,7 +212,8 @@ class VariantResult:
                    verification=ver, timing=timing, model=mod, clocks=_checked_clocks(d, where),
                    c_dtype=_c_dtype(d, where), warm_up=_record(d, "warm_up", WarmUpRecord, where),
                    energy=_record(d, "energy", EnergyRecord, where), checks=_record(d, "checks", TimingChecks, where),
-                   plan=PlanChoice.from_dict(d["plan"], f"{where}.plan") if d.get("plan") is not None else None)
+                   plan=PlanChoice.from_dict(d["plan"], f"{where}.plan") if d.get("plan") is not None else None,
+                   scales=_scales(d, where))
 
 
 def _record(d: dict, key: str, kind, where: str):
@@ -224,6 +227,16 @@ def _record(d: dict, key: str, kind, where: str):
         return kind.from_dict(value)
     except (KeyError, TypeError, ValueError) as exc:
         raise InputError(f"{where}.{key}: {exc}") from None
+
+
+SCALE_MODES = ("tensor", "1x128", "128x128")  # as catalog.launch_fields (results import nothing above them)
+
+
+def _scales(d: dict, where: str) -> str:
+    s = d.get("scales", "")
+    if s not in ("", *SCALE_MODES):
+        raise InputError(f"{where}.scales: expected {', '.join(SCALE_MODES)}, got {str(s)[:20]!r}")
+    return s
 
 
 def _c_dtype(d: dict, where: str) -> str:
@@ -283,10 +296,14 @@ class RunResult:
     command: str = ""
     notes: list[str] = field(default_factory=list)  # what the run left out and why (e.g. no cuBLASLt row)
 
-    def baseline_for(self, dtype: str, c_dtype: str = "fp32") -> VariantResult | None:
+    def baseline_for(self, dtype: str, c_dtype: str = "fp32", scales: str = "") -> VariantResult | None:
         """The cuBLAS row a kernel of `dtype` inputs writing a `c_dtype` C is compared with (SGEMM for fp32, HGEMM
-        for fp16; cublas_hgemm_cfp16 for a kernel that writes half C): cublasGemmEx's own choice of algorithm."""
+        for fp16; cublas_hgemm_cfp16 for a kernel that writes half C): cublasGemmEx's own choice of algorithm;
+        for fp8 inputs cuBLASLt's fp8 GEMM of the same C and scales, cublaslt_e4m3_cbf16 or
+        cublaslt_e4m3_cbf16_1x128."""
         name = _cublas_name(dtype, c_dtype)
+        if dtype in ("e4m3", "e5m2"):
+            name = f"cublaslt_{dtype}_c{c_dtype}" + (f"_{scales}" if scales and scales != "tensor" else "")
         for v in self.variants:
             if v.kind == "baseline" and v.name == name and v.passed:
                 return v

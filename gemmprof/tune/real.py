@@ -198,7 +198,7 @@ class CupyMeasure(Measure):
             if smem > OPTIN_THRESHOLD:
                 func.max_dynamic_shared_size_bytes = smem
             abi, shape = kernel.spec.abi, self.runner.opt.shape
-            problem = self.runner.problem(kernel.run_dtype, abi.c_dtype)
+            problem = self.runner.problem(kernel.run_dtype, kernel.run_c_dtype)
             layout = kernel.spec.layout
             # a spec with tma_args or a cluster launches as run launches it (tensor maps appended, cuLaunchKernelEx)
             bind = tma_launch.launcher(kernel, func, grid, block, smem, shape, sms)
@@ -216,7 +216,7 @@ class CupyMeasure(Measure):
             cupy.cuda.Device().synchronize()
             launch = bind(args_into(out))
             check = verify(first, out if problem.beta == 0 else None, problem,
-                           tolerance(kernel.run_dtype, abi.c_dtype), layout=layout["C"])
+                           tolerance(kernel.run_dtype, kernel.run_c_dtype), layout=layout["C"])
             if not check.passed:  # verified again before it is re-timed
                 raise RuntimeError(f"{key}: {check.describe()}")
             self._launchers[key] = launch

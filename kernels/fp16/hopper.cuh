@@ -1,11 +1,12 @@
-// Helpers shared by the Hopper rungs h4 to h13 (h4_wgmma_tma.cu, h5_warp_specialized.cu, h6_persistent.cu,
+// Helpers shared by the Hopper rungs h4 to h14 (h4_wgmma_tma.cu, h5_warp_specialized.cu, h6_persistent.cu,
 // h7_cluster_multicast.cu, h8_split_k_small_problems.cu, h9_pingpong_consumers.cu, h10_stream_k_tail.cu,
-// h11_skinny_swap_ab.cu, h12_tma_store_epilogue.cu, h13_cluster_split_k.cu): the element type (fp16, or bf16 with
-// -DELEM_BF16=1), mbarriers, TMA box loads and stores (with the bulk groups and the proxy fence a store needs),
-// thread-block clusters (TMA multicast, arrivals on a peer CTA's mbarrier, stores into a peer's shared memory, cluster
-// barriers, a CTA's tile in its cluster), wgmma on shared-memory tiles written with the 128-byte swizzle, register
-// reallocation between warpgroups, the accumulator epilogues (from registers, staged for rows off sectors, or staged
-// for TMA stores), the grouped tile order, and flags between the CTAs of one launch. Each rung includes this file by a
+// h11_skinny_swap_ab.cu, h12_tma_store_epilogue.cu, h13_cluster_split_k.cu, h14_fp8_scaled.cu): the element
+// type (fp16, or bf16 with -DELEM_BF16=1; h14's fp8 operands are bytes), mbarriers, TMA box loads and stores (with
+// the bulk groups and the proxy fence a store needs), thread-block clusters (TMA multicast, arrivals on a peer CTA's
+// mbarrier, stores into a peer's shared memory, cluster barriers, a CTA's tile in its cluster), wgmma on shared-memory
+// tiles written with the 128-byte swizzle (fp16/bf16 k16, fp8 e4m3 k32), register reallocation between warpgroups,
+// the accumulator epilogues (from registers, staged for rows off sectors, or staged for TMA stores; into fp32, fp16
+// or bf16 C), the grouped tile order, and flags between the CTAs of one launch. Each rung includes this file by a
 // quoted path and holds only its own kernel, so the rung file shows its idea. gemmprof's nvcc build passes -I for the
 // rung's folder, and its cubin cache key and the tune cache's source hash read this header too
 // (gemmprof.catalog.sources): editing it rebuilds every rung that includes it.
@@ -424,6 +425,107 @@ __device__ __forceinline__ void wgmma_ktile(float (&d)[BN_W / 2], uint32_t full_
     wgmma_wait<1>();
     fence_regs(d);
 }
+// ---- fp8 wgmma (h14): e4m3 x e4m3 into fp32, m64nNk32 ----
+// The same tiles as above in bytes: a 128-byte swizzled row holds 128 fp8 elements, so a k-tile of BK_T = 128 is
+// four k32 steps of 32 bytes each (the k16 steps of fp16 advance 32 bytes too), and the descriptors (sw128_desc) are
+// the same. fp8 operands must be K-major (no transpose immediates), and `scale_d` is a run-time predicate: 0 makes
+// D = A * B (a fresh accumulator, h14's block scales), 1 D = A * B + D. The operand of scale_d follows the
+// descriptors: number 4g + 2 for g groups of accumulators (WGMMA_SD_g).
+#define WGMMA_SD_1 "%6"
+#define WGMMA_SD_2 "%10"
+#define WGMMA_SD_3 "%14"
+#define WGMMA_SD_4 "%18"
+#define WGMMA_SD_5 "%22"
+#define WGMMA_SD_6 "%26"
+#define WGMMA_SD_7 "%30"
+#define WGMMA_SD_8 "%34"
+#define WGMMA_SD_9 "%38"
+#define WGMMA_SD_10 "%42"
+#define WGMMA_SD_11 "%46"
+#define WGMMA_SD_12 "%50"
+#define WGMMA_SD_13 "%54"
+#define WGMMA_SD_14 "%58"
+#define WGMMA_SD_15 "%62"
+#define WGMMA_SD_16 "%66"
+#define WGMMA_SD_17 "%70"
+#define WGMMA_SD_18 "%74"
+#define WGMMA_SD_19 "%78"
+#define WGMMA_SD_20 "%82"
+#define WGMMA_SD_21 "%86"
+#define WGMMA_SD_22 "%90"
+#define WGMMA_SD_23 "%94"
+#define WGMMA_SD_24 "%98"
+#define WGMMA_SD_25 "%102"
+#define WGMMA_SD_26 "%106"
+#define WGMMA_SD_27 "%110"
+#define WGMMA_SD_28 "%114"
+#define WGMMA_SD_29 "%118"
+#define WGMMA_SD_30 "%122"
+#define WGMMA_SD_31 "%126"
+#define WGMMA_SD_32 "%130"
+#define WGMMA_E4M3_N(G, N)                                                                                         \
+    else if constexpr (BN_W == N) asm volatile(                                                                    \
+        "{\n.reg .pred p;\nsetp.ne.b32 p, " WGMMA_SD_##G ", 0;\n"                                                  \
+        "wgmma.mma_async.sync.aligned.m64n" #N "k32.f32.e4m3.e4m3 {" WGMMA_D_##G "}, " WGMMA_AB_##G ", p, 1, 1;\n}\n" \
+        : WGMMA_OPS_##G                                                                                            \
+        : "l"(desc_a), "l"(desc_b), "r"(scale_d));
+
+template <int BN_W>
+__device__ __forceinline__ void wgmma_m64_e4m3(float (&d)[BN_W / 2], uint64_t desc_a, uint64_t desc_b,
+                                               int scale_d = 1)
+{
+    static_assert(BN_W % 8 == 0 && BN_W >= 8 && BN_W <= 256, "wgmma's N: a multiple of 8 from 8 to 256");
+    if constexpr (false) {
+    }
+    WGMMA_E4M3_N(1, 8)
+    WGMMA_E4M3_N(2, 16)
+    WGMMA_E4M3_N(3, 24)
+    WGMMA_E4M3_N(4, 32)
+    WGMMA_E4M3_N(5, 40)
+    WGMMA_E4M3_N(6, 48)
+    WGMMA_E4M3_N(7, 56)
+    WGMMA_E4M3_N(8, 64)
+    WGMMA_E4M3_N(9, 72)
+    WGMMA_E4M3_N(10, 80)
+    WGMMA_E4M3_N(11, 88)
+    WGMMA_E4M3_N(12, 96)
+    WGMMA_E4M3_N(13, 104)
+    WGMMA_E4M3_N(14, 112)
+    WGMMA_E4M3_N(15, 120)
+    WGMMA_E4M3_N(16, 128)
+    WGMMA_E4M3_N(17, 136)
+    WGMMA_E4M3_N(18, 144)
+    WGMMA_E4M3_N(19, 152)
+    WGMMA_E4M3_N(20, 160)
+    WGMMA_E4M3_N(21, 168)
+    WGMMA_E4M3_N(22, 176)
+    WGMMA_E4M3_N(23, 184)
+    WGMMA_E4M3_N(24, 192)
+    WGMMA_E4M3_N(25, 200)
+    WGMMA_E4M3_N(26, 208)
+    WGMMA_E4M3_N(27, 216)
+    WGMMA_E4M3_N(28, 224)
+    WGMMA_E4M3_N(29, 232)
+    WGMMA_E4M3_N(30, 240)
+    WGMMA_E4M3_N(31, 248)
+    WGMMA_E4M3_N(32, 256)
+}
+
+// wgmma_ktile for e4m3 operands: the k-tile's BK_T / 32 k32 wgmmas (32 bytes apart, as fp16's k16 steps), then the
+// same commit and wait as above (the previous k-tile's stage may be released).
+template <int BN_W, int BK_T>
+__device__ __forceinline__ void wgmma_ktile_e4m3(float (&d)[BN_W / 2], uint32_t full_bar, uint32_t parity,
+                                                 uint32_t a_s, uint32_t b_s)
+{
+    mbar_wait(full_bar, parity);
+    wgmma_fence();
+#pragma unroll
+    for (int kk = 0; kk < BK_T / 32; ++kk)
+        wgmma_m64_e4m3<BN_W>(d, sw128_desc(a_s + kk * 32), sw128_desc(b_s + kk * 32));
+    wgmma_commit();
+    wgmma_wait<1>();
+    fence_regs(d);
+}
 
 // ---- register reallocation (h5-h7): the producer warpgroup gives registers back, consumers take them ----
 template <int REGS>
@@ -596,6 +698,110 @@ __device__ __forceinline__ void store_acc_tma(const float (&d)[BN_W / 2], float 
                 const float v1 = odd ? d[4 * j2 + 2 * h + 1] : d[4 * j + 2 * h + 1];
                 asm volatile("st.shared.v2.f32 [%0], {%1, %2};\n" ::"r"(addr), "f"(alpha * v0), "f"(alpha * v1)
                              : "memory");
+            }
+        }
+        fence_proxy_async_smem();
+        warpgroup_sync(bar_id);
+        if (wg_tid == 0) {
+            tma_store_2d(tmap_c, buf, col0 + first, row0);
+            bulk_commit();
+        }
+    }
+}
+
+// ---- epilogues writing half-precision C (fp16 or bf16, h14) ----
+// Two fp32 accumulators of adjacent columns as one 4-byte pair of C's type (round to nearest even).
+template <typename T>
+__device__ __forceinline__ uint32_t pack_half2(float lo, float hi);
+template <>
+__device__ __forceinline__ uint32_t pack_half2<__half>(float lo, float hi)
+{
+    __half2 h = __floats2half2_rn(lo, hi);
+    return *reinterpret_cast<uint32_t*>(&h);
+}
+template <>
+__device__ __forceinline__ uint32_t pack_half2<__nv_bfloat16>(float lo, float hi)
+{
+    __nv_bfloat162 h = __floats2bfloat162_rn(lo, hi);
+    return *reinterpret_cast<uint32_t*>(&h);
+}
+
+// store_acc for a half-precision C (row-major, T = __half or __nv_bfloat16): each thread's two adjacent columns as
+// one 4-byte store where rows start on 4 bytes (N even, C aligned), element by element otherwise; predicated on M
+// and N; with beta == 0 C is never read.
+template <int BN_W, typename T>
+__device__ __forceinline__ void store_acc_half(const float (&d)[BN_W / 2], int M, int N, float alpha, float beta,
+                                               T* __restrict__ C, int row0, int col0, int wg_tid)
+{
+    const int warp = wg_tid >> 5;
+    const int lane = wg_tid & 31;
+    const int r = row0 + warp * 16 + (lane >> 2);
+    const int cb = col0 + 2 * (lane & 3);
+    const bool pairs = (N & 1) == 0 && (reinterpret_cast<uintptr_t>(C) & 3) == 0;
+#pragma unroll
+    for (int j = 0; j < BN_W / 8; ++j) {
+        const int c = cb + 8 * j;
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+            const int row = r + 8 * h;
+            if (row >= M || c >= N)
+                continue;
+            float v0 = alpha * d[4 * j + 2 * h];
+            float v1 = alpha * d[4 * j + 2 * h + 1];
+            T* p = C + (size_t)row * N + c;
+            if (pairs) {  // c is even, so c < N implies c + 1 < N
+                if (beta != 0.0f) {
+                    v0 += beta * static_cast<float>(p[0]);
+                    v1 += beta * static_cast<float>(p[1]);
+                }
+                *reinterpret_cast<uint32_t*>(p) = pack_half2<T>(v0, v1);
+            } else {
+                if (beta != 0.0f)
+                    v0 += beta * static_cast<float>(p[0]);
+                p[0] = T(v0);
+                if (c + 1 < N) {
+                    if (beta != 0.0f)
+                        v1 += beta * static_cast<float>(p[1]);
+                    p[1] = T(v1);
+                }
+            }
+        }
+    }
+}
+
+// store_acc_tma for a half-precision C: 64 columns per store (one 128-byte row of T per tile row), through the same
+// 8 KiB staging buffers with the same 128-byte swizzle (16-byte chunk c of row r at c ^ (r % 8)). A thread's pair of
+// columns of n8 block t is 4 bytes of chunk t: for each write, the 32 lanes of a warp cover the 8 rows' chunks (one
+// per row, each at another position after the swizzle) and the 4 words of each, the 32 banks once. A width that is
+// not a multiple of 64 ends with a store of the tile's last 64 columns (written twice, with the same values).
+constexpr int TMA_EPI_HALF_COLS = 64;
+
+template <int BN_W, int BUFS, typename T>
+__device__ __forceinline__ void store_acc_tma_half(const float (&d)[BN_W / 2], float alpha, const CUtensorMap* tmap_c,
+                                                   int row0, int col0, int wg_tid, uint32_t bufs, int bar_id,
+                                                   int& stores)
+{
+    static_assert(BN_W % 8 == 0 && BN_W >= TMA_EPI_HALF_COLS, "whole n8 blocks, one 64-column store at least");
+    static_assert(64 * TMA_EPI_HALF_COLS * sizeof(T) == TMA_EPI_BUF_BYTES, "one store fills one staging buffer");
+    const int warp = wg_tid >> 5;
+    const int lane = wg_tid & 31;
+    const int r = warp * 16 + (lane >> 2);
+#pragma unroll
+    for (int q = 0; q < (BN_W + TMA_EPI_HALF_COLS - 1) / TMA_EPI_HALF_COLS; ++q, ++stores) {
+        const int first = min(q * TMA_EPI_HALF_COLS, BN_W - TMA_EPI_HALF_COLS);
+        const uint32_t buf = bufs + (stores % BUFS) * TMA_EPI_BUF_BYTES;
+        if (wg_tid == 0)
+            bulk_wait_read<BUFS - 1>();
+        warpgroup_sync(bar_id);
+#pragma unroll
+        for (int t = 0; t < TMA_EPI_HALF_COLS / 8; ++t) {
+            const int j = first / 8 + t;
+#pragma unroll
+            for (int h = 0; h < 2; ++h) {
+                const int row = r + 8 * h;
+                const uint32_t addr = buf + row * 128 + ((t ^ (row & 7)) << 4) + (lane & 3) * 4;
+                const uint32_t pair = pack_half2<T>(alpha * d[4 * j + 2 * h], alpha * d[4 * j + 2 * h + 1]);
+                asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(addr), "r"(pair) : "memory");
             }
         }
         fence_proxy_async_smem();
