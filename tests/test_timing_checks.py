@@ -409,3 +409,24 @@ def test_the_run_note_gives_the_checks_cost_against_the_time_so_far(monkeypatch)
     result = RunResult(SHAPE, 1.0, 0.0, {}, "h100", 7, {}, [row])
     note = checks_note(result, now_ns=cli.STARTED_NS + 10 * 10 ** 9)
     assert note.startswith("checks of the timed calls: 0.25 s of this run's 10.0 s (2.5%")
+
+
+def test_a_sustained_warm_up_is_not_counted_in_the_checks_cost_and_a_burst_one_is():
+    batches = [BatchRecord(1000, 1.0, 1.0, 1.0, 0.5, 0.01), BatchRecord(20, 1.0, 1.0, 1.0, 0.5, 0.01)]
+    tv = timing.TimedVariant(timing.Measurement((1.0,)), batches=batches, checks_ns=1_000_000, check_work_ms=0.1,
+                             counted_from=1, uncounted_ns=4_000_000)
+    assert tv.checks_s(5_000_000) == pytest.approx(0.001 + 0.005 - 0.004 + 20 * 0.1e-3)
+    bench = types.SimpleNamespace(host_ns=123)
+    timer = types.SimpleNamespace(check_ns=456, bench=bench)
+    assert timing._uncounted(TimingConfig(regime="sustained"), timer, 7) == (7, 456, 123)
+    assert timing._uncounted(TimingConfig(regime="burst"), timer, 7) == (0, 0, 0)
+
+
+def test_a_slow_variant_has_its_checked_calls_among_the_few_the_budget_allows(numpy_runner):
+    """Three checks over a five-call budget: the calls after the probes are all checked, so no call is added for
+    the checks (a call of the naive rung at 4096 is 0.28 s)."""
+    for _ in range(10):
+        row = _measure(numpy_runner(checks=3, min_reps=5, max_reps=5, regime="burst", warmup=0), honest)
+        calls = row.checks.calls
+        assert row.status == "ok" and len(row.timing.samples_ms) == 5 and calls <= 6, row.checks  # one warm-up call
+        assert {calls - 2, calls - 1} <= set(row.checks.checked)  # the two after the three probes

@@ -226,7 +226,7 @@ def run_callable(runner, item: PyCallable, dtype: str, arrays) -> VariantResult:
     try:
         with arrays.stream():
             prepared = Prepared(_launcher(item.fn, arrays), dtype, item.c_dtype, ("row", None),
-                                tolerance(dtype, item.c_dtype))
+                                tolerance(dtype, item.c_dtype, shape.K))
             row, verified = runner._verify(row, prepared)
             if verified is not None and arrays.copied:  # copies would not see the row changed before each call
                 verified.perturb = False
@@ -342,7 +342,7 @@ def attempt_call(runner, fn, dtype: str, arrays, c_dtype: str) -> Attempt:
                 _raise_if_context_lost(str(exc))
                 return Attempt("raised", _raised(exc, 160).removeprefix("raised "))
         cupy.cuda.Device().synchronize()
-    check = verify(outputs[0], outputs[1] if len(outputs) > 1 else None, problem, tolerance(dtype, c_dtype))
+    check = verify(outputs[0], outputs[1] if len(outputs) > 1 else None, problem, tolerance(dtype, c_dtype, problem.shape.K))
     if check.passed:
         return Attempt("ok")
     shape = problem.shape

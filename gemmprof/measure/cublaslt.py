@@ -277,7 +277,7 @@ def prepare(runner, baseline: Baseline, attributes: Sequence[tuple[str, object]]
         return row, None
     from gemmprof.measure.runner import Prepared
 
-    check = tolerance(baseline.tolerance_key, baseline.c_dtype)
+    check = tolerance(baseline.tolerance_key, baseline.c_dtype, runner.opt.shape.K)
     tried = {i: runner._verify(_row(runner, baseline, f"{baseline.name}.algo{i + 1}"),
                                Prepared(partial(_launch_for, lt_plan, i), baseline.storage, baseline.c_dtype,
                                         ("row", None), check)) for i in lt_plan.candidates}

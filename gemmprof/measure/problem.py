@@ -22,8 +22,13 @@ TOLERANCE = {"fp32": 1e-4, "tf32": 5e-3, "fp16": 2e-3, "bf16": 2e-3, "e4m3": 1e-
 C_TOLERANCE = {"fp32": 0.0, "fp16": 1e-2, "bf16": 8e-2}
 
 
-def tolerance(dtype: str, c_dtype: str = "fp32") -> float:
-    """The check's tolerance for inputs of `dtype` (or tf32) written to a C of `c_dtype`."""
+def tolerance(dtype: str, c_dtype: str = "fp32", k: int = 0) -> float:
+    """The check's tolerance for inputs of `dtype` (or tf32) written to a C of `c_dtype`; fp8 inputs' grows with K
+    (`k`: fp8.accumulation_tolerance)."""
+    if dtype in FP8_DTYPES:
+        from gemmprof.measure.fp8 import accumulation_tolerance
+
+        return max(accumulation_tolerance(k), C_TOLERANCE[c_dtype])
     return max(TOLERANCE[dtype], C_TOLERANCE[c_dtype])
 
 

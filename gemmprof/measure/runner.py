@@ -266,7 +266,7 @@ class Runner:
             row.status, row.message = "rejected", str(exc)
             return row, None
         c_store = (layout["C"], lds["ldc"])
-        check = tolerance(dtype, kernel.run_c_dtype)
+        check = tolerance(dtype, kernel.run_c_dtype, shape.K)
         reads_c = kernel.spec.reads_c
         if kernel.spec.launcher is not None:
             from gemmprof.measure.launcher import prepare
@@ -335,7 +335,7 @@ class Runner:
         row.c_dtype = baseline.c_dtype
         return self._verify(row, Prepared(lambda problem, out: make_launcher(baseline, problem, out),
                                           baseline.storage, baseline.c_dtype, ("row", None),
-                                          tolerance(baseline.tolerance_key, baseline.c_dtype)))
+                                          tolerance(baseline.tolerance_key, baseline.c_dtype, self.opt.shape.K)))
 
     def _verify(self, row: VariantResult, prepared: Prepared) -> tuple[VariantResult, Prepared | None]:
         """Check the output against the reference, from two launches (over NaN-poisoned C, then over a finite

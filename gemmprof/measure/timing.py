@@ -316,13 +316,16 @@ class TimedVariant:
     checks_ns: int = 0  # host time of the timer's own checks: the device-wide syncs' tails, the second look, the
     #                     one more checked call, the carve-out's reset and look, the timing functions' look
     check_work_ms: float | None = None  # device time per call of the bench's check work (Bench.check_work)
+    counted_from: int = 0  # the first batch whose calls the checks' cost counts (after a sustained warm-up)
+    uncounted_ns: int = 0  # the bench's host time for the checks during a sustained warm-up (not counted)
 
     def checks_s(self, bench_host_ns: int = 0) -> float:
         """What the checks cost this variant, in seconds: the timer's own (checks_ns), the bench's host time
-        (`bench_host_ns`) and its device work over every call, warm-up included (an upper bound: a sustained
-        warm-up is as long with or without them)."""
-        calls = sum(b.calls for b in self.batches)
-        return (self.checks_ns + bench_host_ns) / 1e9 + (self.check_work_ms or 0.0) * calls / 1e3
+        (`bench_host_ns`, less what it spent during a sustained warm-up) and its device work over the calls from
+        `counted_from` on. A sustained warm-up lasts until the card settles, with the checks' work or without it;
+        a burst warm-up is a count of calls and is counted. An upper bound: host work overlaps the device's."""
+        calls = sum(b.calls for b in self.batches[self.counted_from:])
+        return (self.checks_ns + bench_host_ns - self.uncounted_ns) / 1e9 + (self.check_work_ms or 0.0) * calls / 1e3
 
 
 CHECK_WORK_CALLS = 5  # calls' worth of check work timed once per variant for its device time
@@ -551,12 +554,13 @@ def time_variant(bench, config: TimingConfig, ops: DeviceOps, reader=None, sampl
                   quiet=sampler.quiet if sampler is not None else None)
     warm_up_record = warm(timer, config, sampler)
     first_timed = len(timer.batches)
+    counted, warm_ns, warm_host_ns = _uncounted(config, timer, first_timed)
     before = reader.read(full=False) if reader is not None else None
     t_before = sampler.now() if sampler is not None else 0.0
     timer.check_rate = _check_rate(config, config.max_reps)
     probes = timer(3)
     target = repetitions(probes, config)  # the chance of a check follows the count the budget allows
-    timer.check_rate = _check_rate(config, target)
+    timer.check_rate = _check_rate(config, target - len(probes))
     samples = probes + _until(timer, config, probes, target)
     if config.checks and not timer.checked:
         samples += timer.check_one_more()
@@ -578,7 +582,15 @@ def time_variant(bench, config: TimingConfig, ops: DeviceOps, reader=None, sampl
     work = check_work_ms(bench, ops)
     shared_ns += _perf_ns() - t0
     return TimedVariant(measurement, clocks, warm_up_record, energy, timer.batches, findings,
-                        timer.check_ns + shared_ns, work)
+                        timer.check_ns - warm_ns + shared_ns, work, counted, warm_host_ns)
+
+
+def _uncounted(config: TimingConfig, timer: Timer, first_timed: int) -> tuple[int, int, int]:
+    """(the first batch the checks' cost counts, the timer's and the bench's check time before it): a sustained
+    warm-up's checks are not counted (it lasts until the card settles, with them or without)."""
+    if config.regime != "sustained":
+        return 0, 0, 0
+    return first_timed, timer.check_ns, getattr(timer.bench, "host_ns", 0)
 
 
 def _check_rate(config: TimingConfig, calls: int) -> float:
@@ -619,13 +631,14 @@ def time_together(benches: list, config: TimingConfig, ops: DeviceOps, reader=No
     else:
         warm_ups = [warm(t, config, sampler) for t in timers]
     firsts = [len(t.batches) for t in timers]
+    uncounted = [_uncounted(config, t, first) for t, first in zip(timers, firsts, strict=True)]
     before = reader.read(full=False) if reader is not None else None
     for t in timers:
         t.check_rate = _check_rate(config, config.max_reps)
     probes = [t(3) for t in timers]
     targets = [repetitions(p, config) for p in probes]
-    for t, target in zip(timers, targets, strict=True):
-        t.check_rate = _check_rate(config, target)
+    for t, target, p in zip(timers, targets, probes, strict=True):
+        t.check_rate = _check_rate(config, target - len(p))
     rest = round_robin(timers, [max(n - len(p), 0) for n, p in zip(targets, probes, strict=True)],
                        max(config.interleave_rounds, 1))
     extra = [t.check_one_more() if config.checks and not t.checked else [] for t in timers]
@@ -634,7 +647,8 @@ def time_together(benches: list, config: TimingConfig, ops: DeviceOps, reader=No
     t0 = _perf_ns()
     replaced = replaced_timers(timers_before) if timers_before is not None else []
     shared_ns += _perf_ns() - t0
-    for t, p, r, e, w, first in zip(timers, probes, rest, extra, warm_ups, firsts, strict=True):
+    for t, p, r, e, w, first, (counted, warm_ns, warm_host_ns) in zip(timers, probes, rest, extra, warm_ups, firsts,
+                                                                      uncounted, strict=True):
         m = Measurement(tuple(p + r + e))
         t.look_again(m.median_ms, first)
         own = [b for b in t.batches[first:]]
@@ -651,8 +665,8 @@ def time_together(benches: list, config: TimingConfig, ops: DeviceOps, reader=No
         findings += [f"replaced {name} while the variants ran: gemmprof's timer does not use the replacement"
                      for name in replaced]
         work = check_work_ms(t.bench, ops)
-        spent = t.check_ns + _perf_ns() - t0 + (shared_ns if not out else 0)
-        out.append(TimedVariant(m, clocks, w, energy, t.batches, findings, spent, work))
+        spent = t.check_ns - warm_ns + _perf_ns() - t0 + (shared_ns if not out else 0)
+        out.append(TimedVariant(m, clocks, w, energy, t.batches, findings, spent, work, counted, warm_host_ns))
     return out
 
 

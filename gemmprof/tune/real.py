@@ -216,7 +216,7 @@ class CupyMeasure(Measure):
             cupy.cuda.Device().synchronize()
             launch = bind(args_into(out))
             check = verify(first, out if problem.beta == 0 else None, problem,
-                           tolerance(kernel.run_dtype, kernel.run_c_dtype), layout=layout["C"])
+                           tolerance(kernel.run_dtype, kernel.run_c_dtype, shape.K), layout=layout["C"])
             if not check.passed:  # verified again before it is re-timed
                 raise RuntimeError(f"{key}: {check.describe()}")
             self._launchers[key] = launch
