@@ -142,10 +142,13 @@ def test_a_cublaslt_row_for_each_fp8_input_and_c_dtype(monkeypatch):
     rows, notes = _jobs(monkeypatch, [_kernel("e4m3", "bf16"), _kernel("e4m3", "bf16"), _kernel("fp16", "fp32")],
                         [("callable", (call, "e4m3", None))])
     assert [(n, c, d) for n, _, c, d in rows] == [("cublaslt_e4m3_cbf16", "bf16", "e4m3"),
-                                                  ("cublaslt_e4m3_cfp32", "fp32", "e4m3")]
+                                                  ("cublaslt_e4m3_cbf16_fastacc", "bf16", "e4m3"),
+                                                  ("cublaslt_e4m3_cfp32", "fp32", "e4m3"),
+                                                  ("cublaslt_e4m3_cfp32_fastacc", "fp32", "e4m3")]
     assert "torch._scaled_mm" in rows[0][1] and "per-tensor scales" in rows[0][1] and notes == []
+    assert "use_fast_accum=False" in rows[0][1] and "use_fast_accum=True" in rows[1][1]
     rows, _ = _jobs(monkeypatch, [_kernel("e4m3", "bf16")], scales="1x128")
-    assert rows[0][0] == "cublaslt_e4m3_cbf16_1x128" and "A 1x128, B 128x128" in rows[0][1]
+    assert [r[0] for r in rows] == ["cublaslt_e4m3_cbf16_1x128"] and "A 1x128, B 128x128" in rows[0][1]
     rows, _ = _jobs(monkeypatch, [_kernel("e4m3", "bf16")], scales="128x128")
     assert "cuBLASLt takes no 128x128 pair" in rows[0][1]
 
@@ -181,6 +184,15 @@ def test_torch_scaled_mm_writes_c_in_one_gemm_with_the_scales_as_given(monkeypat
     sb = _Tensor(np.ones((3, 4), np.float32)).t()
     baselines.torch_scaled_mm(A, B, C, 1.0, 0.0, scale_a=sa, scale_b=sb)
     assert calls[-1][2:4] == ((256, 4), (4, 3))  # 1x128 x 128x128: handed through as torch takes them
+    seen = {}
+
+    def fast(a, b, sa, sb, out_dtype=None, out=None, use_fast_accum=False):
+        seen["fast"] = use_fast_accum
+
+    monkeypatch.setitem(sys.modules, "torch", types.SimpleNamespace(_scaled_mm=fast))
+    baselines.torch_scaled_mm(A, B, C, 1.0, 0.0, scale_a=_Tensor(np.ones(1, np.float32)),
+                              scale_b=_Tensor(np.ones(1, np.float32)), fast_accum=True)
+    assert seen == {"fast": True}
 
 
 # a child, the table, the results file --------------------------------------------------------------------------------

@@ -135,16 +135,20 @@ def torch_matmul(A, B, C, alpha, beta):
 CUBLASLT_FP8 = "cublaslt"
 
 
-def cublaslt_fp8_name(dtype: str, c_dtype: str, scales: str = "tensor") -> str:
-    """cublaslt_e4m3_cbf16, with the scale mode added where it is not per tensor (cublaslt_e4m3_cbf16_1x128)."""
-    return f"{CUBLASLT_FP8}_{dtype}_c{c_dtype}" + ("" if scales in ("", "tensor") else f"_{scales}")
+def cublaslt_fp8_name(dtype: str, c_dtype: str, scales: str = "tensor", fast_accum: bool = False) -> str:
+    """cublaslt_e4m3_cbf16, with the scale mode added where it is not per tensor (cublaslt_e4m3_cbf16_1x128), and
+    _fastacc for the row that accumulates all of K in the tensor cores."""
+    return f"{CUBLASLT_FP8}_{dtype}_c{c_dtype}" + ("" if scales in ("", "tensor") else f"_{scales}") + \
+        ("_fastacc" if fast_accum else "")
 
 
-def cublaslt_fp8_title(dtype: str, c_dtype: str, scales: str = "tensor") -> str:
+def cublaslt_fp8_title(dtype: str, c_dtype: str, scales: str = "tensor", fast_accum: bool = False) -> str:
     how = {"tensor": "per-tensor scales", "1x128": "A 1x128, B 128x128 block scales",
            "128x128": "A's 128x128 block scales given as the same scale on each of the block's 128 rows (1x128: "
                       "cuBLASLt takes no 128x128 pair), B 128x128"}[scales or "tensor"]
-    return f"cuBLASLt fp8 GEMM via torch._scaled_mm ({dtype} in, {c_dtype} C, {how})"
+    accum = ("all of K accumulated in the tensor cores, use_fast_accum=True" if fast_accum else
+             "partial sums promoted to fp32 as it goes, torch's default use_fast_accum=False")
+    return f"cuBLASLt fp8 GEMM via torch._scaled_mm ({dtype} in, {c_dtype} C, {how}; {accum})"
 
 
 def cublaslt_fp8_missing(dtype: str, shape, scales: str = "tensor") -> str | None:
@@ -169,13 +173,14 @@ def _cached(key, make):
     return _SCALE_CACHE[key]
 
 
-def torch_scaled_mm(A, B, C, alpha, beta, *, scale_a, scale_b):
+def torch_scaled_mm(A, B, C, alpha, beta, *, scale_a, scale_b, fast_accum: bool = False):
     """C = alpha * (A * scale_a) @ (B * scale_b) + beta * C with torch._scaled_mm (cuBLASLt's fp8 GEMM), written in
     C's dtype by the GEMM itself (out=C). Scales as gemmprof hands them to a callable (docs/fp8.md): a (1,) tensor
     each, or A's (M x K/128, stride (1, M)) and B's (K/128 x N/128, stride (1, K/128)), which are the layouts
     torch._scaled_mm takes for DeepSeek's 1x128 x 128x128 recipe; A's 128 x 128 blocks are handed over as the same
     scale for each of the block's rows (rearranged once per problem). With alpha = 1 and beta = 0 the row is one
-    GEMM; other alpha and beta add elementwise kernels."""
+    GEMM; other alpha and beta add elementwise kernels. `fast_accum`: torch's use_fast_accum (per-tensor scales
+    only): all of K accumulated in the tensor cores, as h14 does per tensor, instead of promoted as it goes."""
     import torch
 
     M, K = A.shape
@@ -186,7 +191,7 @@ def torch_scaled_mm(A, B, C, alpha, beta, *, scale_a, scale_b):
         scale_a, scale_b = scale_a.reshape(()), scale_b.reshape(())
 
     def gemm(out=None):
-        extra = {} if out is None else {"out": out}
+        extra = ({} if out is None else {"out": out}) | ({"use_fast_accum": True} if fast_accum else {})
         return torch._scaled_mm(A, B, scale_a, scale_b, out_dtype=C.dtype, **extra)
 
     if beta == 0:

@@ -87,20 +87,34 @@ class Problem:
 
     def a_row(self, r: int):
         """Logical row r of A, a copy (as stored)."""
-        return self.A[r].copy()
+        if _array_module(self.A) is np:
+            return self.A[r].copy()
+        import cupy
+
+        out = cupy.empty(self.shape.K, dtype=self.A.dtype)
+        _device_copy(out.data.ptr, 0, self.A.data.ptr + r * self.A.strides[0], 0, out.nbytes, 1)
+        return out
 
     def set_a_row(self, r: int, stored_row) -> None:
         """Write logical row r of A into every layout A is held in (row-major rows, column-major columns, padded
-        copies): the kernels read A through those arrays."""
+        copies): the kernels read A through those arrays. On the device, one cudaMemcpy2DAsync per layout (a row
+        or a strided column): a few microseconds of the host per call, where indexing CuPy arrays takes tens."""
         K = self.shape.K
-        self.A[r, :K] = stored_row
-        for key, held in self._layouts.items():
-            if key[0] != "A" or held is self.A:
-                continue
-            if key[1] == "row":
-                held[r, :K] = stored_row
-            else:
-                held[:K, r] = stored_row
+        held_in = [self.A] + [held for key, held in self._layouts.items() if key[0] == "A" and held is not self.A]
+        keys = ["row"] + [key[1] for key, held in self._layouts.items() if key[0] == "A" and held is not self.A]
+        if _array_module(self.A) is np:
+            for held, layout in zip(held_in, keys, strict=True):
+                if layout == "row":
+                    held[r, :K] = stored_row
+                else:
+                    held[:K, r] = stored_row
+            return
+        size = stored_row.itemsize
+        for held, layout in zip(held_in, keys, strict=True):
+            if layout == "row":
+                _device_copy(held.data.ptr + r * held.strides[0], 0, stored_row.data.ptr, 0, K * size, 1)
+            else:  # column r of K rows: one element per row, each a row's pitch apart
+                _device_copy(held.data.ptr + r * size, held.strides[0], stored_row.data.ptr, size, size, K)
 
     def row_reference(self, r: int, values64):
         """C's right row r when row r of A holds `values64` (float64; fp8: the codes' values, row r's scales of A
@@ -164,6 +178,18 @@ class Problem:
             return stored
         pad = store_c(xp.full((1, 1), sentinel(self.c_dtype), dtype=xp.float32), self.c_dtype, "row")[0, 0].item()
         return pad_rows(stored, ldc, pad)
+
+
+def _device_copy(dst: int, dpitch: int, src: int, spitch: int, width: int, height: int) -> None:
+    """`height` rows of `width` bytes from src to dst (device pointers; pitches in bytes) on CuPy's current stream."""
+    import cupy
+
+    rt = cupy.cuda.runtime
+    stream = cupy.cuda.get_current_stream().ptr
+    if height == 1:
+        rt.memcpyAsync(dst, src, width, rt.memcpyDeviceToDevice, stream)
+    else:
+        rt.memcpy2DAsync(dst, dpitch, src, spitch, width, height, rt.memcpyDeviceToDevice, stream)
 
 
 def pad_rows(stored, ld: int, fill):

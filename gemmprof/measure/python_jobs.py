@@ -4,6 +4,8 @@ input dtype, arrays adapter)), run by measure.callables.run_callable; the PyCall
 
 from __future__ import annotations
 
+from functools import partial
+
 from gemmprof.catalog.launch_fields import FP8_DTYPES
 from gemmprof.measure import arrays as arrays_mod
 from gemmprof.measure import callables
@@ -87,10 +89,13 @@ def fp8_baseline_jobs(kernels, py_jobs: list[tuple], wanted: bool, note, shape, 
         if why:
             note(f"no cuBLASLt fp8 row for {dtype} inputs: {why}")
             continue
-        item = callables.PyCallable(name=cublaslt_fp8_name(dtype, c_dtype, scales),
-                                    title=cublaslt_fp8_title(dtype, c_dtype, scales), fn=torch_scaled_mm, id="cuBLAS",
-                                    kind="baseline", c_dtype=c_dtype)
-        jobs.append(("callable", (item, dtype, arrays_mod.adapter("torch"))))
+        # per tensor, also the row that accumulates as a per-tensor kernel does (h14): all of K in the tensor cores
+        for fast in (False, True) if scales in ("", "tensor") else (False,):
+            item = callables.PyCallable(name=cublaslt_fp8_name(dtype, c_dtype, scales, fast),
+                                        title=cublaslt_fp8_title(dtype, c_dtype, scales, fast),
+                                        fn=partial(torch_scaled_mm, fast_accum=True) if fast else torch_scaled_mm,
+                                        id="cuBLAS", kind="baseline", c_dtype=c_dtype)
+            jobs.append(("callable", (item, dtype, arrays_mod.adapter("torch"))))
     return jobs
 
 
