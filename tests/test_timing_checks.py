@@ -398,17 +398,20 @@ def test_checks_s_counts_the_device_work_over_every_call():
     assert tv.checks_s(3_000_000) == pytest.approx(0.002 + 0.003 + 40 * 0.05e-3)
 
 
-def test_the_run_note_gives_the_checks_cost_against_the_time_so_far(monkeypatch):
+def test_the_run_says_what_its_checks_cost_against_the_time_gemmprof_took():
     from gemmprof import cli
-    from gemmprof.commands.run import checks_note
+    from gemmprof.commands.run import elapsed_s
     from gemmprof.results.run import RunResult
     from gemmprof.results.stages import TimingChecks
 
     row = _row("v")
     row.checks = TimingChecks(100, (3, 50), cost_s=0.25)
     result = RunResult(SHAPE, 1.0, 0.0, {}, "h100", 7, {}, [row])
-    note = checks_note(result, now_ns=cli.STARTED_NS + 10 * 10 ** 9)
-    assert note.startswith("checks of the timed calls: 0.25 s of this run's 10.0 s (2.5%")
+    assert result.checks_line() is None  # not known until the run has ended
+    result.elapsed_s = elapsed_s(now_ns=cli.STARTED_NS + 10 * 10 ** 9)
+    assert result.checks_line().startswith("checks of the timed calls: 0.25 s of the run's 10.0 s (2.5%")
+    back = RunResult.from_dict(result.to_dict())
+    assert back.elapsed_s == 10.0 and back.checks_line() == result.checks_line() and back.notes == []
 
 
 def test_a_sustained_warm_up_is_not_counted_in_the_checks_cost_and_a_burst_one_is():

@@ -189,9 +189,8 @@ def command(variants, all_, dtype, scales, spec_files, callables, c_dtype, array
     runner.ahead = _compile_ahead(jobs, options)
     try:
         context_lost = _run_jobs(runner, result, jobs, options, gpu_spec, params, save, dtype)
-        if not launch_once:
-            result.notes.append(checks_note(result))
-            save()
+        result.elapsed_s = elapsed_s()
+        save()
     except (KeyboardInterrupt, Exception):
         if save_to:
             click.echo(f"\nstopped: the {len(result.variants)} finished variants are saved in {save_to}", err=True)
@@ -280,17 +279,13 @@ def _device_name() -> str | None:
         return None
 
 
-def checks_note(result, now_ns: int | None = None) -> str:
-    """The run's note of what the checks of its timed calls cost, against the time gemmprof has run so far."""
+def elapsed_s(now_ns: int | None = None) -> float:
+    """Seconds since gemmprof started (cli.STARTED_NS)."""
     import time
 
     from gemmprof.cli import STARTED_NS
 
-    wall_s = ((now_ns or time.perf_counter_ns()) - STARTED_NS) / 1e9
-    cost = result.checks_cost_s
-    return (f"checks of the timed calls: {cost:.2f} s of this run's {wall_s:.1f} s ({100 * cost / wall_s:.1f}%; "
-            "rows of A changed and C poisoned around every call, chosen calls verified, the device synchronized "
-            "after each batch: an upper bound, docs/measuring.md)")
+    return ((now_ns or time.perf_counter_ns()) - STARTED_NS) / 1e9
 
 
 def _finish(context_lost: bool, code: int):

@@ -145,7 +145,8 @@ def run_table(result: RunResult) -> Table:
     built = sorted({v.build.label for v in result.variants if v.build})
     if built:
         title += "; built by " + ", ".join(built)
-    notes = [legend([c.key for c in cols]), method_line(result), *_against(rows), *result.notes]
+    notes = [legend([c.key for c in cols]), method_line(result), *_against(rows), *result.notes,
+             *filter(None, [result.checks_line()])]
     tuned = [f"{v.name} ({v.params_source})" for v in result.variants if v.params_source]
     if tuned:
         notes.append("parameters from `gemmprof tune --keep`, not the spec's defaults: " + "; ".join(tuned)

@@ -39,7 +39,7 @@ CUBLASLT_PREFIX = "cublaslt_best"  # cuBLASLt's best of N beside a cuBLAS row: c
 # records of the machine and the timing as found, free-form; `build`, run-wide or per variant, is a build record
 # `report` shows as it is)
 RUN_KEYS = frozenset(("kind", "schema", "gemmprof_version", "created", "command", "device", "gpu_spec", "gpu_profile",
-                      "shape", "alpha", "beta", "seed", "timing_method", "variants", "notes", "build"))
+                      "shape", "alpha", "beta", "seed", "timing_method", "variants", "notes", "build", "elapsed_s"))
 VARIANT_KEYS = frozenset((
     "id", "name", "title", "dtype", "kind", "status", "message", "params", "grid", "block", "registers",
     "static_smem", "dynamic_smem", "local_bytes", "occupancy", "rel_error", "tolerance", "unwritten", "reads_c",
@@ -295,6 +295,7 @@ class RunResult:
     gemmprof_version: str = ""
     command: str = ""
     notes: list[str] = field(default_factory=list)  # what the run left out and why (e.g. no cuBLASLt row)
+    elapsed_s: float | None = None  # gemmprof's time from its start to the run's last variant (checks_line)
 
     def baseline_for(self, dtype: str, c_dtype: str = "fp32", scales: str = "") -> VariantResult | None:
         """The cuBLAS row a kernel of `dtype` inputs writing a `c_dtype` C is compared with (SGEMM for fp32, HGEMM
@@ -308,6 +309,15 @@ class RunResult:
             if v.kind == "baseline" and v.name == name and v.passed:
                 return v
         return None
+
+    def checks_line(self) -> str | None:
+        """What the checks of the timed calls cost, against the time gemmprof took (None before it is known)."""
+        if not self.elapsed_s or not any(v.checks for v in self.variants):
+            return None
+        cost = self.checks_cost_s
+        return (f"checks of the timed calls: {cost:.2f} s of the run's {self.elapsed_s:.1f} s "
+                f"({100 * cost / self.elapsed_s:.1f}%; rows of A changed and C poisoned around every call, chosen "
+                "calls verified, the device synchronized after each batch: an upper bound, docs/measuring.md)")
 
     @property
     def checks_cost_s(self) -> float:
@@ -331,7 +341,8 @@ class RunResult:
                 "gpu_spec": self.gpu_spec, "shape": self.shape.to_dict(), "alpha": self.alpha, "beta": self.beta,
                 "seed": self.seed, "timing_method": self.timing_method,
                 "variants": [v.to_dict() for v in self.variants],
-                **({"notes": list(self.notes)} if self.notes else {})}
+                **({"notes": list(self.notes)} if self.notes else {}),
+                **({"elapsed_s": self.elapsed_s} if self.elapsed_s is not None else {})}
 
     def save(self, path) -> None:
         save_json(path, self.to_dict())
@@ -366,7 +377,8 @@ class RunResult:
                    seed=f.int("seed", minimum=-MAX_COUNT), timing_method=f.mapping("timing_method") or {},
                    variants=[VariantResult.from_dict(v, f"variants[{i}]") for i, v in enumerate(variants)],
                    created=f.str("created", "") or "", gemmprof_version=f.str("gemmprof_version", "") or "",
-                   command=f.str("command", "") or "", notes=f.strs("notes"))
+                   command=f.str("command", "") or "", notes=f.strs("notes"),
+                   elapsed_s=f.num("elapsed_s", minimum=0))
 
 
 def _cublas_name(dtype: str, c_dtype: str) -> str | None:
