@@ -4,6 +4,7 @@ In a notebook: ``gemmprof.to_dataframe(gemmprof.load("results.json"))``; a Pytho
 ``gemmprof.bench(fn, m=4096, n=4096, k=4096, dtype="fp16")``.
 """
 
+from gemmprof import _started  # noqa: F401 - first of all: when gemmprof started (a run's elapsed_s)
 from gemmprof._version import __version__
 
 __all__ = ["__version__", "bench", "explain", "ladder_check", "load", "to_dataframe"]

@@ -4,14 +4,11 @@ from __future__ import annotations
 
 import importlib
 import sys
-import time
 
 import click
 
 from gemmprof._version import __version__
 from gemmprof.errors import GemmprofError
-
-STARTED_NS = time.perf_counter_ns()  # gemmprof's start: its first module, click imported (start-up is ~0.06 s before)
 
 # name -> (module, one-line help). Modules are imported only when their command runs.
 COMMANDS = {

@@ -399,7 +399,7 @@ def test_checks_s_counts_the_device_work_over_every_call():
 
 
 def test_the_run_says_what_its_checks_cost_against_the_time_gemmprof_took():
-    from gemmprof import cli
+    from gemmprof import _started
     from gemmprof.commands.run import elapsed_s
     from gemmprof.results.run import RunResult
     from gemmprof.results.stages import TimingChecks
@@ -408,7 +408,7 @@ def test_the_run_says_what_its_checks_cost_against_the_time_gemmprof_took():
     row.checks = TimingChecks(100, (3, 50), cost_s=0.25)
     result = RunResult(SHAPE, 1.0, 0.0, {}, "h100", 7, {}, [row])
     assert result.checks_line() is None  # not known until the run has ended
-    result.elapsed_s = elapsed_s(now_ns=cli.STARTED_NS + 10 * 10 ** 9)
+    result.elapsed_s = elapsed_s(now_ns=_started.STARTED_NS + 10 * 10 ** 9)
     assert result.checks_line().startswith("checks of the timed calls: 0.25 s of the run's 10.0 s (2.5%")
     back = RunResult.from_dict(result.to_dict())
     assert back.elapsed_s == 10.0 and back.checks_line() == result.checks_line() and back.notes == []

@@ -127,6 +127,8 @@ def command(variants, all_, dtype, scales, spec_files, callables, c_dtype, array
       gemmprof run 15 --callable my_gemm.py:gemm --arrays torch   # torch tensors instead of CuPy arrays
       gemmprof run --callable examples/torch_matmul/torch_matmul.py:matmul --dtype fp16 --c-dtype fp16
       gemmprof run h12 --size 8192 --cublaslt-best 8   # beside cuBLAS: cuBLASLt's fastest of its top 8
+      gemmprof run h14 --dtype e4m3 --scales 1x128 --size 4096   # fp8, block scales, beside cuBLASLt fp8
+      gemmprof run --callable examples/triton_fp8/triton_fp8.py:matmul --dtype e4m3 --scales tensor
     """
     from gemmprof.catalog.selection import choose
     from gemmprof.measure import python_jobs
@@ -283,7 +285,7 @@ def elapsed_s(now_ns: int | None = None) -> float:
     """Seconds since gemmprof started (cli.STARTED_NS)."""
     import time
 
-    from gemmprof.cli import STARTED_NS
+    from gemmprof._started import STARTED_NS
 
     return ((now_ns or time.perf_counter_ns()) - STARTED_NS) / 1e9
 
