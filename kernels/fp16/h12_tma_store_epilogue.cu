@@ -84,22 +84,7 @@
 
 static_assert(BK == 64, "one 128-byte swizzled row of K per tile row: BK = 64 (fp16/bf16)");
 static_assert(BN % 8 == 0 && BN >= 32 && BN <= 256, "BN is the wgmma N: a multiple of 8, 32 to 256");
-static_assert(CLUSTER_M == 1 || BN % 16 == 0,
-              "in pairs each CTA loads BN / 2 rows of B: whole 1024-byte swizzle atoms (8 rows)");
-static_assert(CLUSTER_M == 1 || CLUSTER_M == 2, "clusters of 1 x 1 (h6's loads) or 2 x 1 CTAs (B shared)");
-static_assert(GROUP_M % CLUSTER_M == 0, "GROUP_M counts tile rows: whole cluster rows");
-static_assert(EPI_BUFS == 2 || EPI_BUFS == 4, "two or four staging buffers per consumer warpgroup");
-
-namespace h12 {
-constexpr uint32_t EPI_BYTES = EPI_BUFS * TMA_EPI_BUF_BYTES;  // EPI_BUFS staging buffers per consumer warpgroup
-static_assert(EPI_BYTES >= EPI_WARPGROUP_BYTES, "the buffers double as store_acc_rows' slices");
-}  // namespace h12
-
-// This CTA's tile in cluster tile `ctile` (hopper.cuh, cluster_tile_coords; GROUP_M counts tile rows).
-__device__ __forceinline__ void cta_tile(int ctile, int ctiles_m, int ctiles_n, uint32_t rank, int& tm, int& tn)
-{
-    cluster_tile_coords<CLUSTER_M, 1>(ctile, ctiles_m, ctiles_n, GROUP_M / CLUSTER_M, rank, tm, tn);
-}
+#include "tma_store_schedule.cuh"  // pairs sharing B, grouped tile rows, the staging buffers, cta_tile
 
 extern "C" __global__ void __launch_bounds__(128 * (CONSUMERS + 1), 1)
 hgemm_tma_store(int M, int N, int K, float alpha, const elem_t* __restrict__ A, const elem_t* __restrict__ B,
@@ -172,7 +157,7 @@ hgemm_tma_store(int M, int N, int K, float alpha, const elem_t* __restrict__ A, 
         // ---- consumers: warpgroup c owns rows 64c .. 64c + 63 of every tile ----
         setmaxnreg_inc<232>();
         const int c = wg - 1;
-        const uint32_t bufs = smem_epi + c * h12::EPI_BYTES;
+        const uint32_t bufs = smem_epi + c * tma_store::EPI_BYTES;
         auto release = [&](int s) {  // stage s is free for both producers: here and on the peer's empty[s]
             mbar_arrive(smem_u32(&empty[s]));
             if (CLUSTER_M > 1)
