@@ -96,7 +96,7 @@ def test_expect_clock_refuses_a_figure_taken_at_another_clock():
         r._persist = types.SimpleNamespace(status="stand-in")
         return r
 
-    bench = types.SimpleNamespace(verify_checked=lambda: [])
+    bench = types.SimpleNamespace(verify_checked=lambda: [], host_ns=0)
     for expected, status in ((1500, "ok"), (1755, "rejected")):
         row = _row("v")
         timed = timing.TimedVariant(Measurement((1.0,) * 5), ClockRecord(1500, 1500, held_mhz=1500, held_min_mhz=1485,
