@@ -4,3 +4,8 @@ counted from it)."""
 import time
 
 STARTED_NS = time.perf_counter_ns()
+
+
+def elapsed_s(now_ns: int | None = None) -> float:
+    """Seconds since gemmprof started."""
+    return ((now_ns or time.perf_counter_ns()) - STARTED_NS) / 1e9

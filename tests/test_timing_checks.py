@@ -400,18 +400,19 @@ def test_checks_s_counts_the_device_work_over_every_call():
 
 def test_the_run_says_what_its_checks_cost_against_the_time_gemmprof_took():
     from gemmprof import _started
-    from gemmprof.commands.run import elapsed_s
+    from gemmprof._started import elapsed_s
+    from gemmprof.render.run_tables import checks_line
     from gemmprof.results.run import RunResult
     from gemmprof.results.stages import TimingChecks
 
     row = _row("v")
     row.checks = TimingChecks(100, (3, 50), cost_s=0.25)
     result = RunResult(SHAPE, 1.0, 0.0, {}, "h100", 7, {}, [row])
-    assert result.checks_line() is None  # not known until the run has ended
+    assert checks_line(result) is None  # not known until the run has ended
     result.elapsed_s = elapsed_s(now_ns=_started.STARTED_NS + 10 * 10 ** 9)
-    assert result.checks_line().startswith("checks of the timed calls: 0.25 s of the run's 10.0 s (2.5%")
+    assert checks_line(result).startswith("checks of the timed calls: 0.25 s of the run's 10.0 s (2.5%")
     back = RunResult.from_dict(result.to_dict())
-    assert back.elapsed_s == 10.0 and back.checks_line() == result.checks_line() and back.notes == []
+    assert back.elapsed_s == 10.0 and checks_line(back) == checks_line(result) and back.notes == []
 
 
 def test_a_sustained_warm_up_is_not_counted_in_the_checks_cost_and_a_burst_one_is():

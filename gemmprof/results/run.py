@@ -295,7 +295,7 @@ class RunResult:
     gemmprof_version: str = ""
     command: str = ""
     notes: list[str] = field(default_factory=list)  # what the run left out and why (e.g. no cuBLASLt row)
-    elapsed_s: float | None = None  # gemmprof's time from its start to the run's last variant (checks_line)
+    elapsed_s: float | None = None  # gemmprof's time from its start to the run's last variant
 
     def baseline_for(self, dtype: str, c_dtype: str = "fp32", scales: str = "") -> VariantResult | None:
         """The cuBLAS row a kernel of `dtype` inputs writing a `c_dtype` C is compared with (SGEMM for fp32, HGEMM
@@ -309,15 +309,6 @@ class RunResult:
             if v.kind == "baseline" and v.name == name and v.passed:
                 return v
         return None
-
-    def checks_line(self) -> str | None:
-        """What the checks of the timed calls cost, against the time gemmprof took (None before it is known)."""
-        if not self.elapsed_s or not any(v.checks for v in self.variants):
-            return None
-        cost = self.checks_cost_s
-        return (f"checks of the timed calls: {cost:.2f} s of the run's {self.elapsed_s:.1f} s "
-                f"({100 * cost / self.elapsed_s:.1f}%; rows of A changed and C poisoned around every call, chosen "
-                "calls verified, the device synchronized after each batch: an upper bound, docs/measuring.md)")
 
     @property
     def checks_cost_s(self) -> float:
