@@ -242,8 +242,8 @@ def _shape_of(cmd):
 
 
 class Children:
-    """A stand-in for the child `gemmprof run`: writes the run of `runs` at its shape (or, with --interleave, the
-    confirmation of its variant at `again_pct`) where the shape is not in `crash`."""
+    """A stand-in for the child `gemmprof run`: writes the run of `runs` at its shape (or, into a confirm_ file,
+    the confirmation of its variant at `again_pct`) where the shape is not in `crash`."""
 
     def __init__(self, runs, again_pct=None, crash=(), selectors=None):
         self.runs, self.again_pct, self.crash = runs, again_pct or {}, set(crash)
@@ -262,7 +262,8 @@ class Children:
             _run(shape, {}).save(out)  # what `run` saved before its first variant: a file, no variant
             return -9
         variant = self.selectors.get(cmd[cmd.index("run") + 1], cmd[cmd.index("run") + 1])
-        run = self.runs[shape] if "--interleave" not in cmd else _run(shape, {variant: 1 / self.again_pct[variant]})
+        again = Path(out).name.startswith("confirm_")  # a confirmation (always in turns)
+        run = self.runs[shape] if not again else _run(shape, {variant: 1 / self.again_pct[variant]})
         run.save(out)
         return 0
 
@@ -458,3 +459,21 @@ def test_the_script_passes_its_arguments_to_gemmprof_sweep(tmp_path, capsys):
     err = capsys.readouterr().err.strip().splitlines()
     assert err[-2:] == [f"error: --out-dir {tmp_path / 'none'}: not an existing folder (nothing to summarise)",
                         "error: --shapes: line 1: '12x' is not a shape (N for N x N x N, or MxNxK)"]
+
+
+def test_an_interleaved_sweep_times_each_shapes_variants_in_turns(tmp_path):
+    from click.testing import CliRunner
+
+    from gemmprof.cli import cli
+
+    runs = {A: _run(A, {"r13": 2.0, "r16": 0.8})}
+    kids = Children(runs, selectors={"13": "r13", "16": "r16"})
+    req = _request(tmp_path, (A,), interleave=True, names={"r13": ("13",), "r16": ("16",)})
+    assert lib.run_sweep(req, [lib.LocalSlot(None, kids)], print) == []
+    (first,) = kids.commands
+    assert "--interleave" in first and first[4] == "13-16"
+    # the command line sets it; run has no --interleave of its own to pass through --run-option
+    out = CliRunner().invoke(cli, ["sweep", "13", "--dtype", "fp16", "--run-option", "--interleave", "--stand-in",
+                                   "--shapes", "1024", "--out-dir", str(tmp_path / "x")])
+    assert out.exit_code != 0 and "sets --interleave itself" in str(out.exception)
+    assert "--interleave" in CliRunner().invoke(cli, ["sweep", "--help"]).output

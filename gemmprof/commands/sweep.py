@@ -61,6 +61,10 @@ def _run_dtypes() -> tuple[str, ...]:
 @click.option("--run-option", "run_options", multiple=True, metavar="'--OPTION VALUE'",
               help="Any other `gemmprof run` option for every run, split as a shell splits it (repeatable), e.g. "
                    "--run-option '--seed 1' --run-option --no-flush.")
+@click.option("--interleave", is_flag=True,
+              help="Each shape's run times its variants and the baseline in turns (gemmprof run --interleave): one "
+                   "warm-up for them all, so a sustained sweep takes a fraction of the time, and the clock's drift "
+                   "reaches every variant alike.")
 @click.option("--confirm", is_flag=True,
               help="After each shape's run, time each variant within 5 percent of its best again beside the baseline "
                    "alone, the two in turns (confirm_MxNxK_VARIANT.json); the best column takes the highest of those.")
@@ -88,7 +92,7 @@ def _run_dtypes() -> tuple[str, ...]:
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default=None, help="Format of the terminal tables.")
 @click.option("--stand-in", is_flag=True, hidden=True, help="Invented runs instead of the GPU (tests, dry runs).")
 def command(variants, spec_files, callables, c_dtype, arrays, dtypes, shapes, shapes_file, model_file, tokens, budget,
-            precision, max_reps, regime, fill, l2, run_options, confirm, baseline, p, highlight, gpus, ray_address,
+            precision, max_reps, regime, fill, l2, run_options, interleave, confirm, baseline, p, highlight, gpus, ray_address,
             out_dir, summarize_only, no_plot, fmt, stand_in):
     """Time variants over many shapes, one `gemmprof run` per shape, and summarise each against a baseline.
 
@@ -102,6 +106,7 @@ def command(variants, spec_files, callables, c_dtype, arrays, dtypes, shapes, sh
     Examples:
       gemmprof sweep --callable examples/triton_matmul/triton_matmul.py:matmul --model examples/models/llama3_8b.json --dtype bf16
       gemmprof sweep h12 h13 --dtype fp16,bf16 --shapes "4096 8192 64x10240x8192" --confirm --gpus all
+      gemmprof sweep h6 h8 h9 h11 h12 h13 plan --dtype fp16 --interleave --confirm --run-option --no-energy
       gemmprof sweep --spec my_kernel.yaml --dtype fp16 --model config.json --tokens 1,64,4096 --baseline cuBLAS
       gemmprof sweep h6 h12 --dtype fp16 --highlight h12 --fast-p 0.95 --run-option '--seed 1'
       gemmprof sweep --dtype fp16 --out-dir sweep-shapes-fp16 --summarize-only    # no GPU: the files again
@@ -139,7 +144,7 @@ def command(variants, spec_files, callables, c_dtype, arrays, dtypes, shapes, sh
         names, expected = _names(variants, spec_files, refs, dt, where) if selectors and not summarize_only else ({}, ())
         req = lib.SweepRequest(dtype=dt, shapes=shape_list, out_dir=folder, selectors=tuple(selectors), names=names,
                                layers=layers, model=model, budget_s=budget, precision=precision, max_reps=max_reps,
-                               c_dtype=c_dtype, arrays=arrays, run_args=extra, confirm=confirm, baseline=base, p=p,
+                               c_dtype=c_dtype, arrays=arrays, run_args=extra, interleave=interleave, confirm=confirm, baseline=base, p=p,
                                highlight=tuple(highlight))
         requests.append((req, expected))
     if not summarize_only:

@@ -51,6 +51,7 @@ class SweepRequest:
     c_dtype: str | None = None
     arrays: str | None = None
     run_args: tuple[str, ...] = ()  # every other `gemmprof run` argument, passed through as it is
+    interleave: bool = False  # each shape's run times its variants in turns (a confirmation always does)
     confirm: bool = False
     baseline: str = CUBLAS
     p: float = 1.0
@@ -268,7 +269,7 @@ def run_shape(req: SweepRequest, shape: GemmShape, slot, say: Callable[[str], No
     if kept(out):
         say(f"{tag} {shape.label}: kept {kept(out).name}")
     else:
-        rc, secs = _finish(slot, req.child(shape, out), out)
+        rc, secs = _finish(slot, req.child(shape, out, interleave=req.interleave), out)
         state = "" if kept(out) else f", no results file (see {out.with_suffix('.log').name})"
         say(f"{tag} {shape.label}: rc={rc} {secs:.1f} s on {slot.label}{state}")
     found = kept(out)
