@@ -1,4 +1,4 @@
-"""`gemmprof run --interleave`: variants verified one by one, then timed together in round-robin batches.
+"""`gemmprof run --interleave`: variants verified one by one, then timed together in batches taken in turns.
 
 No GPU: the timers are stand-ins on a simulated GPU whose clock falls as it runs, and the command runs with a
 stand-in Runner, as tests/test_reliability.py does.
@@ -25,8 +25,53 @@ def test_round_robin_takes_turns_and_times_every_repetition():
         return timed
 
     samples = round_robin([timer("a"), timer("b")], [5, 3], 3)
-    assert calls == [("a", 1), ("b", 1), ("a", 2), ("b", 1), ("a", 2), ("b", 1)]
+    assert calls == [("a", 1), ("b", 1), ("b", 1), ("a", 2), ("a", 2), ("b", 1)]  # rounds in turn: ab, ba, ab
     assert [len(s) for s in samples] == [5, 3]
+
+
+@pytest.mark.parametrize("n", range(1, 10))
+def test_each_variant_follows_every_other_equally_often(n):
+    from collections import Counter
+
+    from gemmprof.measure.timing import round_order
+
+    rounds = n if n % 2 == 0 else 2 * n  # a balanced Latin square's rows: n of them, 2n for odd n
+    follows = Counter()
+    for r in range(rounds):
+        row = round_order(n, r)
+        assert sorted(row) == list(range(n))
+        follows.update(zip(row, row[1:], strict=False))
+    assert set(follows) == {(a, b) for a in range(n) for b in range(n) if a != b}
+    assert len(set(follows.values())) <= 1  # every ordered pair alike
+
+
+def test_a_light_kernel_lends_no_variant_a_lasting_lead():
+    """A power-capped GPU: a batch that starts after the light kernel's runs 5% faster (the clock it left). Two
+    identical heavy kernels beside it: in a fixed order the one after it would always gain; in balanced rounds
+    they come out alike."""
+    last = {"light": False}
+
+    def timer(base_ms, light):
+        def timed(n):
+            lead = last["light"] and not light
+            last["light"] = light
+            return [base_ms * (0.95 if lead else 1.0)] * n
+        return timed
+
+    def medians():
+        timers = [timer(0.3, True), timer(1.0, False), timer(1.0, False), timer(1.0, False)]
+        config = TimingConfig(min_reps=300, max_reps=300, budget_s=0.0, interleave_rounds=12)
+        return [statistics.fmean(m.samples_ms) for m in time_interleaved(timers, [lambda: None] * 4, config)]
+
+    light, heavy1, heavy2, heavy3 = medians()
+    assert heavy1 == pytest.approx(heavy2, rel=1e-9) == pytest.approx(heavy3, rel=1e-9)  # alike turns after it
+    assert heavy1 < 1.0
+    fixed = [0, 1, 2, 3]
+    from unittest import mock
+
+    with mock.patch("gemmprof.measure.timing.round_order", lambda n, r: fixed):
+        light, heavy1, heavy2, heavy3 = medians()
+    assert heavy1 / heavy2 < 0.96  # a fixed order: the kernel after the light one always gains
 
 
 class _DriftingGpu:
@@ -72,7 +117,7 @@ def test_time_interleaved_warms_up_then_reads_clocks_around_the_timed_loop():
 def test_timing_method_says_interleaved_only_when_it_was():
     assert "interleave_rounds" not in TimingConfig().to_dict()
     d = TimingConfig(interleave_rounds=10).to_dict()
-    assert d["interleave_rounds"] == 10 and "round-robin" in d["method"]
+    assert d["interleave_rounds"] == 10 and "balanced Latin square" in d["method"]
 
 
 # -- the runner: only verified variants are timed, each batch in its own NVTX range ---------------------------
@@ -115,9 +160,10 @@ def test_runner_times_the_verified_variants_together(monkeypatch):
     assert rows[1].timing is None and rows[1].status == "FAIL"
     assert all(len(v.timing.samples_ms) == 6 and v.passed for v in (rows[0], rows[2]))
     pushed = [name for what, name in seen if what == "push"]
-    # each variant's warm-up and probes in its own range, then the three rounds taken in turns
-    assert pushed[-6:] == ["gemmprof fast 64x64x64", "gemmprof slow 64x64x64"] * 3
-    assert calls[-6:] == ["fast", "slow"] * 3
+    # each variant's warm-up and probes in its own range, then the three rounds taken in turns (ab, ba, ab)
+    f, s = "gemmprof fast 64x64x64", "gemmprof slow 64x64x64"
+    assert pushed[-6:] == [f, s, s, f, f, s]
+    assert calls[-6:] == ["fast", "slow", "slow", "fast", "fast", "slow"]
 
 
 def test_a_gemm_right_only_on_its_verified_call_fails_with_that_reason(monkeypatch):
@@ -193,7 +239,7 @@ def test_run_interleave_verifies_all_then_times_them_together(stand_in, tmp_path
                               ("time", ["naive", "gmem_coalescing", "smem_caching"])]
     saved = RunResult.from_dict(json.loads(out.read_text()))
     assert all(v.timing for v in saved.variants)
-    assert saved.timing_method["interleave_rounds"] == 10 and "round-robin" in saved.timing_method["method"]
+    assert saved.timing_method["interleave_rounds"] == 10 and "balanced Latin square" in saved.timing_method["method"]
 
 
 def test_interleave_with_launch_once_is_refused(stand_in, capsys):

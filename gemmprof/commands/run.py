@@ -91,9 +91,10 @@ def view_options(f):
 @method_options()
 @click.option("--interleave", is_flag=True,
               help=f"Verify every variant first, then time them together: each one's launches in "
-                   f"{INTERLEAVE_ROUNDS} batches taken round-robin, so clock drift reaches all alike. Under "
-                   "the power cap a batch starts at the clock the one before it left: interleave close "
-                   "variants (a light one lends the next a faster clock).")
+                   f"{INTERLEAVE_ROUNDS} batches taken in turns, so clock drift reaches all alike. Under "
+                   "the power cap a batch starts at the clock the one before it left (a light one lends the next "
+                   "a faster clock): each round runs in a row of a balanced Latin square, so every variant "
+                   "follows every other one equally often.")
 @click.option("--launch-once", is_flag=True, help="Verify, then launch each variant once in its NVTX range (for ncu).")
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default=None, help="Output format for the terminal.")
 @view_options

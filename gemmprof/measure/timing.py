@@ -48,7 +48,8 @@ class TimingConfig:
     # +-precision of it (Measurement.median_ci); 0: spend the whole budget (up to max_reps)
     precision: float = 0.005
     # > 0: the variants of a run are timed together, each one's repetitions in this many batches taken in turn
-    # (round-robin), so a clock that drifts during the run reaches every variant alike; 0: one after another
+    # (in turns, each round ordered by round_order), so a clock that drifts during the run reaches every variant alike;
+    # 0: one after another
     interleave_rounds: int = 0
     regime: str = "burst"  # burst | sustained (REGIMES)
     l2: str | None = None  # flush | rotate | warm (measure/l2.POLICIES); None: by flush_l2
@@ -101,7 +102,8 @@ class TimingConfig:
             d["settle"] = self.settle.to_dict()
         if self.interleave_rounds:
             d["method"] += (f"; variants interleaved: each one's repetitions in {self.interleave_rounds} batches "
-                            "taken round-robin")
+                            "taken in turns, each round in the order of a row of a balanced Latin square (each "
+                            "variant follows every other one equally often)")
             d["interleave_rounds"] = self.interleave_rounds
         return d
 
@@ -510,23 +512,48 @@ def until_precise(timed: Callable[[int], list[float]], config: TimingConfig) -> 
     return samples + _until(timed, config, samples, repetitions(samples, config))
 
 
+def _williams_first_row(n: int) -> list[int]:
+    first, lo, hi = [0], 1, n - 1
+    while len(first) < n:  # 0, 1, n-1, 2, n-2, ...
+        first.append(lo)
+        lo += 1
+        if len(first) < n:
+            first.append(hi)
+            hi -= 1
+    return first
+
+
+def round_order(n: int, r: int) -> list[int]:
+    """The order of round r among n variants: a row of a balanced Latin square (Williams; 2n rows for odd n, the
+    second n reversed), so over its rows each variant comes straight after every other one equally often. The
+    rows are visited in the square's own first-row order, which spreads the pairs across round boundaries too
+    (balanced over every n rounds for even n). Under a power cap a light kernel lends the next one a faster clock
+    (measured on the H200: the same kernel 5% faster after a light one than after a heavy one); a fixed order
+    gives that lead to the same variant in every round."""
+    first = _williams_first_row(n)
+    k = r % (n if n % 2 == 0 else 2 * n)
+    i = first[k % n]
+    row = [(x + i) % n for x in first]
+    return row[::-1] if k >= n else row
+
+
 def round_robin(timers: list[Callable[[int], list[float]]], reps: list[int], rounds: int) -> list[list[float]]:
     """Variant i's reps[i] launches as `rounds` batches of near-equal size, the variants taking turns: round r
-    times batch r of variant 0, then of variant 1, and so on. timers[i](n) times n launches of variant i."""
+    times batch r of each variant, in round_order(len(timers), r). timers[i](n) times n launches of variant i."""
     samples: list[list[float]] = [[] for _ in timers]
     for r in range(rounds):
-        for i, timed in enumerate(timers):
+        for i in round_order(len(timers), r):
             n = reps[i] * (r + 1) // rounds - reps[i] * r // rounds
             if n:
-                samples[i] += timed(n)
+                samples[i] += timers[i](n)
     return samples
 
 
 def time_interleaved(timers: list[Callable[[int], list[float]]], warm_ups: list[Callable[[], None]],
                      config: TimingConfig, on_start: Callable[[], None] | None = None,
                      on_end: Callable[[], None] | None = None) -> list[Measurement]:
-    """Every variant warmed up, probed and sized to the budget as time_kernel does, then timed round-robin in
-    config.interleave_rounds rounds (1: one after another). No CUDA here: the timers and warm-ups bring it."""
+    """Every variant warmed up, probed and sized to the budget as time_kernel does, then timed in turns in
+    config.interleave_rounds rounds (round_robin) (1: one after another). No CUDA here: the timers and warm-ups bring it."""
     for warm_up in warm_ups:
         warm_up()
     if on_start:
@@ -612,7 +639,7 @@ def _until(timed: Callable[[int], list[float]], config: TimingConfig, probes: li
 def time_together(benches: list, config: TimingConfig, ops: DeviceOps, reader=None, sampler=None, persist=None,
                   nvtx_ranges: list[str | None] | None = None, timers_before: dict | None = None
                   ) -> list[TimedVariant]:
-    """Several variants timed in turns (config.interleave_rounds batches each, round-robin): warmed together
+    """Several variants timed in turns (config.interleave_rounds batches each, in turns: round_robin): warmed together
     (burst: each its warm-up calls; sustained: chunks in turns until the clock and power settle), probed and
     sized to the budget as time_variant does, then timed in rounds. Each variant's clock record covers the
     samples taken during its own batches."""
