@@ -24,7 +24,9 @@ def h11(**params):
     ((64, 4096, 4096), 32, 16, 128, 1),  # two rows of 32, not one of 64 split in two
     ((64, 14336, 4096), 64, 12, 224, 1),  # MW = 64 (16 KiB stages, 12 of them): its 224 tiles fill more than a wave
     ((100, 4096, 4096), 64, 12, 128, 1),  # two tile rows of 64
-    ((16, 14336, 4096), 16, 16, 224, 1),  # more tiles than SMs: no split, two waves
+    ((16, 14336, 4096), 16, 8, 224, 1),  # more tiles than SMs: no split; 8 stages, two CTAs per SM, one wave
+    ((16, 11008, 4096), 16, 8, 172, 1),
+    ((32, 11008, 4096), 32, 16, 344, 1),  # rows of 32 keep their ring (not measured with two per SM)
     ((16, 4096, 96), 16, 16, 64, 1),     # 2 k-tiles: no slice of SPLIT_MIN_KTILES
 ])
 def test_the_tile_ring_and_split_at_each_shape(shape, mw, stages, tiles, split):
