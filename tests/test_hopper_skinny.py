@@ -26,7 +26,7 @@ def h11(**params):
     ((100, 4096, 4096), 64, 12, 128, 1),  # two tile rows of 64
     ((16, 14336, 4096), 16, 8, 224, 1),  # more tiles than SMs: no split; 8 stages, two CTAs per SM, one wave
     ((16, 11008, 4096), 16, 8, 172, 1),
-    ((32, 11008, 4096), 32, 16, 344, 1),  # rows of 32 keep their ring (not measured with two per SM)
+    ((32, 11008, 4096), 32, 16, 172, 1),  # rows of 32 keep their ring (not measured with two per SM)
     ((16, 4096, 96), 16, 16, 64, 1),     # 2 k-tiles: no slice of SPLIT_MIN_KTILES
 ])
 def test_the_tile_ring_and_split_at_each_shape(shape, mw, stages, tiles, split):
@@ -36,6 +36,20 @@ def test_the_tile_ring_and_split_at_each_shape(shape, mw, stages, tiles, split):
     assert smem == stages * (64 + mw) * 64 * 2 + 1024 <= 232448
     assert k.decomposition_note(g, 132) == f"TILES={tiles}, SPLIT_K={split}"
     assert k.for_shape(g, 132).shape_defines == (("H11_MW", mw), ("H11_STAGES", stages))
+
+
+def test_two_ctas_share_an_sm_only_for_rows_of_16_past_one_wave():
+    """SHARED_STAGES: 8 stages (83 KiB) let two CTAs share an SM, so 172 or 224 tiles of 16 rows run in one wave;
+    0 gives the ring of one wave back (the kernel measured before: 16 stages, 164 KiB, one CTA per SM)."""
+    g = GemmShape(16, 11008, 4096)
+    _, _, smem = h11().launch_config(g, sms=132)
+    assert smem == 8 * (64 + 16) * 64 * 2 + 1024 and 2 * smem <= 232448
+    _, _, smem = h11(SHARED_STAGES=0).launch_config(g, sms=132)
+    assert smem == 16 * (64 + 16) * 64 * 2 + 1024 and 2 * smem > 232448
+    # one wave of tiles (16 x 4096 x 4096: 64 tiles split twice) keeps the deep ring
+    assert h11().for_shape(GemmShape(16, 4096, 4096), 132).shape_defines == (("H11_MW", 16), ("H11_STAGES", 16))
+    with pytest.raises(SpecError, match="SHARED_STAGES"):
+        h11(SHARED_STAGES=12)
 
 
 def test_constraints_name_what_is_wrong():
