@@ -52,6 +52,55 @@ def test_every_float_option_refuses_what_is_not_finite(option, text):
         assert math.isfinite(value)  # reached only when nothing refused it: fails the test
 
 
+# ---- every integer option: ASCII digits only (Python's int() also takes ' 3', '1_000', '+7' and other digits) ----
+
+NOT_DIGITS = [" 3", "3 ", "1_000", "+7", "-0", "0x10", "\u0663", "\uff13", "", "3.0", "1e3"]
+
+
+def _integer_options() -> list[tuple[str, click.Option]]:
+    out = []
+    for name, (module, _) in COMMANDS.items():
+        for param in importlib.import_module(module).command.params:
+            if isinstance(param.type, click.types.IntParamType) and not param.is_flag:
+                out.append((name, param))
+    return out
+
+
+INTEGER_OPTIONS = _integer_options()
+
+
+def test_the_integer_options_are_found_and_each_takes_digits_only():
+    from gemmprof.commands._options import WholeNumber
+
+    names = {(c, p.opts[-1]) for c, p in INTEGER_OPTIONS}
+    assert {("run", "--max-reps"), ("run", "--seed"), ("run", "--size"), ("tune", "--top"), ("build", "--jobs"),
+            ("occupancy", "--registers"), ("sweep", "--max-reps"), ("ceiling", "--copy-mib")} <= names, names
+    assert [(c, p.opts[-1]) for c, p in INTEGER_OPTIONS if not isinstance(p.type, WholeNumber)] == []
+    assert any(t.strip() != t for t in NOT_DIGITS) and any(not t.isascii() for t in NOT_DIGITS)
+
+
+@given(st.sampled_from(INTEGER_OPTIONS), st.sampled_from(NOT_DIGITS))
+def test_every_integer_option_refuses_what_is_not_plain_digits(option, text):
+    command, param = option
+    with pytest.raises(click.BadParameter, match="digits 0-9|range"):
+        param.type_cast_value(click.Context(click.Command(command)), text)
+
+
+def test_an_integer_written_plainly_is_taken():
+    command, param = next((c, p) for c, p in INTEGER_OPTIONS if (c, p.opts[-1]) == ("run", "--max-reps"))
+    assert param.type_cast_value(click.Context(click.Command(command)), "1000") == 1000
+
+
+def test_models_tiles_are_four_plain_whole_numbers(runner):
+    from clitools import invoke
+
+    for bad in ("128, 128,8,8", "128,128,8", "128,128,0,8", "1_28,128,8,8"):
+        result = invoke(runner, ["model", "--size", "64", "--tiles", bad])
+        assert result.exit_code != 0 and "--tiles" in result.output and "Traceback" not in result.output
+        assert len(result.output.strip().splitlines()) == 1
+    assert invoke(runner, ["model", "--size", "64", "--tiles", "64,64,8,8"]).exit_code == 0
+
+
 # ---- every file a command reads: a FIFO, a folder, a device or nothing is one line, never a hang ----
 
 OUTPUTS = {"-o", "--output", "--plot", "--save", "--save-csv", "--save-report", "--table", "--cache-dir",

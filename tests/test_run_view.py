@@ -150,3 +150,13 @@ def test_a_kernel_without_a_traffic_model_has_no_model_figure(tmp_path):
     text = render_text(terminal_view(run_table(run), columns=("rung", "AI model")), width=120)
     assert json.dumps(text)  # renders
     assert any(line.startswith("│ u1 ") and line.rstrip(" │").endswith("-") for line in text.splitlines())
+
+
+def test_a_run_without_variants_says_so_instead_of_an_empty_table_alone():
+    """A run writes its results file before its first variant; one that died there leaves a file with none."""
+    run = dataclasses.replace(load_run(LADDER), variants=[])
+    text = render_text(terminal_view(run_table(run), width=120), width=120)
+    assert "no variants in this results file" in text
+    assert to_csv(run_table(run)).strip().count("\n") == 0  # scripts get the header alone
+    full = load_run(LADDER)
+    assert "no variants" not in render_text(terminal_view(run_table(full), width=120), width=120)

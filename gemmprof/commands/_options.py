@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import math
 import os
+import re
 from pathlib import Path
 
 import click
@@ -13,7 +14,19 @@ from gemmprof.errors import InputError
 from gemmprof.render.table import FORMATS
 
 MAX_DIMENSION = 2 ** 31 - 1  # as GemmShape: CUDA grid limits and int32 indexing
-DIMENSION = click.IntRange(1, MAX_DIMENSION)
+
+
+class WholeNumber(click.IntRange):
+    """An integer option in a range, written in ASCII digits only: Python's int() would also take ' 3', '1_000',
+    '+7' and other scripts' digits, none of which a user means as a count."""
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, str) and not re.fullmatch(r"[0-9]+", value):
+            self.fail(f"{value!r} is not a whole number written in the digits 0-9", param, ctx)
+        return super().convert(value, param, ctx)
+
+
+DIMENSION = WholeNumber(1, MAX_DIMENSION)
 
 
 class FiniteFloat(click.ParamType):
@@ -249,7 +262,7 @@ def method_options(default_regime: str = "sustained"):
             click.option("--energy/--no-energy", "energy", default=None,
                          help="Joules per GEMM from NVML's energy counter over about 1 s of calls back to back "
                               "(default: with --regime sustained)."),
-            click.option("--checks", type=click.IntRange(0, 1000), default=3, show_default=True,
+            click.option("--checks", type=WholeNumber(0, 1000), default=3, show_default=True,
                          help="Timed calls verified per variant, chosen at random: each timed call with the chance "
                               "N over the calls the budget allows, so about N, and at least one (0: only the first "
                               "call)."),

@@ -6,7 +6,14 @@ import sys
 
 import click
 
-from gemmprof.commands._options import gpu_options, output_options, resolve_gpu, resolve_shape, shape_options
+from gemmprof.commands._options import (
+    WholeNumber,
+    gpu_options,
+    output_options,
+    resolve_gpu,
+    resolve_shape,
+    shape_options,
+)
 from gemmprof.errors import InputError
 from gemmprof.render.table import Column, Table, emit
 from gemmprof.results.stages import with_params
@@ -59,7 +66,7 @@ def _name(r) -> str:
               help="Build your own kernel from its YAML spec (repeatable); alone it builds only these, with VARIANTS "
                    "those too.")
 @click.option("--param", "params", multiple=True, metavar="NAME=VALUE", help="Override a parameter.")
-@click.option("-j", "--jobs", type=click.IntRange(1, 256), default=None,
+@click.option("-j", "--jobs", type=WholeNumber(1, 256), default=None,
               help="Parallel nvcc processes (default: CPU cores less two, 1 to 16).")
 @shape_options
 @gpu_options

@@ -5,7 +5,14 @@ from __future__ import annotations
 
 import click
 
-from gemmprof.commands._options import FiniteFloat, gpu_options, output_options, refuse_overwrite, resolve_gpu
+from gemmprof.commands._options import (
+    FiniteFloat,
+    WholeNumber,
+    gpu_options,
+    output_options,
+    refuse_overwrite,
+    resolve_gpu,
+)
 from gemmprof.errors import InputError, require_cupy
 
 DTYPE_CHOICES = ("fp32", "tf32", "fp16", "bf16")
@@ -24,7 +31,7 @@ DTYPE_CHOICES = ("fp32", "tf32", "fp16", "bf16")
                    "(default 4096,8192,8192x8192x4096).")
 @click.option("--bandwidth/--no-bandwidth", default=True, show_default=True,
               help="Also measure DRAM bandwidth: a device-to-device copy, bytes read plus bytes written.")
-@click.option("--copy-mib", type=click.IntRange(16, 1 << 16), default=1024, show_default=True, metavar="MIB",
+@click.option("--copy-mib", type=WholeNumber(16, 1 << 16), default=1024, show_default=True, metavar="MIB",
               help="Size of each of the copy's two buffers.")
 @click.option("--budget", type=FiniteFloat(positive=True, maximum=60), default=1.0, show_default=True,
               metavar="SECONDS", help="Timed seconds per point, at most (sustained: all of them).")
@@ -36,7 +43,7 @@ DTYPE_CHOICES = ("fp32", "tf32", "fp16", "bf16")
               help="L2 between timed calls: flushed, rotated through input sets totalling twice its size, or warm.")
 @click.option("--cool-down", "cool_down", type=FiniteFloat(minimum=0, maximum=600), default=0.0, show_default=True,
               metavar="SECONDS", help="Idle seconds before each point's warm-up.")
-@click.option("--seed", type=click.IntRange(0, 2 ** 32 - 1), default=None, help="Seed for the random inputs.")
+@click.option("--seed", type=WholeNumber(0, 2 ** 32 - 1), default=None, help="Seed for the random inputs.")
 @click.option("--no-save", is_flag=True, help="Measure and show, but keep nothing.")
 @gpu_options
 @output_options

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import click
 
 from gemmprof.commands._options import (
@@ -154,10 +156,10 @@ def _traffic_rows(shape, dt, beta, peak, bw, rungs, ladder, tiles, dtype, sms=No
 
     entries = []
     if tiles:
-        try:
-            bm, bn, tm, tn = (int(x) for x in tiles.split(","))
-        except ValueError:
-            raise InputError(f"--tiles {tiles!r}: expected four integers BM,BN,TM,TN") from None
+        parts = tiles.split(",")
+        if len(parts) != 4 or not all(re.fullmatch(r"[0-9]+", x) and int(x) > 0 for x in parts):
+            raise InputError(f"--tiles {tiles!r}: expected four whole numbers above 0, BM,BN,TM,TN")
+        bm, bn, tm, tn = (int(x) for x in parts)
         entries.append(("-", "--tiles", mdl.Tiles(bm, bn, tm, tn, smem=(bm, bn) != (1, 1)), None))
     if rungs or ladder:
         chosen = specmod.select(rungs, all_=ladder, dtype=None if rungs else (dtype if dtype in ("fp16", "bf16")

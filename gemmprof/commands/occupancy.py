@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import click
 
-from gemmprof.commands._options import gpu_options, output_options, resolve_gpu
+from gemmprof.commands._options import WholeNumber, gpu_options, output_options, resolve_gpu
 from gemmprof.render.table import Column, Table, emit
 
 
 @click.command("occupancy")
-@click.option("-t", "--threads", type=click.IntRange(1, 2 ** 31 - 1), required=True, help="Threads per block.")
-@click.option("-r", "--registers", type=click.IntRange(0, 2 ** 31 - 1), required=True, help="Registers per thread.")
-@click.option("--static-smem", type=click.IntRange(0, 2 ** 31 - 1), default=0, show_default=True, help="Static shared memory per block (bytes).")
-@click.option("--dynamic-smem", type=click.IntRange(0, 2 ** 31 - 1), default=0, show_default=True, help="Dynamic shared memory per block (bytes).")
+@click.option("-t", "--threads", type=WholeNumber(1, 2 ** 31 - 1), required=True, help="Threads per block.")
+@click.option("-r", "--registers", type=WholeNumber(0, 2 ** 31 - 1), required=True, help="Registers per thread.")
+@click.option("--static-smem", type=WholeNumber(0, 2 ** 31 - 1), default=0, show_default=True, help="Static shared memory per block (bytes).")
+@click.option("--dynamic-smem", type=WholeNumber(0, 2 ** 31 - 1), default=0, show_default=True, help="Dynamic shared memory per block (bytes).")
 @gpu_options
 @output_options
 def command(threads, registers, static_smem, dynamic_smem, gpu, gpu_file, fmt, output):

@@ -9,6 +9,7 @@ from pathlib import Path
 import click
 
 from gemmprof.commands._options import (
+    WholeNumber,
     c_dtype_option,
     callable_c_dtype,
     gpu_options,
@@ -57,7 +58,7 @@ from gemmprof.measure.arrays import ARRAY_KINDS
               help="Keep ncu's raw CSV output (read it again later with --from).")
 @click.option("--save", "save_json", type=click.Path(dir_okay=False), default=None, metavar="FILE.json",
               help="Write the profile results file that `gemmprof roofline` reads.")
-@click.option("--top", type=click.IntRange(1, 10), default=3, show_default=True, help="Stall reasons shown per launch.")
+@click.option("--top", type=WholeNumber(1, 10), default=3, show_default=True, help="Stall reasons shown per launch.")
 @gpu_options
 @output_options
 def command(variants, all_, spec_files, callables, c_dtype, arrays, size, m, n, k, params, cublas, from_file, dtype, sections, pc_sampling, skip_metrics,

@@ -9,6 +9,7 @@ import click
 
 from gemmprof.commands._options import (
     FINITE,
+    WholeNumber,
     gpu_options,
     refuse_directories,
     refuse_overwrite,
@@ -37,7 +38,7 @@ from gemmprof.render.table import FORMATS, emit
 @click.option("--no-cublas", is_flag=True, help="Leave the cuBLAS baselines out.")
 @click.option("-o", "--output", "--plot", "image", type=click.Path(dir_okay=False), default=None,
               metavar="FILE.png|svg|pdf", help="Draw the roofline into this image (the extension picks the format).")
-@click.option("--dpi", type=click.IntRange(50, 600), default=150, show_default=True, help="PNG resolution.")
+@click.option("--dpi", type=WholeNumber(50, 600), default=150, show_default=True, help="PNG resolution.")
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default=None, help="Table format (default: table).")
 @click.option("--table", "table_file", type=click.Path(dir_okay=False), default=None, metavar="FILE",
               help="Write the table to FILE instead of the terminal (.json/.csv/.txt pick the format).")

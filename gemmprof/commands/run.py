@@ -14,6 +14,7 @@ from gemmprof._started import elapsed_s
 from gemmprof.commands._options import (
     FINITE,
     FiniteFloat,
+    WholeNumber,
     c_dtype_option,
     fp8_scales,
     gpu_options,
@@ -72,19 +73,19 @@ def view_options(f):
               help="Use the specs' default parameters even where `gemmprof tune --keep` kept tuned ones for this GPU.")
 @click.option("--no-cublas", is_flag=True,
               help="Skip the baselines: cuBLAS, and torch.matmul beside --callable (then no % of cuBLAS).")
-@click.option("--cublaslt-best", "cublaslt_best", type=click.IntRange(0, 64), default=0, show_default=True,
+@click.option("--cublaslt-best", "cublaslt_best", type=WholeNumber(0, 64), default=0, show_default=True,
               metavar="N",
               help="Beside each cuBLAS row, cuBLASLt's best of its heuristic's top N algorithms (8 is usual): each "
                    "verified, all timed round-robin, the fastest kept as its own row and timed again like every "
                    "row; 0: none. Costs N verifications and timings more per cuBLAS row. Needs nvmath-python "
                    "(pip install 'gemmprof[cublaslt]').")
-@click.option("--seed", type=click.IntRange(0, 2 ** 32 - 1), default=None, help="Seed for the random inputs (default: fresh every run).")
+@click.option("--seed", type=WholeNumber(0, 2 ** 32 - 1), default=None, help="Seed for the random inputs (default: fresh every run).")
 @click.option("--budget", type=FiniteFloat(positive=True, maximum=3600), default=1.0, show_default=True,
               help="Seconds of timed launches per variant, at most (see --precision).")
 @click.option("--precision", type=FiniteFloat(minimum=0, maximum=100), default=0.5, show_default=True, metavar="PCT",
               help="Stop timing a variant once the 95% confidence interval of its median is within +-PCT% of it "
                    "(at least 10 launches); 0 spends the whole --budget. --interleave always spends it.")
-@click.option("--max-reps", type=click.IntRange(1, 10 ** 6), default=200, show_default=True,
+@click.option("--max-reps", type=WholeNumber(1, 10 ** 6), default=200, show_default=True,
               help="At most this many timed launches per variant (--budget decides how many: at least 10 where "
                    "this allows).")
 @click.option("--no-flush", is_flag=True, help="Do not flush L2 between repetitions (the same as --l2 warm).")

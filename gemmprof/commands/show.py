@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import click
 
-from gemmprof.commands._options import output_options, refuse_overwrite
+from gemmprof.commands._options import WholeNumber, output_options, refuse_overwrite
 from gemmprof.commands.run import view_options
 
 
 @click.command("show")
 @click.argument("results", type=click.Path(dir_okay=False))
-@click.option("--top", type=click.IntRange(1, 10), default=3, show_default=True,
+@click.option("--top", type=WholeNumber(1, 10), default=3, show_default=True,
               help="Profile results: how many warp stall reasons per launch.")
 @view_options
 @output_options

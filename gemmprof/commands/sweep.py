@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from gemmprof.commands._options import FiniteFloat, c_dtype_option
+from gemmprof.commands._options import FiniteFloat, WholeNumber, c_dtype_option
 from gemmprof.commands.run import command as run_command
 from gemmprof.errors import GemmprofError, InputError
 from gemmprof.measure.arrays import ARRAY_KINDS
@@ -53,7 +53,7 @@ def _run_dtypes() -> tuple[str, ...]:
               help="Seconds of timed launches per variant and shape (gemmprof run --budget).")
 @click.option("--precision", type=FiniteFloat(minimum=0, maximum=100), default=None, metavar="PCT",
               help="gemmprof run --precision: stop timing a variant once its median is known to +-PCT percent.")
-@click.option("--max-reps", type=click.IntRange(1, 10 ** 6), default=None,
+@click.option("--max-reps", type=WholeNumber(1, 10 ** 6), default=None,
               help="Launches per variant at most (gemmprof run --max-reps; small shapes reach it first).")
 @click.option("--regime", default=None, metavar="NAME", help="gemmprof run --regime, passed to each run as given.")
 @click.option("--fill", default=None, metavar="NAME", help="gemmprof run --fill, passed to each run as given.")

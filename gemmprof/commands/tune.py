@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from gemmprof.commands._options import POSITIVE, FiniteFloat, resolve_shape, shape_options
+from gemmprof.commands._options import POSITIVE, FiniteFloat, WholeNumber, resolve_shape, shape_options
 from gemmprof.errors import InputError
 from gemmprof.render.table import FORMATS, emit
 
@@ -15,15 +15,15 @@ from gemmprof.render.table import FORMATS, emit
 @shape_options
 @click.option("--strategy", type=click.Choice(["exhaustive", "random", "optuna"]), default="exhaustive",
               show_default=True, help="optuna needs the extra: pip install 'gemmprof[tune]'.")
-@click.option("--budget-configs", type=click.IntRange(1, 10 ** 9), default=None, help="Stop after this many configurations.")
+@click.option("--budget-configs", type=WholeNumber(1, 10 ** 9), default=None, help="Stop after this many configurations.")
 @click.option("--budget-minutes", type=FiniteFloat(positive=True, maximum=525600), default=None,
               help="Stop proposing new configurations after this long.")
-@click.option("--seed", type=click.IntRange(0, 2 ** 32 - 1), default=0, show_default=True, help="Seed of the random and optuna strategies.")
+@click.option("--seed", type=WholeNumber(0, 2 ** 32 - 1), default=0, show_default=True, help="Seed of the random and optuna strategies.")
 @click.option("--cache-dir", type=click.Path(file_okay=False), default=None,
               help="Where sweeps are cached (default: $GEMMPROF_CACHE/tune or ~/.cache/gemmprof/tune).")
-@click.option("--top", type=click.IntRange(1, 100), default=5, show_default=True,
+@click.option("--top", type=WholeNumber(1, 100), default=5, show_default=True,
               help="Re-time this many of the fastest, interleaved, to pick the winner.")
-@click.option("--rounds", type=click.IntRange(0, 100), default=5, show_default=True, help="Rounds of that re-timing.")
+@click.option("--rounds", type=WholeNumber(0, 100), default=5, show_default=True, help="Rounds of that re-timing.")
 @click.option("--keep", is_flag=True, help="Keep the winner as this device's tuned defaults (run/profile/roofline).")
 @click.option("--gpus", default=None, metavar="N|all",
               help="Measure on N GPUs of this host (CUDA_VISIBLE_DEVICES honoured), one worker process each "
@@ -31,7 +31,7 @@ from gemmprof.render.table import FORMATS, emit
 @click.option("--ray", "ray_address", default=None, metavar="auto|local|ADDRESS",
               help="Measure on a Ray cluster, one actor per GPU (pip install 'gemmprof[ray]'); local: a private "
                    "one-host instance.")
-@click.option("--jobs", type=click.IntRange(1, 256), default=None,
+@click.option("--jobs", type=WholeNumber(1, 256), default=None,
               help="Compile processes (default: the CPU cores less two, 1 to 16).")
 @click.option("--serial", is_flag=True, help="Compile, verify and time one configuration after another (no overlap).")
 @click.option("--budget", "timing_budget", type=POSITIVE, default=0.15, show_default=True,

@@ -147,6 +147,9 @@ def run_table(result: RunResult) -> Table:
         title += "; built by " + ", ".join(built)
     notes = [legend([c.key for c in cols]), method_line(result), *_against(rows), *result.notes,
              *filter(None, [checks_line(result)])]
+    if not result.variants:
+        notes.insert(1, "no variants in this results file: its run ended before the first variant finished (a run "
+                        "writes its file first; the run's log or terminal says why)")
     tuned = [f"{v.name} ({v.params_source})" for v in result.variants if v.params_source]
     if tuned:
         notes.append("parameters from `gemmprof tune --keep`, not the spec's defaults: " + "; ".join(tuned)
