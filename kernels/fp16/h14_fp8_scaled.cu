@@ -103,7 +103,6 @@ fp8_gemm_scaled(int M, int N, int K, float alpha, const uint8_t* __restrict__ A,
 {
     constexpr uint32_t A_BYTES = BM * BK;  // one byte per element
     constexpr uint32_t B_BYTES = BN * BK;
-    constexpr uint16_t EVERY_CTA = (1u << CLUSTER_M) - 1;  // multicast mask: bit i is %cluster_ctarank i
 
     extern __shared__ uint8_t smem_raw[];
     __shared__ __align__(8) uint64_t full[STAGES];
@@ -124,43 +123,16 @@ fp8_gemm_scaled(int M, int N, int K, float alpha, const uint8_t* __restrict__ A,
     // TMA stores take rows on 16 bytes and never read C; otherwise the direct epilogue (the same for every CTA)
     const bool by_tma = beta == 0.0f && ((N * (int)sizeof(c_t)) & 15) == 0 && (reinterpret_cast<uintptr_t>(C) & 15) == 0;
 
-    if (threadIdx.x == 0) {
-        tma_prefetch_map(&tmap_a);
-        tma_prefetch_map(&tmap_b);
-        if (by_tma)
-            tma_prefetch_map(&tmap_c);
-        for (int s = 0; s < STAGES; ++s) {
-            mbar_init(smem_u32(&full[s]), 1);
-            mbar_init(smem_u32(&empty[s]), CONSUMERS * CLUSTER_M);
-        }
-        asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
-    }
+    if (threadIdx.x == 0)
+        ring_init(full, empty, &tmap_a, &tmap_b, by_tma ? &tmap_c : nullptr);
     barriers_set_up<(CLUSTER_M > 1)>();
 
     if (wg == 0) {
         // ---- producer: h12's, with one-byte elements ----
         setmaxnreg_dec<40>();
-        if (wg_tid == 0) {
-            int it = 0;
-            for (int ctile = cluster_id; ctile < ctiles; ctile += clusters) {
-                int tm, tn;
-                cta_tile(ctile, ctiles_m, ctiles_n, rank, tm, tn);
-                for (int kt = 0; kt < KT; ++kt, ++it) {
-                    const int s = it % STAGES;
-                    const uint32_t bar = smem_u32(&full[s]);
-                    mbar_wait(smem_u32(&empty[s]), ((it / STAGES) & 1) ^ 1);
-                    mbar_arrive_expect_tx(bar, A_BYTES + B_BYTES);
-                    tma_load_2d(smem_a + s * A_BYTES, &tmap_a, bar, kt * BK, tm * BM);
-                    if (CLUSTER_M > 1)
-                        tma_load_2d_multicast(smem_b + s * B_BYTES + rank * (B_BYTES / 2), &tmap_b, bar, kt * BK,
-                                              tn * BN + rank * (BN / 2), EVERY_CTA);
-                    else
-                        tma_load_2d(smem_b + s * B_BYTES, &tmap_b, bar, kt * BK, tn * BN);
-                }
-            }
-            if (CLUSTER_M > 1)
-                producer_tail<STAGES>(empty, it);
-        }
+        if (wg_tid == 0)
+            produce<A_BYTES, B_BYTES>(full, empty, smem_a, smem_b, &tmap_a, &tmap_b, ctiles_m, ctiles_n, cluster_id,
+                                      clusters, rank, KT);
     } else {
         // ---- consumers: warpgroup c owns rows 64c .. 64c + 63 of every tile ----
         setmaxnreg_inc<232>();
