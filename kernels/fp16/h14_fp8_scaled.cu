@@ -30,7 +30,7 @@
 //  * C in bf16 (default), fp16 or fp32 (H14_C = 2, 1, 0): half C goes out 64 columns per TMA store (one 128-byte row
 //    of C per tile row, hopper.cuh, store_acc_tma_half), written to the staging buffers as 4-byte pairs that cover
 //    the 32 banks once per write; fp32 C takes h12's 32-column stores. Rows of C off 16 bytes, or beta != 0, take the
-//    direct epilogue from registers (fp32: h6's; half: store_acc_half).
+//    direct epilogue from registers (store_acc: h6's for fp32, the same for half).
 // Credits: DeepGEMM (deepseek-ai/DeepGEMM) for the per-block promotion of fp8 partial sums; h12 (and h4-h11 before
 // it) for the rest. No code of DeepGEMM's is copied: its technique is described in its README and the DeepSeek-V3
 // technical report (section 3.3.2, "increasing accumulation precision").
@@ -217,7 +217,7 @@ fp8_gemm_scaled(int M, int N, int K, float alpha, const uint8_t* __restrict__ A,
             if (by_tma)
                 store_acc_tma_half<BN, EPI_BUFS, c_t>(d, out_scale, &tmap_c, row0, col0, wg_tid, bufs, 2 + c, stores);
             else
-                store_acc_half<BN, c_t>(d, M, N, out_scale, beta, C, row0, col0, wg_tid);
+                store_acc<BN, c_t>(d, M, N, out_scale, beta, C, row0, col0, wg_tid);
 #endif
         }
         if (wg_tid == 0)

@@ -539,19 +539,58 @@ __device__ __forceinline__ void setmaxnreg_inc()
     asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(REGS));
 }
 
-// ---- epilogue: one warpgroup's 64 x BN_W accumulator tile to C (row-major fp32) ----
+// ---- epilogue: one warpgroup's 64 x BN_W accumulator tile to C (row-major fp32, or fp16/bf16 for h14) ----
 // wgmma's accumulator layout: warp w of the warpgroup holds rows 16w .. 16w+15; for each n8 column
 // block j a thread holds d[4j], d[4j+1] at (row lane/4, columns 8j + 2(lane%4) + {0,1}) and d[4j+2],
 // d[4j+3] eight rows further down. Stores are predicated on M and N; with beta == 0 C is never read.
-template <int BN_W>
+
+// Two fp32 accumulators of adjacent columns as one 4-byte pair of C's type (round to nearest even).
+template <typename T>
+__device__ __forceinline__ uint32_t pack_half2(float lo, float hi);
+template <>
+__device__ __forceinline__ uint32_t pack_half2<__half>(float lo, float hi)
+{
+    __half2 h = __floats2half2_rn(lo, hi);
+    return *reinterpret_cast<uint32_t*>(&h);
+}
+template <>
+__device__ __forceinline__ uint32_t pack_half2<__nv_bfloat16>(float lo, float hi)
+{
+    __nv_bfloat162 h = __floats2bfloat162_rn(lo, hi);
+    return *reinterpret_cast<uint32_t*>(&h);
+}
+
+// A thread's two adjacent columns of C as one store (fp32: a float2; half: the packed pair) and as one read.
+__device__ __forceinline__ void store_pair(float* p, float v0, float v1)
+{
+    *reinterpret_cast<float2*>(p) = make_float2(v0, v1);
+}
+template <typename T>
+__device__ __forceinline__ void store_pair(T* p, float v0, float v1)
+{
+    *reinterpret_cast<uint32_t*>(p) = pack_half2<T>(v0, v1);
+}
+__device__ __forceinline__ float2 load_pair(const float* p)
+{
+    return *reinterpret_cast<const float2*>(p);
+}
+template <typename T>
+__device__ __forceinline__ float2 load_pair(const T* p)
+{
+    return make_float2(static_cast<float>(p[0]), static_cast<float>(p[1]));
+}
+
+// Pairs of columns as one store where rows start on the pair's size: N even (fp32 C is 8-byte aligned as every
+// caller allocates it; a half C's 4-byte alignment is checked); element by element otherwise.
+template <int BN_W, typename T = float>
 __device__ __forceinline__ void store_acc(const float (&d)[BN_W / 2], int M, int N, float alpha, float beta,
-                                          float* __restrict__ C, int row0, int col0, int wg_tid)
+                                          T* __restrict__ C, int row0, int col0, int wg_tid)
 {
     const int warp = wg_tid >> 5;
     const int lane = wg_tid & 31;
     const int r = row0 + warp * 16 + (lane >> 2);
     const int cb = col0 + 2 * (lane & 3);
-    const bool even_n = (N & 1) == 0;  // float2 stores need 8-byte aligned rows
+    const bool pairs = (N & 1) == 0 && (sizeof(T) == 4 || (reinterpret_cast<uintptr_t>(C) & 3) == 0);
 #pragma unroll
     for (int j = 0; j < BN_W / 8; ++j) {
         const int c = cb + 8 * j;
@@ -562,22 +601,22 @@ __device__ __forceinline__ void store_acc(const float (&d)[BN_W / 2], int M, int
                 continue;
             float v0 = alpha * d[4 * j + 2 * h];
             float v1 = alpha * d[4 * j + 2 * h + 1];
-            float* p = C + (size_t)row * N + c;
-            if (even_n) {  // c is even, so c < N implies c + 1 < N
+            T* p = C + (size_t)row * N + c;
+            if (pairs) {  // c is even, so c < N implies c + 1 < N
                 if (beta != 0.0f) {
-                    const float2 o = *reinterpret_cast<const float2*>(p);
+                    const float2 o = load_pair(p);
                     v0 += beta * o.x;
                     v1 += beta * o.y;
                 }
-                *reinterpret_cast<float2*>(p) = make_float2(v0, v1);
+                store_pair(p, v0, v1);
             } else {
                 if (beta != 0.0f)
-                    v0 += beta * p[0];
-                p[0] = v0;
+                    v0 += beta * static_cast<float>(p[0]);
+                p[0] = T(v0);
                 if (c + 1 < N) {
                     if (beta != 0.0f)
-                        v1 += beta * p[1];
-                    p[1] = v1;
+                        v1 += beta * static_cast<float>(p[1]);
+                    p[1] = T(v1);
                 }
             }
         }
@@ -705,66 +744,6 @@ __device__ __forceinline__ void store_acc_tma(const float (&d)[BN_W / 2], float 
         if (wg_tid == 0) {
             tma_store_2d(tmap_c, buf, col0 + first, row0);
             bulk_commit();
-        }
-    }
-}
-
-// ---- epilogues writing half-precision C (fp16 or bf16, h14) ----
-// Two fp32 accumulators of adjacent columns as one 4-byte pair of C's type (round to nearest even).
-template <typename T>
-__device__ __forceinline__ uint32_t pack_half2(float lo, float hi);
-template <>
-__device__ __forceinline__ uint32_t pack_half2<__half>(float lo, float hi)
-{
-    __half2 h = __floats2half2_rn(lo, hi);
-    return *reinterpret_cast<uint32_t*>(&h);
-}
-template <>
-__device__ __forceinline__ uint32_t pack_half2<__nv_bfloat16>(float lo, float hi)
-{
-    __nv_bfloat162 h = __floats2bfloat162_rn(lo, hi);
-    return *reinterpret_cast<uint32_t*>(&h);
-}
-
-// store_acc for a half-precision C (row-major, T = __half or __nv_bfloat16): each thread's two adjacent columns as
-// one 4-byte store where rows start on 4 bytes (N even, C aligned), element by element otherwise; predicated on M
-// and N; with beta == 0 C is never read.
-template <int BN_W, typename T>
-__device__ __forceinline__ void store_acc_half(const float (&d)[BN_W / 2], int M, int N, float alpha, float beta,
-                                               T* __restrict__ C, int row0, int col0, int wg_tid)
-{
-    const int warp = wg_tid >> 5;
-    const int lane = wg_tid & 31;
-    const int r = row0 + warp * 16 + (lane >> 2);
-    const int cb = col0 + 2 * (lane & 3);
-    const bool pairs = (N & 1) == 0 && (reinterpret_cast<uintptr_t>(C) & 3) == 0;
-#pragma unroll
-    for (int j = 0; j < BN_W / 8; ++j) {
-        const int c = cb + 8 * j;
-#pragma unroll
-        for (int h = 0; h < 2; ++h) {
-            const int row = r + 8 * h;
-            if (row >= M || c >= N)
-                continue;
-            float v0 = alpha * d[4 * j + 2 * h];
-            float v1 = alpha * d[4 * j + 2 * h + 1];
-            T* p = C + (size_t)row * N + c;
-            if (pairs) {  // c is even, so c < N implies c + 1 < N
-                if (beta != 0.0f) {
-                    v0 += beta * static_cast<float>(p[0]);
-                    v1 += beta * static_cast<float>(p[1]);
-                }
-                *reinterpret_cast<uint32_t*>(p) = pack_half2<T>(v0, v1);
-            } else {
-                if (beta != 0.0f)
-                    v0 += beta * static_cast<float>(p[0]);
-                p[0] = T(v0);
-                if (c + 1 < N) {
-                    if (beta != 0.0f)
-                        v1 += beta * static_cast<float>(p[1]);
-                    p[1] = T(v1);
-                }
-            }
         }
     }
 }
