@@ -151,7 +151,7 @@ def cublaslt_fp8_title(dtype: str, c_dtype: str, scales: str = "tensor", fast_ac
     return f"cuBLASLt fp8 GEMM via torch._scaled_mm ({dtype} in, {c_dtype} C, {how}; {accum})"
 
 
-def cublaslt_fp8_missing(dtype: str, shape, scales: str = "tensor") -> str | None:
+def cublaslt_fp8_missing(dtype: str, shape) -> str | None:
     """Why torch._scaled_mm cannot run this fp8 problem (None: it can): cuBLASLt has no e5m2 x e5m2 GEMM, and
     torch._scaled_mm takes dimensions that are multiples of 16 only."""
     if dtype == "e5m2":

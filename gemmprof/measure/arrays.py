@@ -16,6 +16,18 @@ from gemmprof.errors import InputError
 ARRAY_KINDS = ("cupy", "torch")
 
 
+def array_module(a):
+    """cupy for a CuPy array (or generator), else numpy: the module whose functions suit `a`. Imports CuPy only for
+    CuPy's own objects."""
+    if type(a).__module__.split(".")[0] == "cupy":
+        import cupy
+
+        return cupy
+    import numpy
+
+    return numpy
+
+
 FP8_TORCH = {"e4m3": "float8_e4m3fn", "e5m2": "float8_e5m2"}  # the torch dtypes of gemmprof's fp8 dtypes
 
 

@@ -25,6 +25,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from gemmprof.measure.arrays import array_module
 from gemmprof.measure.l2 import memset
 from gemmprof.measure.problem import Problem, logical_c, store_c
 from gemmprof.measure.verify import classify, sentinel
@@ -145,7 +146,7 @@ class Bench:
             initial = p.C0
             if p.beta == 0:
                 initial = sentinel(p.c_dtype)
-                xp = _xp(got)
+                xp = array_module(got)
                 got = xp.where(xp.isnan(got), xp.asarray(initial, dtype=got.dtype), got)
             try:
                 check = classify(got, p.ref, self.tolerance, initial=initial, reads_c_declared=self.reads_c_declared)
@@ -178,7 +179,7 @@ def reset_value(problem: Problem, out, layout: str, reads_c: bool = False):
     if problem.beta == 0 and not reads_c:
         return NAN_BYTES
     if problem.beta == 0:  # a host scalar: filling with a device scalar would read it back, a sync every call
-        xp = _xp(out)
+        xp = array_module(out)
         return store_c(xp.full((1, 1), sentinel(problem.c_dtype), dtype=xp.float32), problem.c_dtype, "row")[0, 0].item()
     value = out.copy()
     stored = store_c(problem.C0, problem.c_dtype, layout)
@@ -206,11 +207,3 @@ def input_set(problem: Problem, out, launch: Callable[[], None], layout: str, se
     return s
 
 
-def _xp(a):
-    if type(a).__module__.startswith("cupy"):
-        import cupy
-
-        return cupy
-    import numpy
-
-    return numpy

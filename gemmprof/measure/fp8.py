@@ -21,6 +21,7 @@ import numpy as np
 
 from gemmprof.catalog.launch_fields import FP8_DTYPES, SCALE_MODES
 from gemmprof.errors import InputError
+from gemmprof.measure.arrays import array_module
 
 SCALE_BLOCK = 128  # K elements per scale block in the block modes (and rows or columns of a 128 x 128 block)
 
@@ -62,14 +63,6 @@ def fp8_format(dtype: str) -> Fp8Format:
         raise InputError(f"{dtype!r} is not an fp8 dtype ({', '.join(FORMATS)})") from None
 
 
-def _xp(a):
-    if type(a).__module__.split(".")[0] == "cupy":
-        import cupy
-
-        return cupy
-    return np
-
-
 def decode_table(fmt: Fp8Format) -> np.ndarray:
     """The float32 value of each of the 256 codes (NaN codes NaN; e5m2's infinities inf)."""
     codes = np.arange(256)
@@ -90,14 +83,14 @@ def decode_table(fmt: Fp8Format) -> np.ndarray:
 
 def from_bits(codes, fmt: Fp8Format):
     """uint8 codes -> their float32 values (an array of the codes' kind)."""
-    xp = _xp(codes)
+    xp = array_module(codes)
     return xp.asarray(decode_table(fmt))[codes.astype(xp.intp)]
 
 
 def to_bits(x, fmt: Fp8Format):
     """float32 values -> uint8 codes: round to nearest, ties to even; finite values beyond +-max saturate to +-max
     (the conversion of torch's clamp-then-cast and cuDNN's saturating mode); NaN -> the NaN code."""
-    xp = _xp(x)
+    xp = array_module(x)
     x = x.astype(xp.float32)
     sign = ((x.view(xp.uint32) >> 31).astype(xp.uint8) << 7).astype(xp.uint8)
     a = xp.minimum(xp.abs(x), xp.float32(fmt.max))
@@ -123,7 +116,7 @@ def _cdiv(a: int, b: int) -> int:
 
 def _blocks(x, block):
     """x (R x C) zero-padded to whole blocks and viewed as (R blocks, rows, C blocks, cols)."""
-    xp = _xp(x)
+    xp = array_module(x)
     rows, cols = x.shape
     br, bc = block
     padded = xp.zeros((_cdiv(rows, br) * br, _cdiv(cols, bc) * bc), dtype=x.dtype)
@@ -134,7 +127,7 @@ def _blocks(x, block):
 def expand(scales, block, shape):
     """Per-block scales (R blocks x C blocks) as one value per element of an array of `shape`; block None: the one
     scale (a 1 x 1 array) broadcast."""
-    xp = _xp(scales)
+    xp = array_module(scales)
     if block is None:
         return xp.broadcast_to(scales.reshape(1, 1), shape)
     return xp.repeat(xp.repeat(scales, block[0], axis=0), block[1], axis=1)[:shape[0], :shape[1]]
@@ -143,7 +136,7 @@ def expand(scales, block, shape):
 def block_scales(x, fmt: Fp8Format, block):
     """float32 scales amax / fp8_max per block of x (block None: one, as a 1 x 1 array); 1 where a block is all
     zeros (its codes are zeros whatever the scale, and a scale of 0 would divide by zero)."""
-    xp = _xp(x)
+    xp = array_module(x)
     mag = xp.abs(x.astype(xp.float32))
     amax = mag.max().reshape(1, 1) if block is None else _blocks(mag, block).max(axis=(1, 3))
     scales = (amax / xp.float32(fmt.max)).astype(xp.float32)
@@ -153,7 +146,7 @@ def block_scales(x, fmt: Fp8Format, block):
 def quantize(x, fmt: Fp8Format, block=None):
     """(codes, scales): x (R x C, float32) divided by its block's scale and rounded to fp8 (to_bits), with the scales
     of block_scales (R blocks x C blocks; 1 x 1 for block None)."""
-    xp = _xp(x)
+    xp = array_module(x)
     scales = block_scales(x, fmt, block)
     quotient = x.astype(xp.float32) / expand(scales, block, x.shape)
     return to_bits(quotient, fmt), scales
@@ -162,7 +155,7 @@ def quantize(x, fmt: Fp8Format, block=None):
 def dequantize(codes, scales, fmt: Fp8Format, block=None):
     """The values the codes and scales stand for, in float64 (the reference's inputs: exact, as fp8 times a float32
     scale is exact in float64)."""
-    xp = _xp(codes)
+    xp = array_module(codes)
     return from_bits(codes, fmt).astype(xp.float64) * expand(scales, block, codes.shape).astype(xp.float64)
 
 
@@ -193,7 +186,7 @@ def scale_shapes(mode: str, M: int, N: int, K: int) -> dict[str, tuple[int, ...]
 def stored_scales(scales_a, scales_b, mode: str):
     """A's and B's per-block scales (logical: A's over M x K blocks, B's over K x N blocks) in the arrays a kernel
     reads (scale_shapes): the transposes, made contiguous, in the block modes."""
-    xp = _xp(scales_a)
+    xp = array_module(scales_a)
     if operand_blocks(mode)[0] is None:
         return scales_a.reshape(1).copy(), scales_b.reshape(1).copy()
     return xp.ascontiguousarray(scales_a.T), xp.ascontiguousarray(scales_b.T)

@@ -9,6 +9,7 @@ import numpy as np
 
 from gemmprof.catalog.binding import BoundKernel
 from gemmprof.catalog.launch_fields import FP8_DTYPES
+from gemmprof.measure.arrays import array_module
 from gemmprof.model.traffic import GemmShape
 from gemmprof.results.run import Verification
 
@@ -69,7 +70,7 @@ class Problem:
         """`count` fresh rows of A, (as stored: input dtype, bf16 and fp8 as bit patterns; their float64 values, fp8's
         before A's scales), drawn uniform in [-1, 1) whatever the fill (fp8: over the format's range): a row written
         into A before a timed call makes that call's inputs unlike any earlier call's, and its right answer known."""
-        xp = _array_module(self.A)
+        xp = array_module(self.A)
         rng = xp.random.default_rng(seed)
         rows = draw(rng, count, self.shape.K, "uniform")
         if self.dtype in FP8_DTYPES:  # codes over the format's range; their values before A's scales (row_reference)
@@ -86,7 +87,7 @@ class Problem:
 
     def a_row(self, r: int):
         """Logical row r of A, a copy (as stored)."""
-        if _array_module(self.A) is np:
+        if array_module(self.A) is np:
             return self.A[r].copy()
         import cupy
 
@@ -101,7 +102,7 @@ class Problem:
         K = self.shape.K
         copies = [(self.A, "row")] + [(held, key[1]) for key, held in self._layouts.items()
                                       if key[0] == "A" and held is not self.A]
-        if _array_module(self.A) is np:
+        if array_module(self.A) is np:
             for held, layout in copies:
                 if layout == "row":
                     held[r, :K] = stored_row
@@ -118,7 +119,7 @@ class Problem:
     def row_reference(self, r: int, values64):
         """C's right row r when row r of A holds `values64` (float64; fp8: the codes' values, row r's scales of A
         applied here): alpha * row @ B + beta * C0[r]."""
-        xp = _array_module(self.A)
+        xp = array_module(self.A)
         if self.dtype in FP8_DTYPES:  # the row's codes' values times row r's scales of A; B dequantized
             from gemmprof.measure import fp8
 
@@ -145,7 +146,7 @@ class Problem:
         spoils the result)."""
         key = (which, layout)
         if key not in self._layouts:
-            xp = _array_module(self.A)
+            xp = array_module(self.A)
             logical = self.A if which == "A" else self.B
             self._layouts[key] = logical if layout == "row" else xp.ascontiguousarray(logical.T)
         packed = self._layouts[key]
@@ -170,7 +171,7 @@ class Problem:
         padded to `ldc` elements (with the sentinel) where ldc is above the packed one."""
         from gemmprof.measure.verify import sentinel
 
-        xp = _array_module(self.A)  # CuPy on the GPU; NumPy where the tests check it without one
+        xp = array_module(self.A)  # CuPy on the GPU; NumPy where the tests check it without one
         values = self.C0 if fill is None else xp.full((self.shape.M, self.shape.N), fill, dtype=xp.float32)
         stored = store_c(values, self.c_dtype, layout)
         if ldc is None or ldc == stored.shape[1]:
@@ -193,7 +194,7 @@ def _device_copy(dst: int, dpitch: int, src: int, spitch: int, width: int, heigh
 
 def pad_rows(stored, ld: int, fill):
     """A row-major array with each row widened to `ld` elements, the new ones `fill` (bf16 bit patterns: NaN's)."""
-    xp = _array_module(stored)
+    xp = array_module(stored)
     if stored.dtype == xp.uint16 and isinstance(fill, float):
         fill = 0x7FC0  # bf16 NaN
     if stored.dtype == xp.uint8 and isinstance(fill, float):
@@ -206,7 +207,7 @@ def pad_rows(stored, ld: int, fill):
 def store_c(values, c_dtype: str, layout: str):
     """An M x N float32 array as a kernel's C holds it (NumPy or CuPy): fp32, fp16, or bf16 bit patterns, row-
     or column-major."""
-    xp = _array_module(values)
+    xp = array_module(values)
     stored = to_bf16_bits(values) if c_dtype == "bf16" else values.astype(
         xp.float16 if c_dtype == "fp16" else xp.float32)
     return xp.ascontiguousarray(stored.T if layout == "col" else stored)
@@ -214,7 +215,7 @@ def store_c(values, c_dtype: str, layout: str):
 
 def logical_c(out, c_dtype: str, layout: str):
     """store_c's inverse: C as M x N float32 values (a view where it can be)."""
-    values = from_bf16_bits(out) if c_dtype == "bf16" else out.astype(_array_module(out).float32, copy=False)
+    values = from_bf16_bits(out) if c_dtype == "bf16" else out.astype(array_module(out).float32, copy=False)
     return values.T if layout == "col" else values
 
 
@@ -228,7 +229,7 @@ FILLS = {"uniform": "uniform in [-1, 1)", "uniform01": "uniform in [0, 1)", "ran
 
 def draw(rng, rows: int, cols: int, fill: str = "uniform"):
     """rows x cols float32 values of `fill` from a CuPy (or NumPy) Generator."""
-    xp = _array_module_of_rng(rng)
+    xp = array_module(rng)
     if fill == "uniform":
         return rng.random((rows, cols), dtype=xp.float32) * 2 - 1
     if fill == "uniform01":
@@ -240,14 +241,6 @@ def draw(rng, rows: int, cols: int, fill: str = "uniform"):
     if fill == "ints":
         return rng.integers(-3, 4, size=(rows, cols)).astype(xp.float32)
     raise ValueError(f"unknown fill {fill!r}")
-
-
-def _array_module_of_rng(rng):
-    if type(rng).__module__.startswith("cupy"):
-        import cupy
-
-        return cupy
-    return np
 
 
 def make_problem(shape: GemmShape, dtype: str, alpha: float, beta: float, seed: int, c_dtype: str = "fp32",
@@ -308,22 +301,14 @@ def fp8_problem(shape: GemmShape, dtype: str, alpha: float, beta: float, seed: i
 
 def to_bf16_bits(x32):
     """float32 -> bfloat16 bit patterns (uint16), rounded to nearest even; works on numpy and CuPy arrays."""
-    xp = _array_module(x32)
+    xp = array_module(x32)
     u = x32.astype(xp.float32).view(xp.uint32)
     return ((u + xp.uint32(0x7FFF) + ((u >> 16) & xp.uint32(1))) >> 16).astype(xp.uint16)
 
 
 def from_bf16_bits(u16):
-    xp = _array_module(u16)
+    xp = array_module(u16)
     return (u16.astype(xp.uint32) << 16).view(xp.float32)
-
-
-def _array_module(a):
-    if type(a).__module__.startswith("cupy"):
-        import cupy
-
-        return cupy
-    return np
 
 
 def verify(poisoned, second, problem: Problem, tolerance: float, reads_c_declared: bool = False,

@@ -85,7 +85,7 @@ def fp8_baseline_jobs(kernels, py_jobs: list[tuple], wanted: bool, note, shape, 
         return []
     jobs = []
     for dtype, c_dtype in sorted(pairs):
-        why = cublaslt_fp8_missing(dtype, shape, scales)
+        why = cublaslt_fp8_missing(dtype, shape)
         if why:
             note(f"no cuBLASLt fp8 row for {dtype} inputs: {why}")
             continue

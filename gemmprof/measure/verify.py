@@ -9,6 +9,7 @@ A pure function of arrays (NumPy or CuPy), so every verdict is testable without 
 
 from __future__ import annotations
 
+from gemmprof.measure.arrays import array_module
 from gemmprof.results.run import Verification
 
 # finite, far from any value a GEMM of inputs in [-1, 1) can produce, and 0 * SENTINEL == 0
@@ -21,16 +22,6 @@ def sentinel(c_dtype: str = "fp32") -> float:
     return SENTINELS[c_dtype]
 
 
-def _xp(a):
-    if type(a).__module__.split(".")[0] == "cupy":
-        import cupy
-
-        return cupy
-    import numpy
-
-    return numpy
-
-
 def _first(xp, mask, ncols: int) -> tuple[int, int] | None:
     if not bool(mask.any()):
         return None
@@ -41,7 +32,7 @@ def _first(xp, mask, ncols: int) -> tuple[int, int] | None:
 def classify(out, ref, tolerance: float, *, initial, poisoned=None, reads_c_declared: bool = False) -> Verification:
     """out: C after the launch over a finite `initial` C (SENTINEL when beta == 0, C0 otherwise, scalar or array);
     poisoned: C after the launch over NaN (beta == 0 only); ref: the float64 reference."""
-    xp = _xp(out)
+    xp = array_module(out)
     out64 = out.astype(xp.float64)
     ref = ref.astype(xp.float64)
     init = xp.asarray(initial, dtype=out.dtype).astype(xp.float64)  # compare in the stored precision
