@@ -3,8 +3,8 @@
 The function is called as fn(A, B, C, alpha, beta) and must fill C = alpha * A @ B + beta * C in place: A (M x K)
 and B (K x N) row-major in the input dtype, C (M x N) row-major in the C dtype it declares (--c-dtype; float32 by
 default, the ladder's ABI), alpha and beta Python floats. fp8 inputs (e4m3, e5m2) come with their scales as the
-keyword arguments scale_a and scale_b, and B is K x N column-major (a view of N rows of K): docs/fp8.md. Its GPU work must go on CuPy's current stream (gemmprof
-makes that torch's current stream too). It is verified like a kernel (C poisoned with NaN, then a finite sentinel, against
+keyword arguments scale_a and scale_b, and B is K x N column-major (a view of N rows of K): docs/fp8.md. Its GPU
+work must go on CuPy's current stream (gemmprof makes that torch's current stream too). It is verified like a kernel (C poisoned with NaN, then a finite sentinel, against
 the float64 reference) and timed like one, with CUDA events around each call, inside its NVTX range.
 """
 

@@ -553,7 +553,8 @@ def time_interleaved(timers: list[Callable[[int], list[float]]], warm_ups: list[
                      config: TimingConfig, on_start: Callable[[], None] | None = None,
                      on_end: Callable[[], None] | None = None) -> list[Measurement]:
     """Every variant warmed up, probed and sized to the budget as time_kernel does, then timed in turns in
-    config.interleave_rounds rounds (round_robin) (1: one after another). No CUDA here: the timers and warm-ups bring it."""
+    config.interleave_rounds rounds (round_robin; 1: one after another). No CUDA here: the timers and warm-ups
+    bring it."""
     for warm_up in warm_ups:
         warm_up()
     if on_start:
@@ -639,7 +640,7 @@ def _until(timed: Callable[[int], list[float]], config: TimingConfig, probes: li
 def time_together(benches: list, config: TimingConfig, ops: DeviceOps, reader=None, sampler=None, persist=None,
                   nvtx_ranges: list[str | None] | None = None, timers_before: dict | None = None
                   ) -> list[TimedVariant]:
-    """Several variants timed in turns (config.interleave_rounds batches each, in turns: round_robin): warmed together
+    """Several variants timed in turns (config.interleave_rounds batches each: round_robin): warmed together
     (burst: each its warm-up calls; sustained: chunks in turns until the clock and power settle), probed and
     sized to the budget as time_variant does, then timed in rounds. Each variant's clock record covers the
     samples taken during its own batches."""
