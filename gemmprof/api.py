@@ -3,11 +3,12 @@ exactly as `gemmprof run --callable` does and returns the same typed RunResult."
 
 from __future__ import annotations
 
+from gemmprof.catalog.launch_fields import C_DTYPE_NAMES as C_DTYPES
+from gemmprof.catalog.launch_fields import DTYPE_NAMES as CALLABLE_DTYPES
+from gemmprof.catalog.launch_fields import FP8_DTYPES
 from gemmprof.errors import InputError
 from gemmprof.results.run import RunResult
 
-CALLABLE_DTYPES = ("fp32", "fp16", "bf16", "e4m3", "e5m2")
-C_DTYPES = ("fp32", "fp16", "bf16")
 FILLS = ("uniform", "uniform01", "randn", "zeros", "ints")
 
 
@@ -39,7 +40,6 @@ def bench(fn, *, m: int, n: int, k: int, dtype: str = "fp32", c_dtype: str | Non
     from dataclasses import replace
 
     from gemmprof.catalog import gpu_specs
-    from gemmprof.catalog.launch_fields import FP8_DTYPES
     from gemmprof.errors import require_cupy
     from gemmprof.measure import arrays as arrays_mod
     from gemmprof.measure import callables, python_jobs, timing

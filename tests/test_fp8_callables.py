@@ -22,7 +22,7 @@ from gemmprof.measure import callables, python_jobs
 from gemmprof.measure.child import ChildRun
 from gemmprof.measure.problem import fp8_problem
 from gemmprof.render.run_tables import run_table
-from gemmprof.results.run import RunResult, VariantResult
+from gemmprof.results.run import RunResult, VariantResult, cublaslt_fp8_name
 from gemmprof.results.shape import GemmShape
 from gemmprof.results.stages import Verification
 
@@ -249,5 +249,5 @@ def test_the_fp8_examples_verify_beside_cublaslt(runner, tmp_path, ref, mode, ar
     rows = {v["name"]: v for v in json.loads(out.read_text())["variants"]}
     mine = rows[callables.parse_ref(ref).name]
     assert mine["status"] == "ok" and mine["rel_error"] < 5e-3, (res.output, mine)
-    base = rows[baselines.cublaslt_fp8_name("e4m3", "bf16", mode)]
+    base = rows[cublaslt_fp8_name("e4m3", "bf16", mode)]
     assert base["status"] == "ok" and base["kind"] == "baseline", base

@@ -132,16 +132,6 @@ def torch_matmul(A, B, C, alpha, beta):
 # cuBLASLt's fp8 GEMM through torch._scaled_mm: the baseline of fp8 variants, where torch is installed -------------
 # (cupy's cublasGemmEx has no fp8; torch._scaled_mm calls cublasLtMatmul with the scales as its A and B scale
 # pointers: per tensor, or per block where torch is built with CUDA >= 12.9 and the GPU is sm_90, docs/fp8.md)
-CUBLASLT_FP8 = "cublaslt"
-
-
-def cublaslt_fp8_name(dtype: str, c_dtype: str, scales: str = "tensor", fast_accum: bool = False) -> str:
-    """cublaslt_e4m3_cbf16, with the scale mode added where it is not per tensor (cublaslt_e4m3_cbf16_1x128), and
-    _fastacc for the row that accumulates all of K in the tensor cores."""
-    return f"{CUBLASLT_FP8}_{dtype}_c{c_dtype}" + ("" if scales in ("", "tensor") else f"_{scales}") + \
-        ("_fastacc" if fast_accum else "")
-
-
 def cublaslt_fp8_title(dtype: str, c_dtype: str, scales: str = "tensor", fast_accum: bool = False) -> str:
     how = {"tensor": "per-tensor scales", "1x128": "A 1x128, B 128x128 block scales",
            "128x128": "A's 128x128 block scales given as the same scale on each of the block's 128 rows (1x128: "

@@ -13,8 +13,8 @@ from gemmprof.catalog import expr
 from gemmprof.catalog.nvcc_flags import MACRO_NAME
 from gemmprof.catalog.spec_fields import check_keys, rejoin
 from gemmprof.errors import SpecError
+from gemmprof.results.run import FP8_DTYPES
 
-FP8_DTYPES = ("e4m3", "e5m2")  # A and B as fp8 bit patterns with float32 scales (gemmprof.measure.fp8)
 DTYPE_NAMES = ("fp32", "fp16", "bf16", *FP8_DTYPES)
 SCALE_MODES = ("tensor", "1x128", "128x128")  # how fp8 operands are scaled: docs/fp8.md
 C_DTYPE_NAMES = ("fp32", "fp16", "bf16")

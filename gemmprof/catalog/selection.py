@@ -7,6 +7,7 @@ from dataclasses import replace
 from gemmprof.catalog import spec as specmod
 from gemmprof.catalog.binding import BoundKernel, bind, parse_param_overrides
 from gemmprof.errors import InputError
+from gemmprof.results.run import CUBLASLT_FP8, FP8_DTYPES
 
 NOTHING_CHOSEN = "no variants selected: name rungs (e.g. 1-6, 10, warptiling), pass --all or --spec FILE"
 
@@ -72,7 +73,7 @@ def dtype_of(name: str) -> str | None:
     if name in baselines:
         return baselines[name].dtype
     parts = name.split("_")
-    if len(parts) >= 3 and parts[0] == "cublaslt" and parts[1] in ("e4m3", "e5m2"):  # cublaslt_e4m3_cbf16[_1x128]
+    if len(parts) >= 3 and parts[0] == CUBLASLT_FP8 and parts[1] in FP8_DTYPES:  # cublaslt_e4m3_cbf16[_1x128]
         return parts[1]
     for s in (*specmod.ladder(), *specmod.plans()):
         if s.answers_to(name):

@@ -70,11 +70,11 @@ def fp8_baseline_jobs(kernels, py_jobs: list[tuple], wanted: bool, note, shape, 
     on the same problem (the run's scales), where torch is installed and cuBLASLt can (else `note` says why not)."""
     from gemmprof.catalog.baselines import (
         cublaslt_fp8_missing,
-        cublaslt_fp8_name,
         cublaslt_fp8_title,
         torch_installed,
         torch_scaled_mm,
     )
+    from gemmprof.results.run import cublaslt_fp8_name
 
     pairs = {(k.run_dtype, k.run_c_dtype) for k in kernels if k.run_dtype in FP8_DTYPES}
     pairs |= {(dtype, call.c_dtype) for call, dtype, _ in (item for _, item in py_jobs) if dtype in FP8_DTYPES}

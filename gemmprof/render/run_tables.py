@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from gemmprof.render.table import Column, Table
-from gemmprof.results.run import RunResult
+from gemmprof.results.run import FP8_DTYPES, RunResult
 
 
 def _first_line(message: str, width: int = 120) -> str:
@@ -154,7 +154,7 @@ def run_table(result: RunResult) -> Table:
     if tuned:
         notes.append("parameters from `gemmprof tune --keep`, not the spec's defaults: " + "; ".join(tuned)
                      + " (--spec-defaults ignores them)")
-    fp8 = sorted({(v.dtype, v.scales or "tensor") for v in result.variants if v.dtype in ("e4m3", "e5m2")})
+    fp8 = sorted({(v.dtype, v.scales or "tensor") for v in result.variants if v.dtype in FP8_DTYPES})
     if fp8:
         notes.append("fp8 inputs, " + ", ".join(f"{d} with {s} scales" for d, s in fp8) + " (A and B as docs/fp8.md "
                      "says); each row is checked against float64 of the dequantized inputs within its tol")

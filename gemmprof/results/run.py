@@ -32,6 +32,8 @@ from gemmprof.results.stages import (  # noqa: F401 - the per-stage records, imp
 RUN_KIND = "gemmprof.run"
 SCHEMA_VERSION = 1
 CUBLASLT_PREFIX = "cublaslt_best"  # cuBLASLt's best of N beside a cuBLAS row: cublaslt_best8_hgemm
+FP8_DTYPES = ("e4m3", "e5m2")  # A and B as fp8 bit patterns with float32 scales (gemmprof.measure.fp8)
+CUBLASLT_FP8 = "cublaslt"  # cuBLASLt's fp8 GEMM (torch._scaled_mm), the baseline of fp8 variants: cublaslt_e4m3_cbf16
 
 
 # every key a run results file has (schema 1; gpu_profile: the older name of gpu_spec): anything else is a typo, a
@@ -302,9 +304,7 @@ class RunResult:
         for fp16; cublas_hgemm_cfp16 for a kernel that writes half C): cublasGemmEx's own choice of algorithm;
         for fp8 inputs cuBLASLt's fp8 GEMM of the same C and scales, cublaslt_e4m3_cbf16 or
         cublaslt_e4m3_cbf16_1x128."""
-        name = _cublas_name(dtype, c_dtype)
-        if dtype in ("e4m3", "e5m2"):
-            name = f"cublaslt_{dtype}_c{c_dtype}" + (f"_{scales}" if scales and scales != "tensor" else "")
+        name = cublaslt_fp8_name(dtype, c_dtype, scales) if dtype in FP8_DTYPES else _cublas_name(dtype, c_dtype)
         for v in self.variants:
             if v.kind == "baseline" and v.name == name and v.passed:
                 return v
@@ -376,6 +376,13 @@ def _cublas_name(dtype: str, c_dtype: str) -> str | None:
     names = {"fp32": "cublas_sgemm", "fp16": "cublas_hgemm", "bf16": "cublas_bf16", "tf32": "cublas_tf32"}
     name = names.get(dtype)
     return f"{name}_c{c_dtype}" if name and c_dtype != "fp32" else name
+
+
+def cublaslt_fp8_name(dtype: str, c_dtype: str, scales: str = "tensor", fast_accum: bool = False) -> str:
+    """cublaslt_e4m3_cbf16, with the scale mode added where it is not per tensor (cublaslt_e4m3_cbf16_1x128), and
+    _fastacc for the row that accumulates all of K in the tensor cores."""
+    return f"{CUBLASLT_FP8}_{dtype}_c{c_dtype}" + ("" if scales in ("", "tensor") else f"_{scales}") + \
+        ("_fastacc" if fast_accum else "")
 
 
 def load_run(path) -> RunResult:
