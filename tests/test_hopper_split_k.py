@@ -49,13 +49,29 @@ def test_h8_split_rule_at_the_sweep_shapes(shape, tiles, split):
     pairs = 2 if split == 1 and shape.K % 64 and shape.M > 256 else 1
     ctiles = tiles // pairs  # these shapes have an even number of tile columns
     assert grid == ((tiles, 1, split) if split > 1 else (pairs * min(H100_SMS // pairs, ctiles), 1, 1))
-    # the note names what the grid reads: the tiles, the slices, the cluster and its tiles
+    # the note: the tiles, the slices, the cluster and its tiles
     assert k.decomposition_note(shape, H100_SMS) == f"TILES={tiles}, SPLIT_K={split}, CN={pairs}, CTILES={ctiles}"
     assert k.cluster_dims(shape, H100_SMS) == ((2, 1, 1) if pairs == 2 else None)
     # the build compiles that tile, the split only where it splits, the staged epilogue only for rows off sectors
     assert k.for_shape(shape, H100_SMS).shape_defines == (("H8_BN", 64), ("H8_CONSUMERS", consumers),
                                                           ("H8_SPLIT", int(split > 1)), ("H8_CLUSTER_N", pairs),
                                                           ("ROWS_ON_SECTORS", int(shape.N % 8 == 0)))
+
+
+@pytest.mark.parametrize(("n", "ctiles"), [(4096, 32), (4032, 32)])  # 64 tile columns; 63, the last pair half past N
+def test_a_split_launch_runs_in_pairs_along_n_where_cluster_n_asks(n, ctiles):
+    # 128 rows, long K: 128 x 64 tiles (SKINNY_CONSUMERS = 2) split in two, as cuBLAS's split-K kernel there, in
+    # pairs sharing A's box; one CTA (and one flag) per tile of each pair, the pair past N included
+    shape = GemmShape(128, n, 14336)
+    k = _h8({"SKINNY_CONSUMERS": 2, "CLUSTER_N": 2})
+    assert k.launch_config(shape, sms=H100_SMS)[0] == (2 * ctiles, 1, 2)
+    assert k.cluster_dims(shape, H100_SMS) == (2, 1, 1)
+    assert k.decomposition_note(shape, H100_SMS) == f"TILES={n // 64}, SPLIT_K=2, CN=2, CTILES={ctiles}"
+    assert dict(k.for_shape(shape, H100_SMS).shape_defines)["H8_SPLIT"] == 1
+    # CLUSTER_N = 0 (the default) leaves split launches alone, and pairs only unsplit ones by the rows' alignment
+    alone = _h8({"SKINNY_CONSUMERS": 2})
+    assert alone.launch_config(shape, sms=H100_SMS)[0] == (n // 64, 1, 2)
+    assert alone.cluster_dims(shape, H100_SMS) is None
 
 
 def test_the_skinny_width_is_a_parameter():
@@ -241,15 +257,15 @@ def test_build_reports_the_rungs_whose_tile_comes_from_the_shape(runner, nvcc, t
     assert rows["hopper_split_k"]["ktile_flops"] == 2 * 128 * 64 * 64
 
 
-@pytest.mark.parametrize(("shape", "clustered", "grid"), [
-    (GemmShape(1024, 1024, 1024), True, 128),  # 8 x 16 tiles of 128 x 64: 64 pairs
-    (GemmShape(1000, 1000, 1000), True, 128),
-    (GemmShape(1000, 900, 520), True, 128),  # 15 tile columns: each row's last pair has a CTA past N
-    (GemmShape(128, 4096, 4096), True, 128),  # skinny, unsplit: 64 x 64 tiles, pairs of A's 64 rows
-    (GemmShape(4096, 4096, 4096), True, 132),  # persistent: 66 pairs walk 1024 cluster tiles
-    (GemmShape(16, 4096, 4096), False, 64),  # split K: one unit per CTA, no cluster
+@pytest.mark.parametrize(("shape", "grid"), [
+    (GemmShape(1024, 1024, 1024), 128),  # 8 x 16 tiles of 128 x 64: 64 pairs
+    (GemmShape(1000, 1000, 1000), 128),
+    (GemmShape(1000, 900, 520), 128),  # 15 tile columns: each row's last pair has a CTA past N
+    (GemmShape(128, 4096, 4096), 128),  # skinny, unsplit: 64 x 64 tiles, pairs of A's 64 rows
+    (GemmShape(4096, 4096, 4096), 132),  # persistent: 66 pairs walk 1024 cluster tiles
+    (GemmShape(16, 4096, 4096), 64),  # split K: one unit per CTA, 32 pairs per slice
 ])
-def test_clusters_of_two_share_a_only_where_k_is_not_split(shape, clustered, grid):
+def test_clusters_of_two_share_a(shape, grid):  # CLUSTER_N = 2: every launch in pairs along N
     seen = []
 
     def fake_encode(address, tmap):
@@ -258,22 +274,21 @@ def test_clusters_of_two_share_a_only_where_k_is_not_split(shape, clustered, gri
 
     k = _h8({"CLUSTER_N": 2})
     g, _, _ = k.launch_config(shape, H100_SMS)
-    assert g[0] == grid and g[0] % (2 if clustered else 1) == 0
-    assert k.cluster_dims(shape, H100_SMS) == ((2, 1, 1) if clustered else None)
-    assert dict(k.for_shape(shape, H100_SMS).shape_defines)["H8_CLUSTER_N"] == (2 if clustered else 1)
+    assert g[0] == grid and g[0] % 2 == 0
+    assert k.cluster_dims(shape, H100_SMS) == (2, 1, 1)
+    assert dict(k.for_shape(shape, H100_SMS).shape_defines)["H8_CLUSTER_N"] == 2
     tma_launch.encode_maps(tma_launch.tiled_maps(k, shape, H100_SMS),
                            {"A": Operand(1 << 20), "B": Operand(2 << 20), "C": Operand(3 << 20)}, encode=fake_encode)
     tbm = 64 if shape.M <= 256 else 128
     # each CTA of a pair loads half of A's box; C's map for the TMA stores (N % 4 == 0 at all these shapes)
-    assert seen == [(tbm // 2 if clustered else tbm, 64), (64, 64), (64, 32)]
-    # the traffic model's tile is the pair's: A read once for two tiles side by side (the model takes it from the
-    # parameter, as it has no SM count to tell split launches from the others)
+    assert seen == [(tbm // 2, 64), (64, 64), (64, 32)]
+    # the traffic model's tile is the pair's: A read once for two tiles side by side, split or not
     assert k.tiles(shape).BN == 128
     # by default (CLUSTER_N = 0) in pairs only where the rows are off 128-byte lines and the problem is not skinny
     by_rule = shape.K % 64 != 0 and shape.M > 256
     assert _h8().tiles(shape).BN == (128 if by_rule else 64)
     assert _h8({"CLUSTER_N": 1}).tiles(shape).BN == 64 and _h8({"CLUSTER_N": 1}).cluster_dims(shape, H100_SMS) is None
-    assert _h8().cluster_dims(shape, H100_SMS) == ((2, 1, 1) if by_rule and clustered else None)
+    assert _h8().cluster_dims(shape, H100_SMS) == ((2, 1, 1) if by_rule else None)
 
 
 def test_a_clustered_build_multicasts_a_and_releases_on_its_peer(nvcc, disassembler):

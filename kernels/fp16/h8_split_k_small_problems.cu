@@ -32,13 +32,15 @@
 //    consumer warpgroup and TMA stores, where C's rows are on 16 bytes (N % 4 == 0) and beta == 0 (C unread); the
 //    others, and every slice of a split launch, take h6's epilogue: rows of C off the 32-byte grid (N % 8 != 0)
 //    staged through the same shared memory (hopper.cuh, store_acc_rows).
-//  * Clusters of two along N (unsplit launches only; the spec's rule pairs CTAs where the rows of A and B are off
-//    128-byte lines, CLUSTER_N = 2 everywhere): the pair computes tiles (tm, 2q)
-//    and (tm, 2q + 1), which read the same box of A per k-tile; each CTA loads half of it (BM / 2 rows) by TMA
+//  * Clusters of two along N (the spec's rule pairs unsplit CTAs where the rows of A and B are off 128-byte lines;
+//    CLUSTER_N = 2 pairs every launch, split ones too): the pair computes tiles (tm, 2q) and (tm, 2q + 1) (of the
+//    same slice), which read the same box of A per k-tile; each CTA loads half of it (BM / 2 rows) by TMA
 //    multicast into both and its own B box, so A leaves L2 once per pair (16 instead of 24 KiB per k-tile per CTA
-//    at 128 x 64), as cuBLAS's kernels at 1000^3-1024^3 run in pairs. A stage is refilled when the consumers of
-//    both CTAs have released it (h7's scheme: `empty` counts both, each consumer also arrives on its peer's).
-// Limits: a split launch has at most SPLIT_FLAGS tiles (the spec never asks for more; the kernel traps rather
+//    at 128 x 64), as cuBLAS's kernels at 1000^3-1024^3, and its split-K kernels at 128 rows, run in pairs. A stage
+//    is refilled when the consumers of both CTAs have released it (h7's scheme: `empty` counts both, each consumer
+//    also arrives on its peer's). A split launch in pairs has CN * cluster tiles * S CTAs, one flag per CTA's tile;
+//    a slice still waits only on CTAs of lower linear index (a lower z), dispatched first, cluster by cluster.
+// Limits: a split launch has at most SPLIT_FLAGS tiles (its pairs' tiles past N counted) (the spec never asks for more; the kernel traps rather
 // than race); one split launch at a time per module (the flags are the module's).
 //
 // Backend nvcc (-gencode=arch=compute_90a,code=sm_90a), parameters as -D defines, extern "C" entry.
@@ -68,8 +70,7 @@
 #ifndef H8_SPLIT
 #define H8_SPLIT 1
 #endif
-// ... and whether its CTAs run in clusters of two along N that share the A box (H8_CLUSTER_N = 2, only where K is
-// not split: a split launch is one unit per CTA, its tiles ordered for the reduction's flags).
+// ... and whether its CTAs run in clusters of two along N that share the A box (H8_CLUSTER_N = 2).
 #ifndef H8_CLUSTER_N
 #define H8_CLUSTER_N 1
 #endif
@@ -89,7 +90,7 @@
 static_assert(BK == 64, "one 128-byte swizzled row of K per tile row: BK = 64 (fp16/bf16)");
 static_assert(CONSUMERS == 1 || CONSUMERS == 2, "one or two consumer warpgroups: BM = 64 or 128");
 static_assert(BN == 64 || BN == 128 || BN == 256, "BN is the wgmma N: 64, 128 or 256");
-static_assert(CN == 1 || (CN == 2 && !H8_SPLIT), "clusters of two share A only in builds that never split K");
+static_assert(CN == 1 || CN == 2, "CTAs alone or in clusters of two along N");
 
 namespace h8 {
 
@@ -121,20 +122,20 @@ hgemm_split_k_small_problems(int M, int N, int K, float alpha, const elem_t* __r
 
     const int tiles_m = (M + BM - 1) / BM;
     const int tiles_n = (N + BN - 1) / BN;
-    const int tiles = tiles_m * tiles_n;
     const int KT = (K + BK - 1) / BK;
     // Work units: unit u is slice u / tiles of tile u % tiles. This CTA takes units cta, cta + ctas, ...: with
     // S == 1 the persistent walk of h6; with S > 1 exactly one unit (the grid has tiles * S CTAs).
-    // In clusters of two (CN == 2, S == 1) the units are cluster tiles of BM x 2 BN, walked by clusters as h7's,
-    // rank r of a cluster computing tile column 2 ctn + r (past N when tiles_n is odd: it loads zeros for its
-    // peer's sake and stores nothing).
+    // In clusters of two (CN == 2) the units are cluster tiles of BM x 2 BN (and a slice), walked by clusters as
+    // h7's, rank r of a cluster computing tile column 2 ctn + r (past N when tiles_n is odd: it loads zeros for its
+    // peer's sake and stores nothing); a split launch then has 2 * tiles_m * ctiles_n CTAs along x.
     const int S = gridDim.z;
     const int ctiles_n = (tiles_n + CN - 1) / CN;
     const int ctas = gridDim.x * gridDim.z / CN;
     const int cta = (blockIdx.z * gridDim.x + blockIdx.x) / CN;
     const int units = tiles_m * ctiles_n * S;
     const uint32_t rank = CN > 1 ? cluster_ctarank() : 0;
-    if ((S > 1 && (!H8_SPLIT || gridDim.x != (unsigned)tiles || tiles > (int)h8::SPLIT_FLAGS)) || (CN > 1 && S > 1))
+    if (S > 1 && (!H8_SPLIT || gridDim.x != (unsigned)(CN * tiles_m * ctiles_n) ||
+                  CN * tiles_m * ctiles_n > (int)h8::SPLIT_FLAGS))
         __trap();  // a split launch must be one unit per CTA, one flag per tile, from a build that splits
     const int wg = threadIdx.x / 128;
     const int wg_tid = threadIdx.x % 128;
@@ -236,7 +237,7 @@ hgemm_split_k_small_problems(int M, int N, int K, float alpha, const elem_t* __r
             }
             // The serial reduction (hopper.cuh): wait for the slices before this one, add this slice's part (slice 0
             // scales the old C, unread when beta == 0), hand the tile on.
-            unsigned* flag = &h8::tile_flags[tile];
+            unsigned* flag = &h8::tile_flags[tile * CN + (int)rank];  // this CTA's tile of the cluster tile
             const bool leader = threadIdx.x == 128;  // thread 0 of the first consumer warpgroup
             split_k_wait_turn<CONSUMER_THREADS>(flag, slice, leader);
             store_acc_rows<BN>(d, M, N, alpha, slice == 0 ? beta : 1.0f, C, tm * BM + 64 * c, tn * BN, wg_tid,
