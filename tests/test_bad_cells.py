@@ -25,7 +25,11 @@ HUGE = "9" * 5000
 
 def edited(path, match, column: str, value: str) -> str:
     """The fixture with `column` set to `value` in the first table row for which match(row) holds."""
-    text = path.read_text(encoding="utf-8")
+    return edited_text(path.read_text(encoding="utf-8"), match, column, value)
+
+
+def edited_text(text, match, column: str, value: str) -> str:
+    """A CSV's text with `column` set to `value` in the first table row for which match(row) holds."""
     lines = text.splitlines()
     start = next(i for i, line in enumerate(lines) if line.startswith('"ID",'))
     header = next(csv.reader([lines[start]]))
@@ -38,7 +42,7 @@ def edited(path, match, column: str, value: str) -> str:
             csv.writer(buf, quoting=csv.QUOTE_ALL, lineterminator="").writerow(row)
             lines[i] = buf.getvalue()
             return "\n".join(lines) + "\n"
-    raise AssertionError(f"no row of {path.name} matches")
+    raise AssertionError("no row matches")
 
 
 def block_size_row(row):
@@ -475,3 +479,31 @@ def test_cells_counts_and_scaling():
         cells.integers("(６４, 1, 1)")
     with pytest.raises(CellError, match="5000 digits"):
         cells.json_int("9" * 5000)
+
+
+DETAILS_8192 = NCU / "h100_gemmprof_profile_h3_cublas_details_8192.csv"  # raw metrics of two launches, ID 0 cuBLAS
+
+
+def _metric_row(name):
+    return lambda row: row.get("Metric Name") == name and row.get("ID") == "0"
+
+
+@pytest.mark.parametrize("metrics,what", [
+    (["smsp__sass_thread_inst_executed_op_ffma_pred_on.sum"], "fp32 FLOPs"),  # 2 x 9e299
+    (["dram__bytes_read.sum", "dram__bytes_write.sum"], "DRAM bytes read and written"),
+    (["sm__ops_path_tensor_op_hmma_src_fp16_dst_fp32.sum", "sm__ops_path_tensor_op_hmma_src_tf32_dst_fp32.sum"],
+     "tensor FLOPs"),
+])
+def test_ncu_figures_each_in_range_whose_sum_is_not_are_refused_naming_the_launch(runner, tmp_path, metrics, what):
+    """Found by the fuzzing of ncu CSVs: every cell below the largest figure a results file holds (1e300), their sum
+    past it; the profile was analysed and rendered, then its own results file refused to load. Now one error."""
+    text = DETAILS_8192.read_text(encoding="utf-8")
+    for m in metrics:
+        text = edited_text(text, _metric_row(m), "Metric Value", "9e299")
+    assert 9e299 < cells.MAX_FIGURE < 2 * 9e299
+    with pytest.raises(CellError, match=f"launch 0 .*its {what} come to 1.8e\\+300, past any real figure"):
+        analyse(parse_csv(text), get_gpu("h100_sxm"))
+    res = profile_from(runner, tmp_path, text)
+    assert res.exit_code != 0 and "Traceback" not in res.output
+    assert "damaged.csv: launch 0 " in res.output and f"its {what} come to 1.8e+300" in res.output
+    assert len(res.output.strip().splitlines()) == 1

@@ -83,6 +83,7 @@ def command(variants, all_, spec_files, callables, c_dtype, arrays, size, m, n, 
     from gemmprof.adapters.ncu.findings import analyse, choose_gpu
     from gemmprof.catalog import gpu_specs
     from gemmprof.render.profile_tables import emit_tables
+    from gemmprof.results.cells import CellError
     from gemmprof.results.profile import ProfileResults
 
     notes: list[str] = []
@@ -109,7 +110,10 @@ def command(variants, all_, spec_files, callables, c_dtype, arrays, size, m, n, 
     if note:
         notes.append(note)
     default_dtype = dtype if from_file else None
-    findings = analyse(report, gpu_spec, shape, infos, default_dtype)
+    try:
+        findings = analyse(report, gpu_spec, shape, infos, default_dtype)
+    except CellError as exc:  # figures that each parse but sum past any real one: say which file (or ncu's run)
+        raise exc.at(str(from_file) if from_file else "ncu's output") from None
     from gemmprof.model.access_profile import attach
 
     attach(findings, kernels, notes)  # the access model's conflicts and sectors beside ncu's

@@ -127,6 +127,15 @@ def summarise_rule(rule: Rule, width: int = 160) -> RuleAdvice:
     return RuleAdvice(rule.section, rule.name, rule.type, pick, rule.speedup, rule.speedup_type, rule.description)
 
 
+def _bounded(launch: Launch, what: str, total):
+    """A sum of ncu's figures, refused where it runs past any real figure (only a damaged CSV gets there): a results
+    file could not hold it."""
+    if total is not None and not abs(total) < cells.MAX_FIGURE:
+        raise cells.CellError(f"launch {launch.id} ({launch.kernel_name[:40]}): its {what} come to {total:.3g}, past "
+                              f"any real figure (the CSV's figures are damaged)")
+    return total
+
+
 def analyse_launch(launch: Launch, gpu_spec: GpuSpec | None, shape: GemmShape | None = None,
                    variants: dict[str, VariantInfo] | None = None, default_dtype: str | None = None
                    ) -> LaunchFindings:
@@ -149,14 +158,14 @@ def analyse_launch(launch: Launch, gpu_spec: GpuSpec | None, shape: GemmShape | 
     f.smem = SharedMemory(**{k: launch.number(*names) for k, names in SMEM.items()})
     f.dram_read_bytes, f.dram_write_bytes = launch.number(DRAM_READ), launch.number(DRAM_WRITE)
     if f.dram_read_bytes is not None and f.dram_write_bytes is not None:
-        f.dram_bytes = f.dram_read_bytes + f.dram_write_bytes
+        f.dram_bytes = _bounded(launch, "DRAM bytes read and written", f.dram_read_bytes + f.dram_write_bytes)
     else:
         f.dram_bytes = launch.number(DRAM_TOTAL)
     f.l2_bytes, f.l1_bytes = launch.number(L2_BYTES), launch.number(L1_BYTES)
     fp = [launch.number(n) for n in (FFMA, FADD, FMUL)]
     if any(v is not None for v in fp):
-        f.flops_fp32 = 2 * (fp[0] or 0) + (fp[1] or 0) + (fp[2] or 0)
-    f.flops_tensor = tensor_flops(launch)
+        f.flops_fp32 = _bounded(launch, "fp32 FLOPs", 2 * (fp[0] or 0) + (fp[1] or 0) + (fp[2] or 0))
+    f.flops_tensor = _bounded(launch, "tensor FLOPs", tensor_flops(launch))
     f.tensor_pipe_pct = launch.number(TENSOR_PIPE)
     if shape is not None:
         f.flops_model = gemm_flops(shape)
