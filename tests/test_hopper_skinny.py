@@ -22,11 +22,11 @@ def h11(**params):
     ((1, 4096, 4096), 16, 16, 64, 2),
     ((17, 4096, 4096), 16, 16, 128, 1),  # two rows of 16 fill the wave that one of 32 would split in two
     ((64, 4096, 4096), 32, 16, 128, 1),  # two rows of 32, not one of 64 split in two
-    ((64, 14336, 4096), 64, 12, 224, 1),  # MW = 64 (16 KiB stages, 12 of them): its 224 tiles fill more than a wave
+    ((64, 14336, 4096), 64, 6, 224, 1),  # MW = 64 (16 KiB stages): 224 tiles, past a wave: 6 stages, two CTAs per SM
     ((100, 4096, 4096), 64, 12, 128, 1),  # two tile rows of 64
     ((16, 14336, 4096), 16, 8, 224, 1),  # more tiles than SMs: no split; 8 stages, two CTAs per SM, one wave
     ((16, 11008, 4096), 16, 8, 172, 1),
-    ((32, 11008, 4096), 32, 16, 172, 1),  # rows of 32 keep their ring (not measured with two per SM)
+    ((32, 11008, 4096), 32, 8, 172, 1),  # rows of 32 past a wave: 8 stages of 12 KiB, two CTAs per SM
     ((16, 4096, 96), 16, 16, 64, 1),     # 2 k-tiles: no slice of SPLIT_MIN_KTILES
 ])
 def test_the_tile_ring_and_split_at_each_shape(shape, mw, stages, tiles, split):
@@ -38,16 +38,33 @@ def test_the_tile_ring_and_split_at_each_shape(shape, mw, stages, tiles, split):
     assert k.for_shape(g, 132).shape_defines == (("H11_MW", mw), ("H11_STAGES", stages))
 
 
-def test_two_ctas_share_an_sm_only_for_rows_of_16_past_one_wave():
-    """SHARED_STAGES: 8 stages (83 KiB) let two CTAs share an SM, so 172 or 224 tiles of 16 rows run in one wave;
-    0 gives the ring of one wave back (the kernel measured before: 16 stages, 164 KiB, one CTA per SM)."""
-    g = GemmShape(16, 11008, 4096)
+@pytest.mark.parametrize(("shape", "mw", "shared", "alone"), [
+    ((16, 11008, 4096), 16, 8, 16),  # 172 tiles: 8 stages of 10 KiB (SHARED_STAGES)
+    ((32, 27648, 5120), 32, 8, 16),  # 432 tiles: 8 of 12 KiB (96 KiB)
+    ((64, 10240, 8192), 64, 6, 12),  # 160 tiles: 6 of 16 KiB (SHARED_RING: 96 KiB)
+    ((48, 28672, 8192), 64, 6, 12),  # 448 tiles, 48 rows in a tile row of 64
+])
+def test_two_ctas_share_an_sm_where_the_tiles_take_more_than_one_wave(shape, mw, shared, alone):
+    """A ring of SHARED_STAGES at most and 96 KiB at most lets two CTAs share an SM, so twice the tiles stream at
+    once; SHARED_STAGES = 0 gives the one-CTA ring back (16 stages, or 12 at rows of 64)."""
+    g = GemmShape(*shape)
+    assert h11().decomposition(g, 132)["TILES"] > 132
     _, _, smem = h11().launch_config(g, sms=132)
-    assert smem == 8 * (64 + 16) * 64 * 2 + 1024 and 2 * smem <= 232448
+    assert smem == shared * (64 + mw) * 64 * 2 + 1024 and 2 * smem <= 232448
+    assert h11().for_shape(g, 132).shape_defines == (("H11_MW", mw), ("H11_STAGES", shared))
     _, _, smem = h11(SHARED_STAGES=0).launch_config(g, sms=132)
-    assert smem == 16 * (64 + 16) * 64 * 2 + 1024 and 2 * smem > 232448
-    # one wave of tiles (16 x 4096 x 4096: 64 tiles split twice) keeps the deep ring
-    assert h11().for_shape(GemmShape(16, 4096, 4096), 132).shape_defines == (("H11_MW", 16), ("H11_STAGES", 16))
+    assert smem == alone * (64 + mw) * 64 * 2 + 1024 and 2 * smem > 232448
+
+
+def test_one_wave_of_tiles_keeps_the_deep_ring():
+    # 16 x 4096 x 4096: 64 tiles split twice; 1 x 8192 x 8192: 128 tiles; 128 x 4096 x 4096: 128 tiles of 64 rows
+    for shape, mw, stages in (((16, 4096, 4096), 16, 16), ((1, 8192, 8192), 16, 16), ((128, 4096, 4096), 64, 12)):
+        g = GemmShape(*shape)
+        assert h11().decomposition(g, 132)["TILES"] <= 132
+        assert h11().for_shape(g, 132).shape_defines == (("H11_MW", mw), ("H11_STAGES", stages))
+
+
+def test_shared_stages_is_refused_past_two_ctas_per_sm():
     with pytest.raises(SpecError, match="SHARED_STAGES"):
         h11(SHARED_STAGES=12)
 
