@@ -94,22 +94,11 @@ hgemm_tma_store(int M, int N, int K, float alpha, const elem_t* __restrict__ A, 
     constexpr uint32_t A_BYTES = BM * BK * 2;
     constexpr uint32_t B_BYTES = BN * BK * 2;
 
-    // Dynamic shared memory starts at the same offset in every CTA of the kernel: a stage's offset here is the
-    // peer's too (multicast and mapa address the peer by this CTA's offsets).
     extern __shared__ uint8_t smem_raw[];
     __shared__ __align__(8) uint64_t full[STAGES];
     __shared__ __align__(8) uint64_t empty[STAGES];
-    const uint32_t smem_a = (smem_u32(smem_raw) + 1023) & ~1023u;
-    const uint32_t smem_b = smem_a + STAGES * A_BYTES;
-    const uint32_t smem_epi = smem_b + STAGES * B_BYTES;  // a multiple of 1024, as the 128-byte swizzle needs
-
-    const int ctiles_m = ((M + BM - 1) / BM + CLUSTER_M - 1) / CLUSTER_M;
-    const int ctiles_n = (N + BN - 1) / BN;
-    const int ctiles = ctiles_m * ctiles_n;
-    const int cluster_id = blockIdx.x / CLUSTER_M;  // a 1D grid in clusters of (CLUSTER_M, 1, 1)
-    const int clusters = gridDim.x / CLUSTER_M;
-    const uint32_t rank = CLUSTER_M > 1 ? cluster_ctarank() : 0;
-    const int KT = (K + BK - 1) / BK;
+    const Ring ring = ring_layout<A_BYTES, B_BYTES>(smem_raw);
+    const Walk w = walk(M, N, K);
     const int wg = threadIdx.x / 128;
     const int wg_tid = threadIdx.x % 128;
     // TMA stores take rows on 16 bytes and never read C; otherwise h6's epilogue (the same for every CTA)
@@ -123,38 +112,32 @@ hgemm_tma_store(int M, int N, int K, float alpha, const elem_t* __restrict__ A, 
         // ---- producer: h7's, running ahead across tile boundaries ----
         setmaxnreg_dec<40>();
         if (wg_tid == 0)
-            produce<A_BYTES, B_BYTES>(full, empty, smem_a, smem_b, &tmap_a, &tmap_b, ctiles_m, ctiles_n, cluster_id,
-                                      clusters, rank, KT);
+            produce<A_BYTES, B_BYTES>(full, empty, ring, &tmap_a, &tmap_b, w);
     } else {
         // ---- consumers: warpgroup c owns rows 64c .. 64c + 63 of every tile ----
         setmaxnreg_inc<232>();
         const int c = wg - 1;
-        const uint32_t bufs = smem_epi + c * tma_store::EPI_BYTES;
-        auto release = [&](int s) {  // stage s is free for both producers: here and on the peer's empty[s]
-            mbar_arrive(smem_u32(&empty[s]));
-            if (CLUSTER_M > 1)
-                mbar_arrive_cluster(smem_u32(&empty[s]), rank ^ 1);
-        };
+        const uint32_t bufs = ring.epi + c * tma_store::EPI_BYTES;
         int it = 0;
         int stores = 0;
-        for (int ctile = cluster_id; ctile < ctiles; ctile += clusters) {
+        for (int ctile = w.cluster_id; ctile < w.ctiles; ctile += w.clusters) {
             int tm, tn;
-            cta_tile(ctile, ctiles_m, ctiles_n, rank, tm, tn);
+            cta_tile(ctile, w.ctiles_m, w.ctiles_n, w.rank, tm, tn);
             float d[BN / 2];
 #pragma unroll
             for (int i = 0; i < BN / 2; ++i)
                 d[i] = 0.0f;
-            for (int kt = 0; kt < KT; ++kt, ++it) {
+            for (int kt = 0; kt < w.KT; ++kt, ++it) {
                 const int s = it % STAGES;
-                wgmma_ktile<BN, BK>(d, smem_u32(&full[s]), (it / STAGES) & 1, smem_a + s * A_BYTES + c * 64 * 128,
-                                      smem_b + s * B_BYTES);
+                wgmma_ktile<BN, BK>(d, smem_u32(&full[s]), (it / STAGES) & 1, ring.a + s * A_BYTES + c * 64 * 128,
+                                      ring.b + s * B_BYTES);
                 if (kt > 0 && wg_tid == 0)
-                    release((it - 1) % STAGES);
+                    release_stage(empty, (it - 1) % STAGES, w.rank);
             }
             wgmma_wait<0>();
             fence_regs(d);
             if (wg_tid == 0)
-                release((it - 1) % STAGES);
+                release_stage(empty, (it - 1) % STAGES, w.rank);
             if (tm * BM >= M)  // a cluster's second tile row past M (it loaded zeros for its peer's sake)
                 continue;
             if (by_tma)

@@ -107,17 +107,8 @@ fp8_gemm_scaled(int M, int N, int K, float alpha, const uint8_t* __restrict__ A,
     extern __shared__ uint8_t smem_raw[];
     __shared__ __align__(8) uint64_t full[STAGES];
     __shared__ __align__(8) uint64_t empty[STAGES];
-    const uint32_t smem_a = (smem_u32(smem_raw) + 1023) & ~1023u;
-    const uint32_t smem_b = smem_a + STAGES * A_BYTES;
-    const uint32_t smem_epi = smem_b + STAGES * B_BYTES;  // a multiple of 1024, as the 128-byte swizzle needs
-
-    const int ctiles_m = ((M + BM - 1) / BM + CLUSTER_M - 1) / CLUSTER_M;
-    const int ctiles_n = (N + BN - 1) / BN;
-    const int ctiles = ctiles_m * ctiles_n;
-    const int cluster_id = blockIdx.x / CLUSTER_M;
-    const int clusters = gridDim.x / CLUSTER_M;
-    const uint32_t rank = CLUSTER_M > 1 ? cluster_ctarank() : 0;
-    const int KT = (K + BK - 1) / BK;
+    const Ring ring = ring_layout<A_BYTES, B_BYTES>(smem_raw);
+    const Walk w = walk(M, N, K);
     const int wg = threadIdx.x / 128;
     const int wg_tid = threadIdx.x % 128;
     // TMA stores take rows on 16 bytes and never read C; otherwise the direct epilogue (the same for every CTA)
@@ -131,18 +122,12 @@ fp8_gemm_scaled(int M, int N, int K, float alpha, const uint8_t* __restrict__ A,
         // ---- producer: h12's, with one-byte elements ----
         setmaxnreg_dec<40>();
         if (wg_tid == 0)
-            produce<A_BYTES, B_BYTES>(full, empty, smem_a, smem_b, &tmap_a, &tmap_b, ctiles_m, ctiles_n, cluster_id,
-                                      clusters, rank, KT);
+            produce<A_BYTES, B_BYTES>(full, empty, ring, &tmap_a, &tmap_b, w);
     } else {
         // ---- consumers: warpgroup c owns rows 64c .. 64c + 63 of every tile ----
         setmaxnreg_inc<232>();
         const int c = wg - 1;
-        const uint32_t bufs = smem_epi + c * tma_store::EPI_BYTES;
-        auto release = [&](int s) {
-            mbar_arrive(smem_u32(&empty[s]));
-            if (CLUSTER_M > 1)
-                mbar_arrive_cluster(smem_u32(&empty[s]), rank ^ 1);
-        };
+        const uint32_t bufs = ring.epi + c * tma_store::EPI_BYTES;
 #if H14_SCALES == 0
         const float out_scale = alpha * __ldg(scale_a) * __ldg(scale_b);  // per tensor: applied once, in the epilogue
 #else
@@ -153,37 +138,37 @@ fp8_gemm_scaled(int M, int N, int K, float alpha, const uint8_t* __restrict__ A,
 #endif
         int it = 0;
         int stores = 0;
-        for (int ctile = cluster_id; ctile < ctiles; ctile += clusters) {
+        for (int ctile = w.cluster_id; ctile < w.ctiles; ctile += w.clusters) {
             int tm, tn;
-            cta_tile(ctile, ctiles_m, ctiles_n, rank, tm, tn);
+            cta_tile(ctile, w.ctiles_m, w.ctiles_n, w.rank, tm, tn);
             float d[BN / 2];
 #pragma unroll
             for (int i = 0; i < BN / 2; ++i)
                 d[i] = 0.0f;
 #if H14_SCALES == 0
-            for (int kt = 0; kt < KT; ++kt, ++it) {
+            for (int kt = 0; kt < w.KT; ++kt, ++it) {
                 const int s = it % STAGES;
                 wgmma_ktile_e4m3<BN, BK>(d, smem_u32(&full[s]), (it / STAGES) & 1,
-                                         smem_a + s * A_BYTES + c * 64 * 128, smem_b + s * B_BYTES);
+                                         ring.a + s * A_BYTES + c * 64 * 128, ring.b + s * B_BYTES);
                 if (kt > 0 && wg_tid == 0)
-                    release((it - 1) % STAGES);
+                    release_stage(empty, (it - 1) % STAGES, w.rank);
             }
             wgmma_wait<0>();
             fence_regs(d);
             if (wg_tid == 0)
-                release((it - 1) % STAGES);
+                release_stage(empty, (it - 1) % STAGES, w.rank);
 #else
             // rows past M (a cluster's tile past the last row) read the last row's scales; they are not stored
             const int r0 = min(tm * BM + lane_row, M - 1) / (H14_SCALES == 1 ? 1 : 128);
             const int r1 = min(tm * BM + lane_row + 8, M - 1) / (H14_SCALES == 1 ? 1 : 128);
             const float* sb_tile = scale_b + (size_t)tn * KB;
             float part[BN / 2];
-            for (int kt = 0; kt < KT; ++kt, ++it) {
+            for (int kt = 0; kt < w.KT; ++kt, ++it) {
                 const int s = it % STAGES;
                 const float sb = __ldg(sb_tile + kt);  // in flight while the stage lands
                 const float sa0 = __ldg(scale_a + (size_t)kt * rows_a + r0);
                 const float sa1 = __ldg(scale_a + (size_t)kt * rows_a + r1);
-                const uint32_t a_s = smem_a + s * A_BYTES + c * 64 * 128, b_s = smem_b + s * B_BYTES;
+                const uint32_t a_s = ring.a + s * A_BYTES + c * 64 * 128, b_s = ring.b + s * B_BYTES;
                 mbar_wait(smem_u32(&full[s]), (it / STAGES) & 1);
                 wgmma_fence();
 #pragma unroll
@@ -193,7 +178,7 @@ fp8_gemm_scaled(int M, int N, int K, float alpha, const uint8_t* __restrict__ A,
                 wgmma_wait<0>();
                 fence_regs(part);
                 if (wg_tid == 0)
-                    release(s);
+                    release_stage(empty, s, w.rank);
                 const float f0 = sa0 * sb, f1 = sa1 * sb;
 #pragma unroll
                 for (int j = 0; j < BN / 8; ++j) {  // promotion: scaled into the fp32 accumulator

@@ -1,6 +1,6 @@
 // The schedule h12 and h14 share (h14 is h12 on fp8 operands): 2 x 1 clusters sharing B, tile rows grouped GROUP_M at
-// a time, the ring's barriers, its producer, and EPI_BUFS staging buffers per consumer warpgroup for the TMA-store
-// epilogue. Included after the rung's parameters (BM, BN, BK, STAGES, CONSUMERS, CLUSTER_M, GROUP_M, EPI_BUFS) are
+// a time, the persistent walk over cluster tiles, the ring (its place, barriers, producer and release), and EPI_BUFS
+// staging buffers per consumer warpgroup for the TMA-store epilogue. Included after the rung's parameters (BM, BN, BK, STAGES, CONSUMERS, CLUSTER_M, GROUP_M, EPI_BUFS) are
 // defined; hopper.cuh before it. Only the element size differs between the two rungs: A_BYTES and B_BYTES, a stage's.
 #pragma once
 
@@ -14,6 +14,52 @@ namespace tma_store {
 constexpr uint32_t EPI_BYTES = EPI_BUFS * TMA_EPI_BUF_BYTES;  // EPI_BUFS staging buffers per consumer warpgroup
 static_assert(EPI_BYTES >= EPI_WARPGROUP_BYTES, "the buffers double as store_acc_rows' slices");
 }  // namespace tma_store
+
+// The ring's place in dynamic shared memory: STAGES stages of A, then of B, from the first 1024-byte boundary (the
+// 128-byte swizzle's atom), then the epilogue's staging buffers (a multiple of 1024 too). Dynamic shared memory
+// starts at the same offset in every CTA of the kernel: a stage's offset here is the peer's too (multicast and mapa
+// address the peer by this CTA's offsets).
+struct Ring {
+    uint32_t a, b, epi;
+};
+
+template <uint32_t A_BYTES, uint32_t B_BYTES>
+__device__ __forceinline__ Ring ring_layout(const uint8_t* smem_raw)
+{
+    Ring r;
+    r.a = (smem_u32(smem_raw) + 1023) & ~1023u;
+    r.b = r.a + STAGES * A_BYTES;
+    r.epi = r.b + STAGES * B_BYTES;
+    return r;
+}
+
+// The persistent walk: cluster tiles of (CLUSTER_M * BM) x BN taken by clusters of a 1D grid in clusters of
+// (CLUSTER_M, 1, 1), this CTA's rank in its cluster, and KT k-tiles of BK per tile.
+struct Walk {
+    int ctiles_m, ctiles_n, ctiles, cluster_id, clusters, KT;
+    uint32_t rank;
+};
+
+__device__ __forceinline__ Walk walk(int M, int N, int K)
+{
+    Walk w;
+    w.ctiles_m = ((M + BM - 1) / BM + CLUSTER_M - 1) / CLUSTER_M;
+    w.ctiles_n = (N + BN - 1) / BN;
+    w.ctiles = w.ctiles_m * w.ctiles_n;
+    w.cluster_id = blockIdx.x / CLUSTER_M;
+    w.clusters = gridDim.x / CLUSTER_M;
+    w.rank = CLUSTER_M > 1 ? cluster_ctarank() : 0;
+    w.KT = (K + BK - 1) / BK;
+    return w;
+}
+
+// A consumer warpgroup's thread 0: stage s is free for both producers, here and in a pair on the peer's empty[s].
+__device__ __forceinline__ void release_stage(uint64_t* empty, int s, uint32_t rank)
+{
+    mbar_arrive(smem_u32(&empty[s]));
+    if (CLUSTER_M > 1)
+        mbar_arrive_cluster(smem_u32(&empty[s]), rank ^ 1);
+}
 
 // This CTA's tile in cluster tile `ctile` (hopper.cuh, cluster_tile_coords; GROUP_M counts tile rows).
 __device__ __forceinline__ void cta_tile(int ctile, int ctiles_m, int ctiles_n, uint32_t rank, int& tm, int& tn)
@@ -41,27 +87,25 @@ __device__ __forceinline__ void ring_init(uint64_t* full, uint64_t* empty, const
 // In pairs the two CTAs share tile column tn: each loads its BN / 2 rows of B to both, and none leaves while its peer
 // may still multicast into it or arrive on its barriers.
 template <uint32_t A_BYTES, uint32_t B_BYTES>
-__device__ __forceinline__ void produce(uint64_t* full, uint64_t* empty, uint32_t smem_a, uint32_t smem_b,
-                                        const CUtensorMap* tmap_a, const CUtensorMap* tmap_b, int ctiles_m,
-                                        int ctiles_n, int cluster_id, int clusters, uint32_t rank, int KT)
+__device__ __forceinline__ void produce(uint64_t* full, uint64_t* empty, const Ring& ring, const CUtensorMap* tmap_a,
+                                        const CUtensorMap* tmap_b, const Walk& w)
 {
     constexpr uint16_t EVERY_CTA = (1u << CLUSTER_M) - 1;  // multicast mask: bit i is %cluster_ctarank i
-    const int ctiles = ctiles_m * ctiles_n;
     int it = 0;
-    for (int ctile = cluster_id; ctile < ctiles; ctile += clusters) {
+    for (int ctile = w.cluster_id; ctile < w.ctiles; ctile += w.clusters) {
         int tm, tn;
-        cta_tile(ctile, ctiles_m, ctiles_n, rank, tm, tn);
-        for (int kt = 0; kt < KT; ++kt, ++it) {
+        cta_tile(ctile, w.ctiles_m, w.ctiles_n, w.rank, tm, tn);
+        for (int kt = 0; kt < w.KT; ++kt, ++it) {
             const int s = it % STAGES;
             const uint32_t bar = smem_u32(&full[s]);
             mbar_wait(smem_u32(&empty[s]), ((it / STAGES) & 1) ^ 1);
             mbar_arrive_expect_tx(bar, A_BYTES + B_BYTES);
-            tma_load_2d(smem_a + s * A_BYTES, tmap_a, bar, kt * BK, tm * BM);
+            tma_load_2d(ring.a + s * A_BYTES, tmap_a, bar, kt * BK, tm * BM);
             if (CLUSTER_M > 1)
-                tma_load_2d_multicast(smem_b + s * B_BYTES + rank * (B_BYTES / 2), tmap_b, bar, kt * BK,
-                                      tn * BN + rank * (BN / 2), EVERY_CTA);
+                tma_load_2d_multicast(ring.b + s * B_BYTES + w.rank * (B_BYTES / 2), tmap_b, bar, kt * BK,
+                                      tn * BN + w.rank * (BN / 2), EVERY_CTA);
             else
-                tma_load_2d(smem_b + s * B_BYTES, tmap_b, bar, kt * BK, tn * BN);
+                tma_load_2d(ring.b + s * B_BYTES, tmap_b, bar, kt * BK, tn * BN);
         }
     }
     if (CLUSTER_M > 1)
