@@ -40,8 +40,8 @@
 //    is refilled when the consumers of both CTAs have released it (h7's scheme: `empty` counts both, each consumer
 //    also arrives on its peer's). A split launch in pairs has CN * cluster tiles * S CTAs, one flag per CTA's tile;
 //    a slice still waits only on CTAs of lower linear index (a lower z), dispatched first, cluster by cluster.
-// Limits: a split launch has at most SPLIT_FLAGS tiles (its pairs' tiles past N counted) (the spec never asks for more; the kernel traps rather
-// than race); one split launch at a time per module (the flags are the module's).
+// Limits: a split launch has at most SPLIT_FLAGS tiles, its pairs' tiles past N counted (the spec never asks for
+// more; the kernel traps rather than race); one split launch at a time per module (the flags are the module's).
 //
 // Backend nvcc (-gencode=arch=compute_90a,code=sm_90a), parameters as -D defines, extern "C" entry.
 

@@ -1,7 +1,8 @@
 // The schedule h12 and h14 share (h14 is h12 on fp8 operands): 2 x 1 clusters sharing B, tile rows grouped GROUP_M at
 // a time, the persistent walk over cluster tiles, the ring (its place, barriers, producer and release), and EPI_BUFS
-// staging buffers per consumer warpgroup for the TMA-store epilogue. Included after the rung's parameters (BM, BN, BK, STAGES, CONSUMERS, CLUSTER_M, GROUP_M, EPI_BUFS) are
-// defined; hopper.cuh before it. Only the element size differs between the two rungs: A_BYTES and B_BYTES, a stage's.
+// staging buffers per consumer warpgroup for the TMA-store epilogue. Included after the rung's parameters (BM, BN,
+// BK, STAGES, CONSUMERS, CLUSTER_M, GROUP_M, EPI_BUFS) are defined; hopper.cuh before it. Only the element size
+// differs between the two rungs: A_BYTES and B_BYTES, a stage's.
 #pragma once
 
 static_assert(CLUSTER_M == 1 || BN % 16 == 0,
@@ -83,7 +84,8 @@ __device__ __forceinline__ void ring_init(uint64_t* full, uint64_t* empty, const
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
 }
 
-// The producer (one thread): every k-tile of every tile this cluster takes, running ahead across tile boundaries (h7's).
+// The producer (one thread): every k-tile of every tile this cluster takes, running ahead across tile boundaries
+// (h7's).
 // In pairs the two CTAs share tile column tn: each loads its BN / 2 rows of B to both, and none leaves while its peer
 // may still multicast into it or arrive on its barriers.
 template <uint32_t A_BYTES, uint32_t B_BYTES>
