@@ -40,6 +40,12 @@
 //    is refilled when the consumers of both CTAs have released it (h7's scheme: `empty` counts both, each consumer
 //    also arrives on its peer's). A split launch in pairs has CN * cluster tiles * S CTAs, one flag per CTA's tile;
 //    a slice still waits only on CTAs of lower linear index (a lower z), dispatched first, cluster by cluster.
+//  * Clusters of two along M too (CLUSTER_M = 2, 2 x CN CTAs): the CTAs of a cluster column compute tiles (2p, tn)
+//    and (2p + 1, tn), which read the same box of B; each loads half of it (BN / 2 rows) by multicast into its column,
+//    as each CTA of a cluster row loads its part of A into its row. Per k-tile at 128 x 64 a CTA in 2 x 2 reads 12
+//    KiB from L2 instead of 16 in pairs and 24 alone (cuBLAS at 1000^3 runs 2 x 4 clusters of 72 x 128 tiles). A
+//    CTA's stage is written by its row (A) and its column (B), so `empty` counts the consumers of both, CM + CN - 1
+//    CTAs, and each consumer releases a stage in its own CTA, its row and its column.
 // Limits: a split launch has at most SPLIT_FLAGS tiles, its pairs' tiles past N counted (the spec never asks for
 // more; the kernel traps rather than race); one split launch at a time per module (the flags are the module's).
 //
@@ -70,11 +76,17 @@
 #ifndef H8_SPLIT
 #define H8_SPLIT 1
 #endif
-// ... and whether its CTAs run in clusters of two along N that share the A box (H8_CLUSTER_N = 2).
+// ... and whether its CTAs run in clusters of two along N that share the A box (H8_CLUSTER_N = 2), and of two along
+// M that share the B box (H8_CLUSTER_M = 2): CM x CN CTAs, rank r at cluster row r / CN, column r % CN.
 #ifndef H8_CLUSTER_N
 #define H8_CLUSTER_N 1
 #endif
+#ifndef H8_CLUSTER_M
+#define H8_CLUSTER_M 1
+#endif
 #define CN H8_CLUSTER_N
+#define CM H8_CLUSTER_M
+#define CL (CM * CN)
 #ifndef BK
 #define BK 64
 #endif
@@ -90,7 +102,7 @@
 static_assert(BK == 64, "one 128-byte swizzled row of K per tile row: BK = 64 (fp16/bf16)");
 static_assert(CONSUMERS == 1 || CONSUMERS == 2, "one or two consumer warpgroups: BM = 64 or 128");
 static_assert(BN == 64 || BN == 128 || BN == 256, "BN is the wgmma N: 64, 128 or 256");
-static_assert(CN == 1 || CN == 2, "CTAs alone or in clusters of two along N");
+static_assert((CN == 1 || CN == 2) && (CM == 1 || CM == 2), "CTAs alone or in clusters of two along N and/or M");
 
 namespace h8 {
 
@@ -125,17 +137,20 @@ hgemm_split_k_small_problems(int M, int N, int K, float alpha, const elem_t* __r
     const int KT = (K + BK - 1) / BK;
     // Work units: unit u is slice u / tiles of tile u % tiles. This CTA takes units cta, cta + ctas, ...: with
     // S == 1 the persistent walk of h6; with S > 1 exactly one unit (the grid has tiles * S CTAs).
-    // In clusters of two (CN == 2) the units are cluster tiles of BM x 2 BN (and a slice), walked by clusters as
-    // h7's, rank r of a cluster computing tile column 2 ctn + r (past N when tiles_n is odd: it loads zeros for its
-    // peer's sake and stores nothing); a split launch then has 2 * tiles_m * ctiles_n CTAs along x.
+    // In clusters (CL = CM x CN CTAs) the units are cluster tiles of CM BM x CN BN (and a slice), walked by
+    // clusters as h7's, the CTA at cluster row rm and column rn computing tile (CM ctm + rm, CN ctn + rn) (past M or
+    // N at an odd count of tile rows or columns: it loads zeros for its peers' sake and stores nothing); a split
+    // launch then has CL * ctiles_m * ctiles_n CTAs along x.
     const int S = gridDim.z;
+    const int ctiles_m = (tiles_m + CM - 1) / CM;
     const int ctiles_n = (tiles_n + CN - 1) / CN;
-    const int ctas = gridDim.x * gridDim.z / CN;
-    const int cta = (blockIdx.z * gridDim.x + blockIdx.x) / CN;
-    const int units = tiles_m * ctiles_n * S;
-    const uint32_t rank = CN > 1 ? cluster_ctarank() : 0;
-    if (S > 1 && (!H8_SPLIT || gridDim.x != (unsigned)(CN * tiles_m * ctiles_n) ||
-                  CN * tiles_m * ctiles_n > (int)h8::SPLIT_FLAGS))
+    const int ctas = gridDim.x * gridDim.z / CL;
+    const int cta = (blockIdx.z * gridDim.x + blockIdx.x) / CL;
+    const int units = ctiles_m * ctiles_n * S;
+    const uint32_t rank = CL > 1 ? cluster_ctarank() : 0;
+    const int rm = CM > 1 ? (int)rank / CN : 0, rn = CM > 1 ? (int)rank % CN : (int)rank;
+    if (S > 1 && (!H8_SPLIT || gridDim.x != (unsigned)(CL * ctiles_m * ctiles_n) ||
+                  CL * ctiles_m * ctiles_n > (int)h8::SPLIT_FLAGS))
         __trap();  // a split launch must be one unit per CTA, one flag per tile, from a build that splits
     const int wg = threadIdx.x / 128;
     const int wg_tid = threadIdx.x % 128;
@@ -148,19 +163,23 @@ hgemm_split_k_small_problems(int M, int N, int K, float alpha, const elem_t* __r
         if (by_tma)
             tma_prefetch_map(&tmap_c);
         for (int s = 0; s < STAGES; ++s) {
-            mbar_init(smem_u32(&full[s]), 1);                  // this CTA's producer; bytes from both in a cluster
-            mbar_init(smem_u32(&empty[s]), CONSUMERS * CN);  // the consumers of every CTA of the cluster
+            mbar_init(smem_u32(&full[s]), 1);  // this CTA's producer; bytes from its row and column in a cluster
+            mbar_init(smem_u32(&empty[s]), CONSUMERS * (CM + CN - 1));  // the consumers of its row and column
         }
         asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
     }
-    barriers_set_up<(CN > 1)>();
+    barriers_set_up<(CL > 1)>();
     // unit u's tile: (tm, tn) and its slice; in a cluster, this CTA's tile of cluster tile u
     auto unit_tile = [&](int u, int& slice, int& tile, int& tm, int& tn) {
-        slice = u / (tiles_m * ctiles_n);
-        tile = u % (tiles_m * ctiles_n);
-        tile_coords(tile, tiles_m, ctiles_n, GROUP_M, tm, tn);
-        tn = tn * CN + (int)rank;
+        slice = u / (ctiles_m * ctiles_n);
+        tile = u % (ctiles_m * ctiles_n);
+        tile_coords(tile, ctiles_m, ctiles_n, (GROUP_M + CM - 1) / CM, tm, tn);
+        tm = tm * CM + rm;
+        tn = tn * CN + rn;
     };
+    // the CTAs that write into this CTA's stages and read from them: its cluster row (A), its column (B)
+    const uint16_t row_mask = (uint16_t)(((1u << CN) - 1) << (rm * CN));
+    const uint16_t col_mask = (uint16_t)(CM > 1 ? (1u << rn) | (1u << (CN + rn)) : 1u << rn);
 
     if (wg == 0) {
         // ---- producer: runs ahead across work units, as h6 across tiles ----
@@ -178,15 +197,19 @@ hgemm_split_k_small_problems(int M, int N, int K, float alpha, const elem_t* __r
                     const uint32_t bar = smem_u32(&full[s]);
                     mbar_wait(smem_u32(&empty[s]), ((it / STAGES) & 1) ^ 1);
                     mbar_arrive_expect_tx(bar, A_BYTES + B_BYTES);
-                    if (CN > 1)  // the pair shares tile row tm: this CTA's BM / 2 rows of it, to both
-                        tma_load_2d_multicast(smem_a + s * A_BYTES + rank * (A_BYTES / 2), &tmap_a, bar, kt * BK,
-                                              tm * BM + rank * (BM / 2), 0x3);
+                    if (CN > 1)  // the cluster row shares tile row tm: this CTA's BM / 2 rows of it, to the row
+                        tma_load_2d_multicast(smem_a + s * A_BYTES + rn * (A_BYTES / 2), &tmap_a, bar, kt * BK,
+                                              tm * BM + rn * (BM / 2), row_mask);
                     else
                         tma_load_2d(smem_a + s * A_BYTES, &tmap_a, bar, kt * BK, tm * BM);
-                    tma_load_2d(smem_b + s * B_BYTES, &tmap_b, bar, kt * BK, tn * BN);
+                    if (CM > 1)  // the cluster column shares tile column tn: this CTA's BN / 2 rows of B's box
+                        tma_load_2d_multicast(smem_b + s * B_BYTES + rm * (B_BYTES / 2), &tmap_b, bar, kt * BK,
+                                              tn * BN + rm * (BN / 2), col_mask);
+                    else
+                        tma_load_2d(smem_b + s * B_BYTES, &tmap_b, bar, kt * BK, tn * BN);
                 }
             }
-            if (CN > 1)  // no CTA leaves while its peer may still multicast into it or arrive on its barriers
+            if (CL > 1)  // no CTA leaves while its peers may still multicast into it or arrive on its barriers
                 producer_tail<STAGES>(empty, it);
         }
     } else {
@@ -198,10 +221,12 @@ hgemm_split_k_small_problems(int M, int N, int K, float alpha, const elem_t* __r
         const uint32_t bufs = smem_epi + c * h8::EPI_BYTES;
         float* const scratch = reinterpret_cast<float*>(smem_raw + (bufs - smem_u32(smem_raw)));
         int stores = 0;
-        auto release = [&](int s) {  // stage s is free: here, and in a cluster on the peer's empty[s] too
+        auto release = [&](int s) {  // stage s is free: here, and in a cluster in its row and column too
             mbar_arrive(smem_u32(&empty[s]));
             if (CN > 1)
                 mbar_arrive_cluster(smem_u32(&empty[s]), rank ^ 1);
+            if (CM > 1)
+                mbar_arrive_cluster(smem_u32(&empty[s]), rank ^ CN);
         };
         int it = 0;
         for (int u = cta; u < units; u += ctas) {
@@ -225,7 +250,7 @@ hgemm_split_k_small_problems(int M, int N, int K, float alpha, const elem_t* __r
             // the unit's last stage is free: the producer refills it while we store (none if the unit had no k-tile)
             if (k_end > k_begin && wg_tid == 0)
                 release((it - 1) % STAGES);
-            if (CN > 1 && tn * BN >= N)  // the cluster's second tile column past N
+            if ((CN > 1 && tn * BN >= N) || (CM > 1 && tm * BM >= M))  // a tile of the cluster past N or M
                 continue;
             if (by_tma) {
                 store_acc_tma<BN, 2>(d, alpha, &tmap_c, tm * BM + 64 * c, tn * BN, wg_tid, bufs, 2 + c, stores);
@@ -237,7 +262,7 @@ hgemm_split_k_small_problems(int M, int N, int K, float alpha, const elem_t* __r
             }
             // The serial reduction (hopper.cuh): wait for the slices before this one, add this slice's part (slice 0
             // scales the old C, unread when beta == 0), hand the tile on.
-            unsigned* flag = &h8::tile_flags[tile * CN + (int)rank];  // this CTA's tile of the cluster tile
+            unsigned* flag = &h8::tile_flags[tile * CL + (int)rank];  // this CTA's tile of the cluster tile
             const bool leader = threadIdx.x == 128;  // thread 0 of the first consumer warpgroup
             split_k_wait_turn<CONSUMER_THREADS>(flag, slice, leader);
             store_acc_rows<BN>(d, M, N, alpha, slice == 0 ? beta : 1.0f, C, tm * BM + 64 * c, tn * BN, wg_tid,
