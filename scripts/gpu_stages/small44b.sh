@@ -2,7 +2,7 @@
 # sourced by scripts/gpu_batch.sh (step, GP, B come from there). Set DEADLINE to skip what would not fit the call.
 mkdir -p "$B/small44b"
 for dtype in fp16 bf16; do
-  for shape in 1000x900x520 600x1000x1000 4095x4097x1024 300x520x136 256x1024x8192 200x1000x4096; do
+  for shape in 1000x900x520 600x1000x1000 4095x4097x1024 300x520x136 256x1024x8192 150x1000x4096; do
     IFS=x read -r m n k <<<"$shape"
     step "small44b_check_${dtype}_$shape" "${GP[@]}" run h8 --param CLUSTER_M=2 --param CLUSTER_N=2 --param SPLIT_MAX=2 \
       --dtype "$dtype" -m "$m" -n "$n" -k "$k" --alpha 1.5 --beta -0.5 --budget 0.05 --max-reps 10 --no-cublas \
