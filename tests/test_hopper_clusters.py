@@ -124,7 +124,9 @@ class _FakeFunction:
         raise AssertionError("a kernel in clusters is launched through cuLaunchKernelEx, not CuPy's call")
 
 
-def test_the_runner_launches_whole_clusters_through_the_driver(monkeypatch):
+def _cluster_runner(monkeypatch, shape, func, launches, fit=None):
+    """A Runner whose compile, tensor maps and launches are stand-ins (the launches recorded), verification calling
+    the launch once; `fit`: the driver's count of co-resident clusters (None: the driver cannot say)."""
     from gemmprof.catalog.gpu_specs import get_gpu
     from gemmprof.measure import hopper_host
     from gemmprof.measure import runner as runmod
@@ -132,20 +134,31 @@ def test_the_runner_launches_whole_clusters_through_the_driver(monkeypatch):
     from gemmprof.measure.runner import Runner, RunOptions
     from gemmprof.results.run import Resources
 
-    shape, func, launches = GemmShape(384, 1024, 128), _FakeFunction(), []
+    def co_resident(ptr, grid, block, smem, cluster):
+        if fit is None:
+            raise hopper_host.DriverError("cuOccupancyMaxActiveClusters failed")
+        return fit
+
     monkeypatch.setattr(runmod, "compile_for_launch", lambda k, c: CompiledKernel(k, func, Resources(168, 64)))
     monkeypatch.setattr(hopper_host, "encode_tiled", lambda address, tmap: np.void(bytes(128)))
     monkeypatch.setattr(hopper_host, "prepare_launch", lambda ptr, grid, block, args, shared_mem=0, cluster=None:
                         lambda: launches.append((ptr, grid, block, len(args), shared_mem, cluster)))
+    monkeypatch.setattr(hopper_host, "co_resident_clusters", co_resident)
     r = Runner(get_gpu("h100"), RunOptions(shape=shape, seed=1))
     r._device = {"compute_capability": "9.0", "sm_count": 132}
     r.problem = lambda dtype, c_dtype="fp32": _FakeProblem(shape)
 
     def fake_verify(row, prepared):
-        prepared.launch_for(r.problem(prepared.storage), "C")()
+        prepared.launch_for(r.problem(prepared.storage), _Operand(3 << 20))()
         return row, None
 
     r._verify = fake_verify
+    return r
+
+
+def test_the_runner_launches_whole_clusters_through_the_driver(monkeypatch):
+    shape, func, launches = GemmShape(384, 1024, 128), _FakeFunction(), []
+    r = _cluster_runner(monkeypatch, shape, func, launches)
     row = r.run_kernel(choose(["h7"], dtype="bf16")[0])
     assert row.status == "ok", row.message
     smem = 4 * (128 + 256) * 64 * 2 + 1024 + EPILOGUE_SMEM
@@ -206,3 +219,20 @@ def test_h7_sharing_a_reading_c_and_fenced_verify_on_the_gpu(runner, tmp_path):
         _verified(runner, tmp_path, [*shape, *along_n])
     _verified(runner, tmp_path, ["-m", "300", "-n", "520", "-k", "136", "--alpha", "1.5", "--beta", "-0.5"])
     _verified(runner, tmp_path, ["--size", "1024", "--param", "RELEASE_CLUSTER=1"])
+
+
+@pytest.mark.parametrize(("fit", "note"), [
+    (31, "32 clusters of 4, 31 co-resident: 2 rounds of clusters"),  # one cluster waits for a second round
+    (32, None), (33, None),  # all fit: no note
+    (None, None),  # the driver cannot say: no note, the row still runs
+])
+def test_the_note_says_when_a_grids_clusters_do_not_all_fit_at_once(monkeypatch, fit, note):
+    # h8 at 1000^3 in 2 x 2 clusters: 128 CTAs, 32 clusters of 4, one wave only where the GPCs hold all 32 at once
+    # (on the H200 they ran 1.4x slower than pairs of two: 2026-11-29_h200_small44)
+    shape, launches = GemmShape(1000, 1000, 1000), []
+    r = _cluster_runner(monkeypatch, shape, _FakeFunction(), launches, fit)
+    row = r.run_kernel(choose(["h8"], dtype="fp16", params=["CLUSTER_M=2"])[0])
+    assert row.status == "ok", row.message
+    assert launches[0][1] == (128, 1, 1) and launches[0][5] == (4, 1, 1)
+    assert row.message.startswith("TILES=128, CM=2, SPLIT_K=1, CN=2, CTILES=32")
+    assert (note in row.message) if note else ("co-resident" not in row.message)

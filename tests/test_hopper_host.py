@@ -95,6 +95,12 @@ class FakeDriver(types.SimpleNamespace):
                                first=ctypes.c_int32.from_address(pointers[0]).value, extra=extra))
         return (self._result(),)
 
+    def cuOccupancyMaxActiveClusters(self, func, cfg):
+        self.calls.append(dict(occupancy=True, grid=(cfg.gridDimX, cfg.gridDimY, cfg.gridDimZ),
+                               block=(cfg.blockDimX, cfg.blockDimY, cfg.blockDimZ), smem=cfg.sharedMemBytes,
+                               attrs=list(cfg.attrs), func=func))
+        return self._result(), 30
+
     def cuGetErrorString(self, code):
         return self.CUresult.CUDA_SUCCESS, b"invalid argument"
 
@@ -247,6 +253,32 @@ def test_launch_error_names_the_call():
         hh.prepare_launch(0x1234, 4, 128, [np.int32(1)], cluster=(2, 1, 1), drv=hh.Driver(FakeDriver(code=1)))()
 
 
+def test_co_resident_clusters_asks_the_occupancy_calculator_with_the_launchs_configuration():
+    cu = FakeDriver()
+    assert hh.co_resident_clusters(0x1234, (128, 1, 1), (384, 1, 1), 231424, (4, 1, 1), hh.Driver(cu)) == 30
+    call = cu.calls[0]
+    assert call["func"] == ("CUfunction", 0x1234) and call["grid"] == (128, 1, 1) and call["block"] == (384, 1, 1)
+    assert call["smem"] == 231424
+    (attr,) = call["attrs"]
+    assert attr.id is cu.CUlaunchAttributeID.CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION
+    assert (attr.value.clusterDim.x, attr.value.clusterDim.y, attr.value.clusterDim.z) == (4, 1, 1)
+    with pytest.raises(hh.DriverError, match="cuOccupancyMaxActiveClusters.*cluster \\(4, 1, 1\\).*INVALID_VALUE"):
+        hh.co_resident_clusters(0x1234, 128, 384, 0, (4, 1, 1), hh.Driver(FakeDriver(code=1)))
+    with pytest.raises(InputError, match="must divide the grid"):  # checked before the driver
+        hh.co_resident_clusters(0x1234, 130, 384, 0, (4, 1, 1), hh.Driver(cu))
+
+
+@pytest.mark.parametrize(("grid", "cluster", "fit", "note"), [
+    ((128, 1, 1), (4, 1, 1), 30, "32 clusters of 4, 30 co-resident: 2 rounds of clusters"),
+    ((128, 1, 1), (4, 1, 1), 32, ""),
+    ((112, 1, 1), (8, 1, 1), 14, ""),  # cuBLAS's 2 x 4 clusters at 1000^3: 14 of them
+    ((112, 1, 1), (8, 1, 1), 5, "14 clusters of 8, 5 co-resident: 3 rounds of clusters"),
+    ((2, 64, 1), (1, 2, 1), 0, ""),  # unknown: no note
+])
+def test_rounds_note(grid, cluster, fit, note):
+    assert hh.rounds_note(grid, cluster, fit) == note
+
+
 def test_no_driver_library_is_a_clear_error():
     cu = FakeDriver(missing_lib=True)
     with pytest.raises(GpuUnavailableError, match="cuTensorMapEncodeTiled .*the CUDA driver could not be loaded"):
@@ -269,6 +301,8 @@ def _real():
 
 def test_every_enum_name_we_use_is_in_the_real_binding():
     cu = _real()
+    assert all(callable(getattr(cu, f)) for f in ("cuTensorMapEncodeTiled", "cuLaunchKernelEx",
+                                                    "cuOccupancyMaxActiveClusters"))
     for enum_type, names in (("CUtensorMapDataType", hh.DATA_TYPE.values()), ("CUtensorMapSwizzle", hh.SWIZZLE.values()),
                              ("CUtensorMapL2promotion", hh.L2_PROMOTION.values())):
         for name in names:

@@ -50,11 +50,11 @@ def test_h8_split_rule_at_the_sweep_shapes(shape, tiles, split):
     ctiles = tiles // pairs  # these shapes have an even number of tile columns
     assert grid == ((tiles, 1, split) if split > 1 else (pairs * min(H100_SMS // pairs, ctiles), 1, 1))
     # the note: the tiles, the slices, the cluster and its tiles
-    assert k.decomposition_note(shape, H100_SMS) == f"TILES={tiles}, SPLIT_K={split}, CN={pairs}, CTILES={ctiles}"
+    assert k.decomposition_note(shape, H100_SMS) == f"TILES={tiles}, CM=1, SPLIT_K={split}, CN={pairs}, CTILES={ctiles}"
     assert k.cluster_dims(shape, H100_SMS) == ((2, 1, 1) if pairs == 2 else None)
     # the build compiles that tile, the split only where it splits, the staged epilogue only for rows off sectors
     assert k.for_shape(shape, H100_SMS).shape_defines == (("H8_BN", 64), ("H8_CONSUMERS", consumers),
-                                                          ("H8_SPLIT", int(split > 1)), ("H8_CLUSTER_N", pairs),
+                                                          ("H8_SPLIT", int(split > 1)), ("H8_CLUSTER_N", pairs), ("H8_CLUSTER_M", 1),
                                                           ("ROWS_ON_SECTORS", int(shape.N % 8 == 0)))
 
 
@@ -66,7 +66,7 @@ def test_a_split_launch_runs_in_pairs_along_n_where_cluster_n_asks(n, ctiles):
     k = _h8({"SKINNY_CONSUMERS": 2, "CLUSTER_N": 2})
     assert k.launch_config(shape, sms=H100_SMS)[0] == (2 * ctiles, 1, 2)
     assert k.cluster_dims(shape, H100_SMS) == (2, 1, 1)
-    assert k.decomposition_note(shape, H100_SMS) == f"TILES={n // 64}, SPLIT_K=2, CN=2, CTILES={ctiles}"
+    assert k.decomposition_note(shape, H100_SMS) == f"TILES={n // 64}, CM=1, SPLIT_K=2, CN=2, CTILES={ctiles}"
     assert dict(k.for_shape(shape, H100_SMS).shape_defines)["H8_SPLIT"] == 1
     # CLUSTER_N = 0 (the default) leaves split launches alone, and pairs only unsplit ones by the rows' alignment
     alone = _h8({"SKINNY_CONSUMERS": 2})
@@ -291,6 +291,36 @@ def test_clusters_of_two_share_a(shape, grid):  # CLUSTER_N = 2: every launch in
     assert _h8().cluster_dims(shape, H100_SMS) == ((2, 1, 1) if by_rule else None)
 
 
+@pytest.mark.parametrize(("shape", "cn", "grid", "ctiles"), [
+    (GemmShape(1000, 1000, 1000), 2, 128, 32),  # 2 x 2: 4 x 8 cluster tiles of 256 x 128
+    (GemmShape(1024, 1024, 1024), 1, 128, 64),  # 2 x 1 (rows on lines: no pairs along N)
+    (GemmShape(600, 1000, 1000), 2, 96, 24),  # 5 tile rows: the last cluster row half past M
+    (GemmShape(150, 1000, 4096), 2, 64, 16),  # skinny 64 x 64 tiles, 3 rows, K split in two, in clusters
+    (GemmShape(4096, 4096, 4096), 1, 132, 1024),  # persistent: 66 clusters walk 1024 cluster tiles
+])
+def test_clusters_along_m_share_b(shape, cn, grid, ctiles):  # CLUSTER_M = 2: B's box in halves, CM x CN CTAs
+    seen = []
+
+    def fake_encode(address, tmap):
+        seen.append((tmap.box_rows, tmap.box_cols))
+        return np.void(bytes(128))
+
+    params = {"CLUSTER_M": 2, "CLUSTER_N": 2} if shape.M < 256 else {"CLUSTER_M": 2}
+    k = _h8(params)
+    d = k.decomposition(shape, H100_SMS)
+    assert (d["CM"], d["CN"], d["CTILES"]) == (2, cn, ctiles)
+    assert k.launch_config(shape, H100_SMS)[0][0] == grid and k.cluster_dims(shape, H100_SMS) == (2 * cn, 1, 1)
+    assert dict(k.for_shape(shape, H100_SMS).shape_defines)["H8_CLUSTER_M"] == 2
+    tma_launch.encode_maps(tma_launch.tiled_maps(k, shape, H100_SMS),
+                           {"A": Operand(1 << 20), "B": Operand(2 << 20), "C": Operand(3 << 20)}, encode=fake_encode)
+    tbm = 64 if shape.M <= 256 else 128
+    assert seen[:2] == [(tbm // cn, 64), (32, 64)]  # A's box split along the cluster row, B's along its column
+    # the traffic model's tile is the cluster's: A read once per cluster row, B once per cluster column
+    assert (k.tiles(shape).BM, k.tiles(shape).BN) == (2 * tbm, 64 * cn)
+    # one tile row: a second cluster row would lie wholly past M, so none
+    assert _h8({"CLUSTER_M": 2}).decomposition(GemmShape(64, 4096, 14336), H100_SMS)["CM"] == 1
+
+
 def test_a_clustered_build_multicasts_a_and_releases_on_its_peer(nvcc, disassembler):
     from gemmprof.measure import sass
     from gemmprof.measure.nvcc import compile_cubin
@@ -306,6 +336,10 @@ def test_a_clustered_build_multicasts_a_and_releases_on_its_peer(nvcc, disassemb
     assert not any(op.startswith("UTMALDG.2D.MULTICAST") for op in alone)
     assert sum(op.startswith("UCGABAR_ARV") for op in pair) == 1 and not any(op.startswith("UCGABAR") for op in alone)
     assert not any(op.startswith("MEMBAR.ALL.GPU") for op in pair)  # the set-up's barrier is .relaxed, no closing one
+    # 2 x 2: A and B both multicast, each release on the CTA itself, its row peer and its column peer
+    square = ops(_h8({"CLUSTER_M": 2}).for_shape(shape, H100_SMS))
+    multicasts = [sum(op.startswith("UTMALDG.2D.MULTICAST") for op in o) for o in (pair, square)]
+    assert 0 < multicasts[0] < multicasts[1], multicasts
 
 
 @needs_gpu

@@ -245,6 +245,30 @@ def launch_config(grid, block, shared_mem: int = 0, stream: int = 0, cluster=Non
     return cfg
 
 
+def co_resident_clusters(function_ptr: int, grid, block, shared_mem: int, cluster, drv: Driver | None = None) -> int:
+    """How many clusters of shape `cluster` of this kernel the device holds at once, at this block size and shared
+    memory (cuOccupancyMaxActiveClusters): clusters must fit inside one GPC, so on an H100 or H200 fewer clusters of
+    4 fit than a quarter of the SMs."""
+    g, b, c = check_geometry(grid, block, shared_mem, cluster)
+    drv = drv or driver()
+    cfg = launch_config(g, b, shared_mem, 0, c, drv)
+    (fit,) = drv.call(f"cuOccupancyMaxActiveClusters(cluster {c}, block {b}, {shared_mem} bytes of shared memory)",
+                      drv.cu.cuOccupancyMaxActiveClusters, drv.cu.CUfunction(int(function_ptr)), cfg)
+    return int(fit)
+
+
+def rounds_note(grid, cluster, fit: int) -> str:
+    """The run's note where a grid has more clusters than the device holds at once (`fit`): the rest wait for a
+    cluster to finish, a second round that a persistent or one-wave launch does not expect. Empty where they fit (or
+    where `fit` is unknown, 0)."""
+    g, c = _dims(grid, "grid"), _dims(cluster, "cluster")
+    clusters = (g[0] * g[1] * g[2]) // (c[0] * c[1] * c[2])
+    if fit <= 0 or clusters <= fit:
+        return ""
+    return (f"{clusters} clusters of {c[0] * c[1] * c[2]}, {fit} co-resident: {-(-clusters // fit)} rounds of "
+            "clusters")
+
+
 def _aligned(nbytes: int, align: int = 64) -> np.ndarray:
     """A zeroed host buffer of `nbytes` starting on an `align`-byte boundary (CUtensorMap is 64-byte aligned)."""
     raw = np.zeros(nbytes + align, dtype=np.uint8)

@@ -313,6 +313,8 @@ class Runner:
         split = kernel.decomposition_note(shape, sms)  # e.g. split-K's slices, in the note
         if kernel.plan:  # "plan: h12 (TN=256, CM=2, ...) by rule 6: why"
             split = kernel.plan.note(split)
+        rounds = tma_launch.rounds_note(kernel, func, grid, block, smem, shape, sms)  # more clusters than fit at once
+        split = "; ".join(n for n in (split, rounds) if n)
         if split:
             row.message = f"{split}; {row.message}" if row.message else split
         return row, verified

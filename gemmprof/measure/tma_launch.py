@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from gemmprof.catalog import expr
 from gemmprof.catalog.binding import BoundKernel
+from gemmprof.errors import GemmprofError
 from gemmprof.model.traffic import GemmShape
 
 
@@ -83,3 +84,22 @@ def launcher(kernel: BoundKernel, func, grid, block, smem: int, shape: GemmShape
 
     ptr = func.kernel.ptr if hasattr(func, "kernel") else func.ptr
     return lambda args: hopper_host.prepare_launch(ptr, grid, block, args, shared_mem=smem, cluster=cluster)
+
+
+def rounds_note(kernel: BoundKernel, func, grid, block, smem: int, shape: GemmShape, sms: int) -> str:
+    """For the run's note: a clustered launch whose clusters do not all fit on the device at once (hopper_host.
+    rounds_note, the count from the driver's occupancy calculator); empty for unclustered launches, where they fit,
+    or where the driver cannot say."""
+    cluster = kernel.cluster_dims(shape, sms)
+    if cluster is None:
+        return ""
+    from gemmprof.measure import hopper_host
+
+    ptr = getattr(getattr(func, "kernel", func), "ptr", None)
+    if not ptr:
+        return ""
+    try:
+        fit = hopper_host.co_resident_clusters(ptr, grid, block, smem, cluster)
+    except GemmprofError:  # the note is advice: the launch itself reports what is wrong with it
+        return ""
+    return hopper_host.rounds_note(grid, cluster, fit)
