@@ -21,18 +21,20 @@ def h13(**params):
     return bind(specmod.select(["h13"])[0], params)
 
 
-def _rule(M, N, K, bn=128, bm=128, ks_max=4, min_ktiles=4, sms=132):
+def _rule(M, N, K, bn=128, bm=128, ks_max=4, min_ktiles=4, sms=132, quads=30):
     """The spec's rule, written out: the most slices (4, then 2) whose CTAs fit one wave, each slice at least
     min_ktiles deep and owning whole 32-column stores."""
     tiles, ktiles = _cdiv(M, bm) * _cdiv(N, bn), _cdiv(K, 64)
     for ks in (4, 2):
-        if ks <= ks_max and tiles * ks <= sms and ktiles >= ks * min_ktiles and bn // ks >= 32:
+        fits = tiles <= quads if ks == 4 else True  # clusters of 4: only as many as the GPCs hold at once
+        if ks <= ks_max and tiles * ks <= sms and fits and ktiles >= ks * min_ktiles and bn // ks >= 32:
             return ks
     return 1
 
 
 SHAPES = [(1000, 1000, 1000), (1024, 1024, 1024), (128, 4096, 4096), (16, 4096, 4096), (2048, 2048, 2048),
-          (4096, 4096, 4096), (1000, 900, 520), (640, 640, 128), (128, 128, 8), (384, 1000, 4096), (4095, 4097, 1024)]
+          (4096, 4096, 4096), (1000, 900, 520), (640, 640, 128), (128, 128, 8), (384, 1000, 4096), (4095, 4097, 1024),
+          (512, 1024, 8192), (384, 1408, 4096)]  # 32 and 33 tiles: room for 4 slices, but not 32 clusters of 4
 
 
 @pytest.mark.parametrize("shape", SHAPES)
@@ -55,11 +57,15 @@ def test_the_rule_draws_every_cluster_size():
     seen = {_rule(*s) for s in SHAPES}
     assert seen == {1, 2, 4}
     assert h13().decomposition(GemmShape(1000, 1000, 1000), 132) == {"TILES": 64, "KTILES": 16, "KS": 2}
-    assert h13().decomposition(GemmShape(128, 4096, 4096), 132)["KS"] == 4
+    assert h13().decomposition(GemmShape(128, 3840, 4096), 132)["KS"] == 4  # 30 tiles: 30 clusters of 4
     assert h13(KS_MAX=2).decomposition(GemmShape(128, 4096, 4096), 132)["KS"] == 2
     assert h13(KS_MAX=1).decomposition(GemmShape(1000, 1000, 1000), 132)["KS"] == 1
     # too few k-tiles for two slices of SPLIT_MIN_KTILES each: no split
     assert h13().decomposition(GemmShape(1000, 1000, 448), 132)["KS"] == 1
+    # 32 tiles: 128 CTAs fit 132 SMs, but the H200 holds 30 clusters of 4 at once (QUADS_AT_ONCE): 2 slices
+    assert h13().decomposition(GemmShape(512, 1024, 8192), 132)["KS"] == 2
+    assert h13(QUADS_AT_ONCE=33).decomposition(GemmShape(512, 1024, 8192), 132)["KS"] == 4
+    assert any(_cdiv(m, 128) * _cdiv(n, 128) in (31, 32, 33) for m, n, _k in SHAPES)  # the generator draws them
 
 
 def test_the_build_for_a_shape_compiles_its_cluster_size():
@@ -67,7 +73,7 @@ def test_the_build_for_a_shape_compiles_its_cluster_size():
         return dict(h13().for_shape(GemmShape(*shape), 132).shape_defines)
 
     assert defines((1000, 1000, 1000)) == {"H13_KS": 2, "ROWS_ON_SECTORS": 1}
-    assert defines((128, 4096, 4096))["H13_KS"] == 4
+    assert defines((128, 3840, 4096))["H13_KS"] == 4
     assert defines((4096, 4096, 4096))["H13_KS"] == 1
     assert defines((1000, 1022, 1000)) == {"H13_KS": 2, "ROWS_ON_SECTORS": 0}  # 8 x 8 tiles, rows off sectors
 
@@ -136,11 +142,13 @@ def test_what_nvcc_builds_remote_stores_between_two_cluster_barriers(nvcc, disas
 
 
 # -- on the H100 --------------------------------------------------------------------------------------------------
-# KS = 2: 1000^3 (clipped at both edges), 1024^3, 1000 x 900 x 520; KS = 4: 128 x 4096 x 4096, 16 x 4096 x 4096;
+# KS = 2: 1000^3 (clipped at both edges), 1024^3, 1000 x 900 x 520, 128 x 4096 x 4096 (32 tiles: more clusters of 4
+# than fit at once); KS = 4: 128 x 3840 x 4096, 16 x 3840 x 4096;
 # KS = 1: 2048^3, 640^2 x 128 (too few k-tiles); h6's epilogue with KS = 2: N % 4 != 0 (1000 x 1022 x 1000) and
 # beta (300 x 520 x 1032, whose K also ends in a short k-tile)
 SHAPES_GPU = [["--size", "1000"], ["--size", "1024"], ["-m", "1000", "-n", "900", "-k", "520"],
-              ["-m", "128", "-n", "4096", "-k", "4096"], ["-m", "16", "-n", "4096", "-k", "4096"],
+              ["-m", "128", "-n", "4096", "-k", "4096"], ["-m", "128", "-n", "3840", "-k", "4096"],
+              ["-m", "16", "-n", "3840", "-k", "4096"],
               ["--size", "2048"], ["-m", "640", "-n", "640", "-k", "128"],
               ["-m", "1000", "-n", "1022", "-k", "1000"], ["-m", "300", "-n", "520", "-k", "1032", "--alpha", "1.5",
                                                             "--beta", "-0.5"]]
@@ -159,6 +167,6 @@ def test_h13_verifies_on_the_gpu(runner, tmp_path, params):
 def test_h13_bf16_verifies_and_repeats_its_bits(runner, tmp_path):
     needs_hopper()
     verified(runner, tmp_path, "h13", ["--dtype", "bf16", "--size", "1000"])
-    verified(runner, tmp_path, "h13", ["--dtype", "bf16", "-m", "128", "-n", "4096", "-k", "4096"])
-    for shape in (GemmShape(1000, 1000, 1000), GemmShape(128, 4096, 4096)):  # KS = 2 and 4
+    verified(runner, tmp_path, "h13", ["--dtype", "bf16", "-m", "128", "-n", "3840", "-k", "4096"])
+    for shape in (GemmShape(1000, 1000, 1000), GemmShape(128, 3840, 4096)):  # KS = 2 and 4
         same_bits_launch_after_launch(h13().for_shape(shape, 132), shape)

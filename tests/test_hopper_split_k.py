@@ -358,6 +358,16 @@ def test_h8_in_clusters_verifies_on_the_gpu(runner, tmp_path, dtype):
         assert r.exit_code == 0, r.output
         row = json.loads(out.read_text())["variants"][0]
         assert row["status"] == "ok" and row["rel_error"] < 1e-3, (args, row)
+    # 2 x 2 (CLUSTER_M = 2): an odd count of tile rows (600), a split with a cluster row past M (150), beta
+    for args in (["--size", "1000"], ["-m", "600", "-n", "1000", "-k", "1000"], ["-m", "150", "-n", "1000", "-k",
+                 "4096"], ["-m", "300", "-n", "520", "-k", "136", "--alpha", "1.5", "--beta", "-0.5"]):
+        out = tmp_path / "square.json"
+        r = invoke(runner, ["run", "h8", "--param", "CLUSTER_M=2", "--param", "CLUSTER_N=2", "--param", "SPLIT_MAX=2",
+                            "--dtype", dtype, *args, "--budget", "0.05", "--max-reps", "10", "--no-cublas", "-o",
+                            str(out)])
+        assert r.exit_code == 0, r.output
+        row = json.loads(out.read_text())["variants"][0]
+        assert row["status"] == "ok" and row["rel_error"] < 1e-3, (args, row)
 
 
 def test_explain_counts_multicast_among_h8s_techniques():
