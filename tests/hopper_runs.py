@@ -1,6 +1,7 @@
 """What the Hopper rungs' GPU tests share: skipping off sm_90, one verified `gemmprof run` of a rung, and the
 same-bits check of a kernel that reduces across CTAs (h8's and h11's split-K, h10's stream-K tail)."""
 
+import dataclasses
 import json
 
 import pytest
@@ -36,19 +37,23 @@ def same_bits_launch_after_launch(kernel, shape):
     runner = Runner(get_gpu("h100"), RunOptions(shape=shape, seed=7, baselines=False))
     outs, verify = [], runner._verify
 
-    def keeping_outputs(row, problem, launch_into, *args, **kwargs):
-        def launch_and_keep(out):
-            outs.append(out)
-            return launch_into(out)
-        return verify(row, problem, launch_and_keep, *args, **kwargs)
+    def keeping_outputs(row, prepared):  # the arrays verification launches into, kept with their problem
+        launch_for = prepared.launch_for
+
+        def keeping(problem, out):
+            outs.append((problem, out))
+            return launch_for(problem, out)
+        return verify(row, dataclasses.replace(prepared, launch_for=keeping))
 
     runner._verify = keeping_outputs
-    row, launch = runner.prepare_kernel(kernel)
-    assert row.status == "ok" and launch is not None, (row.status, row.message)
-    first, second = outs[0].copy(), outs[1].copy()  # over NaN, then over the sentinel
+    row, prepared = runner.prepare_kernel(kernel)
+    assert row.status == "ok" and prepared is not None, (row.status, row.message)
+    (problem, over_nan), (_, over_sentinel) = outs[0], outs[1]
+    first, second = over_nan.copy(), over_sentinel.copy()
+    again = prepared.launch_for(problem, over_sentinel)
     for _ in range(3):
-        launch()
+        again()
     cupy.cuda.Device().synchronize()
-    bits = [a.view(cupy.uint32) for a in (first, second, outs[1])]
+    bits = [a.view(cupy.uint32) for a in (first, second, over_sentinel)]
     assert bool((bits[0] == bits[1]).all()) and bool((bits[1] == bits[2]).all())
     return row
