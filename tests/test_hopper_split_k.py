@@ -54,7 +54,8 @@ def test_h8_split_rule_at_the_sweep_shapes(shape, tiles, split):
     assert k.cluster_dims(shape, H100_SMS) == ((2, 1, 1) if pairs == 2 else None)
     # the build compiles that tile, the split only where it splits, the staged epilogue only for rows off sectors
     assert k.for_shape(shape, H100_SMS).shape_defines == (("H8_BN", 64), ("H8_CONSUMERS", consumers),
-                                                          ("H8_SPLIT", int(split > 1)), ("H8_CLUSTER_N", pairs), ("H8_CLUSTER_M", 1),
+                                                          ("H8_SPLIT", int(split > 1)), ("H8_CLUSTER_N", pairs),
+                                                          ("H8_CLUSTER_M", 1),
                                                           ("ROWS_ON_SECTORS", int(shape.N % 8 == 0)))
 
 
@@ -82,7 +83,7 @@ def test_the_skinny_width_is_a_parameter():
     with pytest.raises(SpecError, match="SKINNY_CONSUMERS"):
         _h8({"SKINNY_CONSUMERS": 3})
     with pytest.raises(SpecError, match="SKINNY_BN"):
-        _h8({"SKINNY_BN": 96})
+        _h8({"SKINNY_BN": 72})  # a wgmma N, but its half box of B is off the 1024-byte swizzle rows
 
 
 def test_a_split_launch_is_one_wave_of_one_unit_per_cta_and_never_persistent():
@@ -137,8 +138,10 @@ def test_h8_split_follows_the_wave_and_its_parameters():
     assert _h8(H6_PARAMS).launch_config(shape, sms=H100_SMS)[0] == (12, 1, 4)  # 3 x 4 tiles of 128 x 256
     with pytest.raises(SpecError, match="stages .* must fit in 227 KiB"):
         _h8({"CONSUMERS": 2, "BN": 256, "STAGES": 8})
-    with pytest.raises(SpecError, match="BN is the consumers' wgmma N"):
-        _h8({"BN": 96})
+    for bn in (72, 24, 272):  # off the steps of 16 (a half box of B off the swizzle rows), below 32, past 256
+        with pytest.raises(SpecError, match="BN is the consumers' wgmma N"):
+            _h8({"BN": bn, "STAGES": 4})
+    assert _h8({"BN": 80, "STAGES": 7}).decomposition(GemmShape(1000, 1000, 1000), H100_SMS)["TILES"] == 8 * 13
 
 
 def test_h8_flag_count_and_defines_match_its_kernel():

@@ -9,7 +9,7 @@
 // h6's 128 x 256 tiles leave most of the H100 idle on small problems: 1024^3 is 32 tiles for 132 SMs, and
 // M = 16 or 128 with N = K = 4096 is 16 tiles. What h8 changes:
 //  * The tile is a parameter: BM = 64 * CONSUMERS (one or two consumer warpgroups; a 64-row tile wastes less of
-//    each wgmma's M = 64 when M <= 64), BN = 64, 128 or 256 (the wgmma N). More, smaller tiles fill more SMs:
+//    each wgmma's M = 64 when M <= 64), BN = 32 to 256 in steps of 16 (the wgmma N). More, smaller tiles fill more SMs:
 //    the spec picks 128 x 64 (two consumer warpgroups) by default and 64 x 64 (one) for M <= 256 (H8_CONSUMERS,
 //    H8_BN, below). On the H100 128 x 64 ran 1024^3 at 176.6-177.8 TFLOP/s against 167.8 for 64 x 128, and
 //    64 x 64 ran M = 16 and 128 (N = K = 4096) 17% and 11% faster than 128 x 64 (benchmarks/2026-11-25_h100_pingpong).
@@ -101,7 +101,8 @@
 
 static_assert(BK == 64, "one 128-byte swizzled row of K per tile row: BK = 64 (fp16/bf16)");
 static_assert(CONSUMERS == 1 || CONSUMERS == 2, "one or two consumer warpgroups: BM = 64 or 128");
-static_assert(BN == 64 || BN == 128 || BN == 256, "BN is the wgmma N: 64, 128 or 256");
+static_assert(BN % 16 == 0 && BN >= 32 && BN <= 256,
+              "BN is the wgmma N, 32 to 256 in steps of 16 (a half box of B on whole 1024-byte swizzle rows)");
 static_assert((CN == 1 || CN == 2) && (CM == 1 || CM == 2), "CTAs alone or in clusters of two along N and/or M");
 
 namespace h8 {
