@@ -87,7 +87,10 @@ def test_the_plan_runs_within_3_percent_of_the_best_rung_at_every_recorded_h100_
     chosen = _choose(shape)
     # The rules choose no parameters: every rung runs at its spec's defaults, as the sweeps ran them. A rule with
     # parameters of its own would need them measured: this test would not take a default's figure for it.
-    assert chosen.plan.params == {} and chosen.params == chosen.spec.params
+    if chosen.plan.params:  # rule 3's tiles and clusters: measured on the H200 only, held to those runs below
+        assert chosen.plan.rule == 3 and ("fp16", label) in RULE_3_RUNS, f"{label}: rule {chosen.plan.rule}"
+        return
+    assert chosen.params == chosen.spec.params
     best_variant, best = summary.best_at(shape)
     if chosen.spec.id == "h11" and chosen.shape_names(shape, SMS)["MW"] != _h11_rows_before(shape):
         assert label in H11_AFTER, f"{label}: h11's rows changed since {record}; its cell measured the old rows"
@@ -149,11 +152,11 @@ def test_the_plan_chooses_the_best_rung_of_the_h200_table_or_one_within_3_percen
     assert float(row["h12_pct_cublas"]) >= WITHIN * best
 
 
-def test_rule_7_runs_h12_unpaired_where_it_beat_h6_in_turns_on_the_h200():
+def test_rule_8_runs_h12_unpaired_where_it_beat_h6_in_turns_on_the_h200():
     """The runs the rule rests on: h12 with CLUSTER_M=1 ahead of h6 (the plan's rung then) at both shapes."""
     for label, path in RULE_PARAMS_RUNS.items():
         chosen = _choose(_shape(label))
-        assert (chosen.spec.id, chosen.plan.rule, chosen.plan.params) == ("h12", 7, {"CLUSTER_M": 1})
+        assert (chosen.spec.id, chosen.plan.rule, chosen.plan.params) == ("h12", 8, {"CLUSTER_M": 1})
         run, h12 = _run_row(path, "tma_store_epilogue")
         _, h6 = _run_row(path, "plan")
         assert h6.plan.rung == "h6" and h12.params["CLUSTER_M"] == 1
@@ -186,6 +189,9 @@ def test_the_plans_rung_is_the_best_or_within_3_percent_at_every_h200_sweep_shap
     shape = _shape(label)
     chosen = _choose(shape, dtype=dtype)
     name = "plan" if chosen.plan.params else chosen.spec.name
+    if chosen.plan.rule == 3:  # 1000^3: the sweep's plan row ran rule 4's tiles (rule 3 came after the sweep), so the
+        path, new, old = RULE_3_RUNS[dtype, label]  # row is a lower bound where rule 3's tiles led them in turns
+        assert _csv_pct(path)[new] > _csv_pct(path)[old]
     column = next(v for v in summary.variants if v in (name, f"{name}_{dtype}"))
     figure, (best_variant, best) = summary.pct(column, shape), summary.best_at(shape)
     assert figure >= WITHIN * best, (f"{dtype} {label}: plan chose {chosen.spec.id} ({figure:.1f}% of cuBLAS) by rule "
@@ -201,7 +207,7 @@ def test_the_h200_sweep_shows_why_rule_2_stops_at_one_wave_past_64_rows():
             shape = _shape(label)
             chosen = _choose(shape, dtype=dtype)
             h11 = next(v for v in summary.variants if v.startswith("skinny_swap_ab"))
-            assert chosen.spec.id == "h13" and chosen.plan.rule == 4
+            assert chosen.spec.id == "h13" and chosen.plan.rule == 5
             h11_tiles = bind(specmod.select(["h11"])[0], dtype=dtype).launch_config(shape, SMS)[0][0]
             assert h11_tiles > 2 * SMS and chosen.shape_names(shape, SMS)["TILES"] <= SMS
             assert summary.pct(h11, shape) < 0.75 * summary.best_at(shape)[1]
@@ -234,6 +240,47 @@ def test_rule_1_runs_h8_split_in_two_where_it_led_h11_in_turns_on_the_h200(dtype
     rule_2 = _plan(dtype).spec.plan[1]
     h11 = planmod.rule_kernel(_plan(dtype).spec, rule_2, dtype)
     assert h11.spec.id == "h11" and expr.evaluate(rule_2.when, h11.shape_names(shape, SMS))
+
+
+# Rule 3's runs on the H200 (2026-11-29_h200_small44, sustained, in turns with cuBLAS): h8's 128 x 80 tiles in 2 x 2
+# clusters (the rule's, "new") beside h8's 128 x 64 tiles in pairs along N ("old": what rule 4 runs there without
+# rule 3). Call 6, at 1000^3 where the rule was made: the plan row ran the old tiles, h8's row the new (--param);
+# call 7, at four shapes it was not made on: the plan row the new, h8's row (its defaults) the old.
+RULE_3_RUNS = {
+    (dt, label): (FIXTURES / "plan" / "h200_rule3" / f"{call}_run_{dt}_{label}.csv", new, old)
+    for dt, label, call, new, old in (
+        ("fp16", "1000x1000x1000", "call6", "hopper_split_k", "plan"),
+        ("bf16", "1000x1000x1000", "call6", "hopper_split_k_bf16", "plan_bf16"),
+        ("fp16", "1000x1000x2000", "call7", "plan", "hopper_split_k"),
+        ("bf16", "900x1100x1000", "call7", "plan_bf16", "hopper_split_k_bf16"),
+        ("fp16", "1000x960x1496", "call7", "plan", "hopper_split_k"),
+        ("fp16", "1000x900x520", "call7", "plan", "hopper_split_k"))}
+
+
+def _csv_notes(path):
+    with open(path, newline="") as f:
+        return {row["name"]: row["note"] for row in csv.DictReader(f)}
+
+
+@pytest.mark.parametrize("dtype,label", list(RULE_3_RUNS))
+def test_rule_3_runs_128_x_80_tiles_in_2_x_2_clusters_where_they_kept_up_with_pairs_on_the_h200(dtype, label):
+    shape = _shape(label)
+    chosen = _choose(shape, dtype=dtype)
+    assert (chosen.spec.id, chosen.plan.rule, chosen.plan.params) == ("h8", 3, {"BN": 80, "STAGES": 7, "CLUSTER_M": 2})
+    names = chosen.shape_names(shape, SMS)
+    assert (names["TBM"], names["TN"], names["CM"], names["CN"]) == (128, 80, 2, 2) and names["CTILES"] <= 30
+    path, new, old = RULE_3_RUNS[dtype, label]
+    notes = _csv_notes(path)  # the rows ran what this test says they ran
+    assert f"CM=2, SPLIT_K=1, CN=2, CTILES={names['CTILES']}" in notes[new] and "CM=1" in notes[old]
+    pct = _csv_pct(path)
+    assert pct[new] >= WITHIN * pct[old], (dtype, label, pct)
+
+
+def test_rule_3_led_at_five_of_its_six_runs():
+    # 1000^3 86.6 / 91.8% against 84.2 / 89.5% (fp16 / bf16); 1000 x 960 x 1496 90.7 against 85.1; 1000 x 1000 x 2000
+    # 84.0 against 82.5; 900 x 1100 x 1000 239 against 173 (cuBLAS slow there); 1000 x 900 x 520 147.0 against 147.9
+    ahead = [key for key, (path, new, old) in RULE_3_RUNS.items() if _csv_pct(path)[new] > _csv_pct(path)[old]]
+    assert len(ahead) == 5 and ("fp16", "1000x900x520") not in ahead
 
 
 def test_every_rule_is_taken_by_some_recorded_shape():
@@ -314,9 +361,9 @@ def test_any_other_kernel_resolves_to_itself():
 def test_the_choice_names_the_rung_its_parameters_and_the_rule():
     shape = GemmShape(4096, 4096, 4096)
     k = _choose(shape)
-    assert (k.spec.id, k.variant_name, k.plan.rule, k.plan.entry) == ("h12", "plan", 6, "plan")
+    assert (k.spec.id, k.variant_name, k.plan.rule, k.plan.entry) == ("h12", "plan", 7, "plan")
     note = k.plan.note(k.decomposition_note(shape, SMS))
-    assert note.startswith("plan: h12 (CM=2, TN=256, CTILES=256, ROUNDS=4) by rule 6: ")
+    assert note.startswith("plan: h12 (CM=2, TN=256, CTILES=256, ROUNDS=4) by rule 7: ")
     assert k.for_shape(shape, SMS).binary_key == bind(k.spec).for_shape(shape, SMS).binary_key  # the rung's binary
 
 
@@ -395,7 +442,8 @@ def test_list_shows_the_plan_and_its_rules(runner):
     assert res.exit_code == 0, res.output
     doc = json.loads(res.output)
     (row,) = [r for r in doc["rows"] if r["id"] == "hp"]
-    assert row["params"] == "chooses h8 SKINNY_CONSUMERS=2, h11, h8, h13, h9, h12, h12 CLUSTER_M=1 by shape"
+    assert row["params"] == ("chooses h8 SKINNY_CONSUMERS=2, h11, h8 BN=80 STAGES=7 CLUSTER_M=2, h8, h13, h9, h12, h12 "
+                             "CLUSTER_M=1 by shape")
     assert row["plan"][0].startswith("1. h8 with SKINNY_CONSUMERS=2 where M > 64")
     assert row["plan"][1].startswith("2. h11 where")
     assert any(n.startswith("plan (hp) runs the rung of the first rule") for n in doc["notes"])
@@ -422,11 +470,13 @@ def test_build_without_a_shape_builds_every_rung_the_plan_may_choose(runner, mon
     res = invoke(runner, ["build", "plan", "--arch", "sm_90a", "--format", "json"])
     assert res.exit_code == 0, res.output
     names = [r["name"] for r in json.loads(res.output[res.output.index("{"):])["rows"]]
-    assert names == ["plan:h8 hopper_split_k SKINNY_CONSUMERS=2", "plan:h11 skinny_swap_ab", "plan:h8 hopper_split_k",
+    assert names == ["plan:h8 hopper_split_k SKINNY_CONSUMERS=2", "plan:h11 skinny_swap_ab",
+                     "plan:h8 hopper_split_k BN=80 STAGES=7 CLUSTER_M=2", "plan:h8 hopper_split_k",
                      "plan:h13 cluster_split_k", "plan:h9 pingpong", "plan:h12 tma_store_epilogue",
                      "plan:h12 tma_store_epilogue CLUSTER_M=1"]
-    assert [k.spec.id for k in built] == ["h8", "h11", "h8", "h13", "h9", "h12", "h12"]
-    assert built[0].params["SKINNY_CONSUMERS"] == 2 and built[2].params["SKINNY_CONSUMERS"] == 1
+    assert [k.spec.id for k in built] == ["h8", "h11", "h8", "h8", "h13", "h9", "h12", "h12"]
+    assert built[0].params["SKINNY_CONSUMERS"] == 2 and built[3].params["SKINNY_CONSUMERS"] == 1
+    assert (built[2].params["BN"], built[2].params["CLUSTER_M"], built[3].params["BN"]) == (80, 2, 64)
     assert built[-1].params["CLUSTER_M"] == 1 and built[-2].params["CLUSTER_M"] == 0
 
 
@@ -438,7 +488,7 @@ def test_build_for_a_shape_builds_the_rung_it_chooses_there(runner, monkeypatch)
     rows = json.loads(res.output[res.output.index("{"):])["rows"]
     assert [r["name"] for r in rows] == ["plan:h12 tma_store_epilogue"]
     (k,) = built
-    assert ("-DH12_BN=168" in k.define_flags) and k.plan.rule == 6  # the fitted width, alone: as `run` builds it
+    assert ("-DH12_BN=168" in k.define_flags) and k.plan.rule == 7  # the fitted width, alone: as `run` builds it
 
 
 def test_build_refuses_a_shape_the_plan_rejects_in_one_line(runner, monkeypatch):
@@ -507,11 +557,11 @@ def test_the_runners_row_is_the_chosen_rungs_named_plan_with_the_choice_in_note_
     r._verify = lambda row, prepared: (row, None)
     row, _ = r.prepare_kernel(_plan())
     assert (row.id, row.name, row.status) == ("h9", "plan", "ok"), row.message
-    assert row.message.startswith("plan: h9 by rule 5: rows of C off 16 bytes at short K")
+    assert row.message.startswith("plan: h9 by rule 6: rows of C off 16 bytes at short K")
     assert built[0].spec.id == "h9" and built[0].variant_name == "plan"  # h9 is built as itself (no `specialize`)
     again = VariantResult.from_dict(json.loads(json.dumps(row.to_dict())))
     assert again.plan == row.plan and row.to_dict()["plan"] == {
-        "entry": "plan", "rung": "h9", "rung_name": "pingpong", "rule": 5, "when": "N % 4 != 0 and K <= 2048",
+        "entry": "plan", "rung": "h9", "rung_name": "pingpong", "rule": 6, "when": "N % 4 != 0 and K <= 2048",
         "why": row.plan.why, "params": {}}
 
 

@@ -311,7 +311,7 @@ class Runner:
 
         row, verified = self._verify(row, Prepared(launch_for, dtype, kernel.run_c_dtype, c_store, check, reads_c))
         split = kernel.decomposition_note(shape, sms)  # e.g. split-K's slices, in the note
-        if kernel.plan:  # "plan: h12 (TN=256, CM=2, ...) by rule 6: why"
+        if kernel.plan:  # "plan: h12 (TN=256, CM=2, ...) by rule 7: why"
             split = kernel.plan.note(split)
         rounds = tma_launch.rounds_note(kernel, func, grid, block, smem, shape, sms)  # more clusters than fit at once
         split = "; ".join(n for n in (split, rounds) if n)

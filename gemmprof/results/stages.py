@@ -83,7 +83,7 @@ class PlanChoice:
     params: dict[str, int] = field(default_factory=dict)  # the rule's parameters for the rung
 
     def note(self, launch: str = "") -> str:
-        """The run's note: "plan: h12 (TN=256, CM=2) by rule 6: <why>"."""
+        """The run's note: "plan: h12 (TN=256, CM=2) by rule 7: <why>"."""
         return f"plan: {self.rung}{f' ({launch})' if launch else ''} by rule {self.rule}: {self.why}"
 
     def to_dict(self) -> dict:
