@@ -36,7 +36,7 @@ class _Word:
 
 
 class FakeDriver(types.SimpleNamespace):
-    """A stand-in for cuda.bindings.driver: its enums, structs and the three calls gemmprof makes, recording them."""
+    """A stand-in for cuda.bindings.driver: its enums, structs and the four calls gemmprof makes, recording them."""
 
     def __init__(self, code=0, missing_lib=False):
         cu64 = type("cuuint64_t", (_Word,), {})

@@ -1,10 +1,11 @@
 """Host side of the Hopper rungs: TMA tensor maps and cluster launches through the CUDA driver's Python binding,
 `cuda.bindings.driver` (the package cuda-bindings, which the `cuda12` and `cuda13` extras install).
 
-Two driver calls that CuPy does not wrap:
+Three driver calls that CuPy does not wrap:
   * cuTensorMapEncodeTiled builds the 128-byte CUtensorMap a kernel takes as `const __grid_constant__ CUtensorMap`;
     `encode_tiled` returns its bytes as a 128-byte numpy.void scalar, passed by value at launch.
   * cuLaunchKernelEx launches with a cluster shape (`prepare_launch`); CuPy's RawKernel call cannot.
+  * cuOccupancyMaxActiveClusters counts the clusters of a launch the GPU holds at once (`co_resident_clusters`).
 Every enum (data type, swizzle, L2 promotion, interleave, out-of-bounds fill, launch attribute) is the binding's
 own member, looked up by its cuda.h name, and the launch configuration is the binding's CUlaunchConfig: no enum
 value or struct layout is written here. A launch's arguments are packed once into host buffers and handed to the
