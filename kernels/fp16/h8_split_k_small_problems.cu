@@ -136,8 +136,8 @@ hgemm_split_k_small_problems(int M, int N, int K, float alpha, const elem_t* __r
     const int tiles_m = (M + BM - 1) / BM;
     const int tiles_n = (N + BN - 1) / BN;
     const int KT = (K + BK - 1) / BK;
-    // Work units: unit u is slice u / tiles of tile u % tiles. This CTA takes units cta, cta + ctas, ...: with
-    // S == 1 the persistent walk of h6; with S > 1 exactly one unit (the grid has tiles * S CTAs).
+    // Work units: unit u is slice u / tiles of tile u % tiles. This CTA (or cluster) takes units cta, cta + ctas,
+    // ...: with S == 1 the persistent walk of h6; with S > 1 exactly one unit (one CTA per tile and slice).
     // In clusters (CL = CM x CN CTAs) the units are cluster tiles of CM BM x CN BN (and a slice), walked by
     // clusters as h7's, the CTA at cluster row rm and column rn computing tile (CM ctm + rm, CN ctn + rn) (past M or
     // N at an odd count of tile rows or columns: it loads zeros for its peers' sake and stores nothing); a split
@@ -149,6 +149,7 @@ hgemm_split_k_small_problems(int M, int N, int K, float alpha, const elem_t* __r
     const int cta = (blockIdx.z * gridDim.x + blockIdx.x) / CL;
     const int units = ctiles_m * ctiles_n * S;
     const uint32_t rank = CL > 1 ? cluster_ctarank() : 0;
+    // without clusters along M the rank is the column itself (so the pairs' masks stay compile-time constants)
     const int rm = CM > 1 ? (int)rank / CN : 0, rn = CM > 1 ? (int)rank % CN : (int)rank;
     if (S > 1 && (!H8_SPLIT || gridDim.x != (unsigned)(CL * ctiles_m * ctiles_n) ||
                   CL * ctiles_m * ctiles_n > (int)h8::SPLIT_FLAGS))
