@@ -20,8 +20,11 @@ def h11(**params):
 
 
 @pytest.mark.parametrize(("shape", "mw", "stages", "tiles", "split"), [
-    ((16, 4096, 4096), 16, 16, 64, 2),   # decode-like: 64 tiles of 64 columns, 2 slices fill 128 of 132 SMs
-    ((1, 4096, 4096), 16, 16, 64, 2),
+    ((16, 4096, 4096), 16, 16, 64, 1),   # decode-like: 64 tiles of 64 columns, unsplit (half a wave: no split)
+    ((1, 4096, 4096), 16, 16, 64, 1),
+    ((16, 2048, 4096), 16, 16, 32, 1),   # a quarter of a wave: still unsplit
+    ((16, 1024, 8192), 16, 16, 16, 4),   # 16 tiles, an eighth of a wave: 4 slices (SPLIT_MAX) of 32 k-tiles
+    ((8, 512, 4096), 16, 16, 8, 4),      # 8 tiles: 4 slices (SPLIT_MAX), not SMS // 8
     ((17, 4096, 4096), 16, 16, 128, 1),  # two rows of 16 fill the wave that one of 32 would split in two
     ((64, 4096, 4096), 32, 16, 128, 1),  # two rows of 32, not one of 64 split in two
     ((64, 14336, 4096), 64, 6, 224, 1),  # MW = 64 (16 KiB stages): 224 tiles, past a wave: 6 stages, two CTAs per SM
@@ -59,11 +62,28 @@ def test_two_ctas_share_an_sm_where_the_tiles_take_more_than_one_wave(shape, mw,
 
 
 def test_one_wave_of_tiles_keeps_the_deep_ring():
-    # 16 x 4096 x 4096: 64 tiles split twice; 1 x 8192 x 8192: 128 tiles; 128 x 4096 x 4096: 128 tiles of 64 rows
+    # 16 x 4096 x 4096: 64 tiles; 1 x 8192 x 8192: 128 tiles; 128 x 4096 x 4096: 128 tiles of 64 rows
     for shape, mw, stages in (((16, 4096, 4096), 16, 16), ((1, 8192, 8192), 16, 16), ((128, 4096, 4096), 64, 12)):
         g = GemmShape(*shape)
         assert h11().decomposition(g, 132)["TILES"] <= 132
         assert h11().for_shape(g, 132).shape_defines == (("H11_MW", mw), ("H11_STAGES", stages))
+
+
+@pytest.mark.parametrize(("shape", "part", "split"), [
+    ((16, 4096, 4096), 1, 2),   # SPLIT_WAVE_PART = 1: split wherever the tiles leave SMs idle (h11 before it)
+    ((16, 4096, 4096), 2, 2),   # 64 tiles fill at most half a wave
+    ((16, 4096, 4096), 4, 1),
+    ((16, 2048, 4096), 4, 4),   # 32 tiles: a quarter of a wave
+    ((16, 1024, 8192), 8, 4),
+    ((16, 1024, 8192), 9, 1),   # 16 * 9 > 132
+    ((16, 1024, 96), 8, 1),     # 2 k-tiles: no slice of SPLIT_MIN_KTILES, whatever the tiles
+])
+def test_k_is_split_only_where_the_tiles_fill_at_most_a_part_of_a_wave(shape, part, split):
+    """A slice waits for the one before it to have written C: h11 splits K only where TILES * SPLIT_WAVE_PART <= SMS
+    (default 8: 16 tiles on 132 SMs; at 32 and 64 tiles the unsplit launch led on the H200)."""
+    k, g = h11(SPLIT_WAVE_PART=part), GemmShape(*shape)
+    assert k.launch_config(g, sms=132)[0][2] == split
+    assert k.decomposition(g, 132)["SPLIT_K"] == split
 
 
 def test_shared_stages_is_refused_past_two_ctas_per_sm():
@@ -76,6 +96,8 @@ def test_constraints_name_what_is_wrong():
         h11(STAGES=19)
     with pytest.raises(SpecError, match="SPLIT_MIN_KTILES and SPLIT_MAX"):
         h11(SPLIT_MAX=0)
+    with pytest.raises(SpecError, match="SPLIT_WAVE_PART"):
+        h11(SPLIT_WAVE_PART=0)
 
 
 def test_every_tile_of_the_builds_for_a_shape_compiles_without_spills(nvcc):
@@ -100,7 +122,8 @@ def test_explain_places_h11_beside_h5():
 
 # -- on the H100 --------------------------------------------------------------------------------------------------
 GPU_SHAPES = [("16", "4096", "4096"), ("1", "4096", "4096"), ("17", "4097", "520"), ("64", "1000", "1024"),
-              ("100", "4100", "136"), ("16", "14336", "4096"), ("5", "300", "64")]
+              ("100", "4100", "136"), ("16", "14336", "4096"), ("5", "300", "64"),
+              ("3", "520", "1032")]  # 9 tiles: K split in 4 uneven slices (17 k-tiles)
 
 
 def _verified(runner, tmp_path, args):
@@ -118,8 +141,8 @@ def test_h11_verifies_on_the_gpu(runner, tmp_path, dtype):
 @needs_gpu
 def test_h11_applies_beta_once_where_it_splits(runner, tmp_path):
     needs_hopper()
-    row = _verified(runner, tmp_path, ["-m", "16", "-n", "4096", "-k", "4096", "--alpha", "1.5", "--beta", "-0.75"])
-    assert row["grid"][2] == 2, row["grid"]
+    row = _verified(runner, tmp_path, ["-m", "16", "-n", "1024", "-k", "8192", "--alpha", "1.5", "--beta", "-0.75"])
+    assert row["grid"][2] == 4, row["grid"]
     _verified(runner, tmp_path, ["-m", "33", "-n", "1030", "-k", "520", "--alpha", "1.5", "--beta", "-0.75"])
 
 
