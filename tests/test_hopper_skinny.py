@@ -192,3 +192,27 @@ def test_the_shared_ring_was_not_slower_where_the_rule_takes_it(path):
     assert shared[0] >= 0.97 * alone[0]
     if label == "64x10240x8192":
         assert shared[0] > alone[0] + 15
+
+
+SPLIT_RUNS = sorted((Path(__file__).resolve().parent / "fixtures" / "plan" / "h200_h11_split").glob("*.csv"))
+
+
+@pytest.mark.parametrize("path", SPLIT_RUNS, ids=lambda p: p.stem)
+def test_the_split_rule_takes_the_launch_that_led_in_turns_on_the_h200(path):
+    """Each H200 run (in turns with cuBLAS) has h11 split and unsplit at one shape, told apart by their notes
+    (SPLIT_K); the rule (SPLIT_WAVE_PART) takes the one that ran faster: unsplit at 32-64 tiles, split at 16."""
+    dtype, label = path.stem.split("_")[-2:]
+    g = GemmShape(*map(int, label.split("x")))
+    with open(path, newline="") as f:
+        rows = [row for row in csv.DictReader(f) if not row["name"].startswith("cublas")]
+    split_k = {int(r["note"].split("SPLIT_K=")[1].split(")")[0].split(",")[0]): float(r["% cuBLAS"]) for r in rows}
+    assert len(split_k) == 2 and 1 in split_k and all(r["status"] == "ok" for r in rows), rows
+    faster = max(split_k, key=split_k.get)
+    ruled = bind(specmod.select(["h11"])[0], dtype=dtype).decomposition(g, 132)["SPLIT_K"]
+    assert ruled == faster, f"{label} {dtype}: the rule splits {ruled}, the faster launch split {faster}: {split_k}"
+
+
+def test_the_split_runs_cover_both_sides_of_the_rule():
+    tiles = {bind(specmod.select(["h11"])[0]).decomposition(GemmShape(*map(int, p.stem.split("_")[-1].split("x"))),
+                                                            132)["TILES"] for p in SPLIT_RUNS}
+    assert min(tiles) * 8 <= 132 < 32 * 8 and max(tiles) == 64  # split (16 tiles) and unsplit (32 to 64)

@@ -22,6 +22,8 @@
 //    C (32 contiguous bytes per 8 lanes).
 //  * Split-K as h8's: TILES * SPLIT_K CTAs, slice s of a tile waits for its flag to say s (acquire), adds alpha *
 //    acc to C (slice 0: alpha * acc + beta * C) and raises it (release); the last slice resets it. Deterministic.
+//    The spec splits only where the tiles fill at most an eighth of a wave (SPLIT_WAVE_PART): the slices' chain
+//    cost more than half a wave of idle SMs did on the H200.
 // Defaults: MW = 16, 16 stages (160 KiB).
 //
 // Backend nvcc (-gencode=arch=compute_90a,code=sm_90a), parameters as -D defines, extern "C" entry.
