@@ -46,8 +46,9 @@ def _shape(label):
 # --- the records ------------------------------------------------------------------------------------------------
 
 # Sweeps made with every rung as it is now, but for h11, whose tile rows changed after both (0045832: rows that
-# fill the wave instead of a split). Where the plan chooses h11 at a shape whose rows changed, the record's h11
-# cell measured another kernel: the figure is then h11's run after the change (the file named), never the cell.
+# fill the wave instead of a split) and whose split did (8ba8b21: none at 32 tiles and more). Where the plan chooses
+# h11 at a shape whose rows changed, the record's h11 cell measured another kernel: the figure is then h11's run
+# after the change (the file named), never the cell; where its split changed, the H200's runs are the figure.
 SWEEPS = {"2026-11-25_h100_fitted_width": RECORDS / "2026-11-25_h100_fitted_width" / "sweep_summary.json",
           "2026-11-25_h100_skinny_rows": RECORDS / "2026-11-25_h100_skinny_rows" / "sweep_summary.json"}
 H11_AFTER = {"64x4096x4096": RECORDS / "2026-11-25_h100_skinny_rows" / "64x4096x4096_h11.json.gz"}
@@ -56,6 +57,16 @@ H11_AFTER = {"64x4096x4096": RECORDS / "2026-11-25_h100_skinny_rows" / "64x4096x
 def _h11_rows_before(shape):
     """h11's tile rows before 0045832: the smallest wgmma N >= M (its spec's MW0), whatever the wave."""
     return 16 if shape.M <= 16 else 32 if shape.M <= 32 else 64
+
+
+def _h11_split_before(shape):
+    """h11's slices of K before SPLIT_WAVE_PART (8ba8b21): split wherever the tiles left SMs idle (its value 1)."""
+    return bind(specmod.select(["h11"])[0], {"SPLIT_WAVE_PART": 1}).decomposition(shape, SMS)["SPLIT_K"]
+
+
+# h11 split and unsplit in turns on the H200 (2026-11-29_h200_rows45), which tests/test_hopper_skinny.py holds h11's
+# split rule to
+H11_SPLIT_RUNS = sorted((FIXTURES / "plan" / "h200_h11_split").glob("*.csv"))
 
 
 def _pct_in_run(path, variant):
@@ -92,6 +103,10 @@ def test_the_plan_runs_within_3_percent_of_the_best_rung_at_every_recorded_h100_
         return
     assert chosen.params == chosen.spec.params
     best_variant, best = summary.best_at(shape)
+    if chosen.spec.id == "h11" and chosen.shape_names(shape, SMS)["SPLIT_K"] != _h11_split_before(shape):
+        # h11's cell measured it split; unsplit it is measured on the H200 only, where it led the split launch
+        assert any(p.stem.endswith(f"_fp16_{label}") for p in H11_SPLIT_RUNS), f"{label}: h11's split changed"
+        return
     if chosen.spec.id == "h11" and chosen.shape_names(shape, SMS)["MW"] != _h11_rows_before(shape):
         assert label in H11_AFTER, f"{label}: h11's rows changed since {record}; its cell measured the old rows"
         figure = _pct_in_run(H11_AFTER[label], chosen.spec.name)
@@ -110,6 +125,19 @@ def test_where_h11s_rows_changed_the_old_cell_would_have_failed_and_the_new_run_
     assert _choose(shape).shape_names(shape, SMS)["MW"] == 32 and _h11_rows_before(shape) == 64
     assert summary.pct("skinny_swap_ab", shape) < WITHIN * summary.best_at(shape)[1]
     assert _pct_in_run(H11_AFTER["64x4096x4096"], "skinny_swap_ab") == pytest.approx(95.6, abs=0.05)
+
+
+def test_where_h11s_split_changed_among_the_h100_records():
+    """Only 16 x 4096 x 4096 (64 tiles: two slices before, one now); its H200 runs put the unsplit launch ahead."""
+    changed = [label for _, label in RECORDED if _choose(_shape(label)).spec.id == "h11"
+               and _choose(_shape(label)).shape_names(_shape(label), SMS)["SPLIT_K"] != _h11_split_before(_shape(label))]
+    assert changed == ["16x4096x4096"] and _h11_split_before(_shape("16x4096x4096")) == 2
+    runs = [p for p in H11_SPLIT_RUNS if p.stem.endswith("_fp16_16x4096x4096")]
+    assert len(runs) == 3
+    for path in runs:
+        with open(path, newline="") as f:
+            rows = {r["note"].split("SPLIT_K=")[1][0]: float(r["% cuBLAS"]) for r in csv.DictReader(f) if r["note"]}
+        assert rows["1"] > rows["2"] + 10, rows
 
 
 def _h200_table():
