@@ -1,11 +1,22 @@
 """What the Hopper rungs' GPU tests share: skipping off sm_90, one verified `gemmprof run` of a rung, and the
-same-bits check of a kernel that reduces across CTAs (h8's and h11's split-K, h10's stream-K tail)."""
+same-bits check of a kernel that reduces across CTAs (h8's and h11's split-K, h10's stream-K tail); and reading a
+recorded run's rows by their split (`pct_by_split_k`)."""
 
+import csv
 import dataclasses
 import json
 
 import pytest
 from clitools import invoke
+
+
+def pct_by_split_k(path):
+    """% of cuBLAS per SPLIT_K of the rows of a run written as `gemmprof show F --format csv` (the split read from
+    each row's note; cuBLAS's row, which has none, left out)."""
+    with open(path, newline="") as f:
+        rows = [row for row in csv.DictReader(f) if not row["name"].startswith("cublas")]
+    assert all(r["status"] == "ok" for r in rows), rows
+    return {int(r["note"].split("SPLIT_K=")[1].split(")")[0].split(",")[0]): float(r["% cuBLAS"]) for r in rows}
 
 
 def needs_hopper():

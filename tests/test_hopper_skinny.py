@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 from context import needs_gpu
-from hopper_runs import needs_hopper, verified
+from hopper_runs import needs_hopper, pct_by_split_k, verified
 
 from gemmprof.catalog import spec as specmod
 from gemmprof.catalog.binding import bind
@@ -203,10 +203,8 @@ def test_the_split_rule_takes_the_launch_that_led_in_turns_on_the_h200(path):
     (SPLIT_K); the rule (SPLIT_WAVE_PART) takes the one that ran faster: unsplit at 32-64 tiles, split at 16."""
     dtype, label = path.stem.split("_")[-2:]
     g = GemmShape(*map(int, label.split("x")))
-    with open(path, newline="") as f:
-        rows = [row for row in csv.DictReader(f) if not row["name"].startswith("cublas")]
-    split_k = {int(r["note"].split("SPLIT_K=")[1].split(")")[0].split(",")[0]): float(r["% cuBLAS"]) for r in rows}
-    assert len(split_k) == 2 and 1 in split_k and all(r["status"] == "ok" for r in rows), rows
+    split_k = pct_by_split_k(path)
+    assert len(split_k) == 2 and 1 in split_k, split_k
     faster = max(split_k, key=split_k.get)
     ruled = bind(specmod.select(["h11"])[0], dtype=dtype).decomposition(g, 132)["SPLIT_K"]
     assert ruled == faster, f"{label} {dtype}: the rule splits {ruled}, the faster launch split {faster}: {split_k}"

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from clitools import invoke
+from hopper_runs import pct_by_split_k
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -129,15 +130,18 @@ def test_where_h11s_rows_changed_the_old_cell_would_have_failed_and_the_new_run_
 
 def test_where_h11s_split_changed_among_the_h100_records():
     """Only 16 x 4096 x 4096 (64 tiles: two slices before, one now); its H200 runs put the unsplit launch ahead."""
-    changed = [label for _, label in RECORDED if _choose(_shape(label)).spec.id == "h11"
-               and _choose(_shape(label)).shape_names(_shape(label), SMS)["SPLIT_K"] != _h11_split_before(_shape(label))]
+    changed = []
+    for _, label in RECORDED:
+        shape = _shape(label)
+        chosen = _choose(shape)
+        if chosen.spec.id == "h11" and chosen.shape_names(shape, SMS)["SPLIT_K"] != _h11_split_before(shape):
+            changed.append(label)
     assert changed == ["16x4096x4096"] and _h11_split_before(_shape("16x4096x4096")) == 2
     runs = [p for p in H11_SPLIT_RUNS if p.stem.endswith("_fp16_16x4096x4096")]
     assert len(runs) == 3
     for path in runs:
-        with open(path, newline="") as f:
-            rows = {r["note"].split("SPLIT_K=")[1][0]: float(r["% cuBLAS"]) for r in csv.DictReader(f) if r["note"]}
-        assert rows["1"] > rows["2"] + 10, rows
+        pct = pct_by_split_k(path)
+        assert pct[1] > pct[2] + 10, pct
 
 
 def _h200_table():
