@@ -83,7 +83,9 @@ def test_the_skinny_width_is_a_parameter():
     with pytest.raises(SpecError, match="SKINNY_CONSUMERS"):
         _h8({"SKINNY_CONSUMERS": 3})
     with pytest.raises(SpecError, match="SKINNY_BN"):
-        _h8({"SKINNY_BN": 72})  # a wgmma N, but its half box of B is off the 1024-byte swizzle rows
+        _h8({"SKINNY_BN": 68})  # not a wgmma N
+    with pytest.raises(SpecError, match="SKINNY_BN"):
+        _h8({"SKINNY_BN": 72, "CLUSTER_M": 2})  # a wgmma N, but its half box of B is off the 1024-byte swizzle rows
 
 
 def test_a_split_launch_is_one_wave_of_one_unit_per_cta_and_never_persistent():
@@ -138,7 +140,7 @@ def test_h8_split_follows_the_wave_and_its_parameters():
     assert _h8(H6_PARAMS).launch_config(shape, sms=H100_SMS)[0] == (12, 1, 4)  # 3 x 4 tiles of 128 x 256
     with pytest.raises(SpecError, match="stages .* must fit in 227 KiB"):
         _h8({"CONSUMERS": 2, "BN": 256, "STAGES": 8})
-    for bn in (72, 24, 272):  # off the steps of 16 (a half box of B off the swizzle rows), below 32, past 256
+    for bn in (68, 24, 272):  # off the steps of 8 (not a wgmma N), below 32, past 256
         with pytest.raises(SpecError, match="BN is the consumers' wgmma N"):
             _h8({"BN": bn, "STAGES": 4})
     assert _h8({"BN": 80, "STAGES": 7}).decomposition(GemmShape(1000, 1000, 1000), H100_SMS)["TILES"] == 8 * 13
@@ -324,6 +326,45 @@ def test_clusters_along_m_share_b(shape, cn, grid, ctiles):  # CLUSTER_M = 2: B'
     assert _h8({"CLUSTER_M": 2}).decomposition(GemmShape(64, 4096, 14336), H100_SMS)["CM"] == 1
 
 
+@pytest.mark.parametrize(("shape", "cm", "cn", "ctiles", "piece"), [
+    (GemmShape(1000, 1000, 1000), 4, 2, 14, 24),  # cuBLAS's decomposition: 8 x 14 tiles, 2 x 7 clusters of 8
+    (GemmShape(1024, 1024, 1024), 4, 1, 30, 24),  # rows on lines: no pairs along N, 4 x 1
+    (GemmShape(600, 1000, 1000), 4, 2, 14, 24),  # 5 tile rows: the second cluster row three CTAs past M
+    (GemmShape(150, 1000, 4096), 4, 1, 16, 16),  # skinny 64 x 64 tiles (SKINNY_BN): pieces of 16 rows
+])
+def test_clusters_of_four_along_m_load_b_in_pieces(shape, cm, cn, ctiles, piece):
+    seen = []
+
+    def fake_encode(address, tmap):
+        seen.append((tmap.box_rows, tmap.box_cols))
+        return np.void(bytes(128))
+
+    k = _h8({"BN": 72, "CLUSTER_M": 4, "STAGES": 7})
+    d = k.decomposition(shape, H100_SMS)
+    assert (d["CM"], d["CN"], d["CTILES"], d["BPIECE"]) == (cm, cn, ctiles, piece)
+    assert k.cluster_dims(shape, H100_SMS) == (cm * cn, 1, 1)
+    assert dict(k.for_shape(shape, H100_SMS).shape_defines)["H8_CLUSTER_M"] == 4
+    tma_launch.encode_maps(tma_launch.tiled_maps(k, shape, H100_SMS),
+                           {"A": Operand(1 << 20), "B": Operand(2 << 20), "C": Operand(3 << 20)}, encode=fake_encode)
+    tbm = 64 if shape.M <= 256 else 128
+    assert seen[:2] == [(tbm // cn, 64), (piece, 64)]  # A's box split along the cluster row, B's in pieces
+
+
+@pytest.mark.parametrize(("params", "fits"), [
+    ({"BN": 72, "CLUSTER_M": 4, "STAGES": 7}, True), ({"BN": 96, "CLUSTER_M": 4, "STAGES": 6}, True),
+    ({"BN": 80, "CLUSTER_M": 4, "STAGES": 7}, False),  # 10 atoms: pieces of 3 do not make up 10
+    ({"BN": 72, "CLUSTER_M": 2, "STAGES": 7}, False),  # 9 atoms in pieces of 5
+    ({"BN": 72, "STAGES": 7}, True),  # alone any multiple of 8
+    ({"CLUSTER_M": 4, "SKINNY_BN": 80}, False),
+])
+def test_b_pieces_must_make_up_the_tile_width(params, fits):
+    if fits:
+        _h8(params)
+        return
+    with pytest.raises(SpecError, match="pieces"):
+        _h8(params)
+
+
 def test_a_clustered_build_multicasts_a_and_releases_on_its_peer(nvcc, disassembler):
     from gemmprof.measure import sass
     from gemmprof.measure.nvcc import compile_cubin
@@ -368,6 +409,26 @@ def test_h8_in_clusters_verifies_on_the_gpu(runner, tmp_path, dtype):
         r = invoke(runner, ["run", "h8", "--param", "CLUSTER_M=2", "--param", "CLUSTER_N=2", "--param", "SPLIT_MAX=2",
                             "--dtype", dtype, *args, "--budget", "0.05", "--max-reps", "10", "--no-cublas", "-o",
                             str(out)])
+        assert r.exit_code == 0, r.output
+        row = json.loads(out.read_text())["variants"][0]
+        assert row["status"] == "ok" and row["rel_error"] < 1e-3, (args, row)
+
+
+@needs_gpu
+@pytest.mark.parametrize("dtype", ["fp16", "bf16"])
+def test_h8_in_clusters_of_eight_verifies_on_the_gpu(runner, tmp_path, dtype):
+    """4 x 2 clusters of 128 x 72 tiles (B's box in three pieces of 24, the fourth CTA of a column loading none):
+    1000^3 (14 clusters of 8), three of a cluster column's rows past M (600 rows), a persistent walk over many
+    cluster tiles (4095 x 4097), alpha and beta (C read, h6's epilogue), 4 x 1 where the rows are on lines (1024^3),
+    and skinny 64 x 64 tiles with K split in two (pieces of 16 rows, one cluster row of three past M)."""
+    needs_hopper()
+    for args in (["--size", "1000"], ["-m", "600", "-n", "1000", "-k", "1000"], ["-m", "4095", "-n", "4097", "-k",
+                 "1024"], ["-m", "300", "-n", "520", "-k", "136", "--alpha", "1.5", "--beta", "-0.5"],
+                 ["--size", "1024"], ["-m", "150", "-n", "1000", "-k", "4096"]):
+        out = tmp_path / "octet.json"
+        r = invoke(runner, ["run", "h8", "--param", "BN=72", "--param", "CLUSTER_M=4", "--param", "STAGES=7",
+                            "--param", "SPLIT_MAX=2", "--dtype", dtype, *args, "--budget", "0.05", "--max-reps", "10",
+                            "--no-cublas", "-o", str(out)])
         assert r.exit_code == 0, r.output
         row = json.loads(out.read_text())["variants"][0]
         assert row["status"] == "ok" and row["rel_error"] < 1e-3, (args, row)

@@ -40,12 +40,14 @@
 //    is refilled when the consumers of both CTAs have released it (h7's scheme: `empty` counts both, each consumer
 //    also arrives on its peer's). A split launch in pairs has CN * cluster tiles * S CTAs, one flag per CTA's tile;
 //    a slice still waits only on CTAs of lower linear index (a lower z), dispatched first, cluster by cluster.
-//  * Clusters of two along M too (CLUSTER_M = 2, 2 x CN CTAs): the CTAs of a cluster column compute tiles (2p, tn)
-//    and (2p + 1, tn), which read the same box of B; each loads half of it (BN / 2 rows) by multicast into its column,
-//    as each CTA of a cluster row loads its part of A into its row. Per k-tile at 128 x 64 a CTA in 2 x 2 reads 12
-//    KiB from L2 instead of 16 in pairs and 24 alone (cuBLAS at 1000^3 runs 2 x 4 clusters of 72 x 128 tiles). A
-//    CTA's stage is written by its row (A) and its column (B), so `empty` counts the consumers of both, CM + CN - 1
-//    CTAs, and each consumer releases a stage in its own CTA, its row and its column.
+//  * Clusters of two or four along M too (CLUSTER_M = 2 or 4, CM x CN CTAs): the CTAs of a cluster column compute
+//    tiles (CM p + i, tn), which read the same box of B; each loads a piece of it (B_PIECE rows, whole 8-row swizzle
+//    atoms) by multicast into its column, as each CTA of a cluster row loads its part of A into its row. Per k-tile
+//    at 128 x 64 a CTA in 2 x 2 reads 12 KiB from L2 instead of 16 in pairs and 24 alone. At 128 x 72 in 4 x 2 (the
+//    decomposition cuBLAS runs at 1000^3: 2 x 4 clusters of 72 x 128 tiles, in its column-major terms) B's 72 rows
+//    are three pieces of 24 and the fourth CTA of the column loads none. A CTA's stage is written by its row (A) and
+//    its column (B), so `empty` counts the consumers of both, CM + CN - 1 CTAs, and each consumer releases a stage
+//    in its own CTA, its row and its column.
 // Limits: a split launch has at most SPLIT_FLAGS tiles, its pairs' tiles past N counted (the spec never asks for
 // more; the kernel traps rather than race); one split launch at a time per module (the flags are the module's).
 //
@@ -101,9 +103,12 @@
 
 static_assert(BK == 64, "one 128-byte swizzled row of K per tile row: BK = 64 (fp16/bf16)");
 static_assert(CONSUMERS == 1 || CONSUMERS == 2, "one or two consumer warpgroups: BM = 64 or 128");
-static_assert(BN % 16 == 0 && BN >= 32 && BN <= 256,
-              "BN is the wgmma N, 32 to 256 in steps of 16 (a half box of B on whole 1024-byte swizzle rows)");
-static_assert((CN == 1 || CN == 2) && (CM == 1 || CM == 2), "CTAs alone or in clusters of two along N and/or M");
+static_assert((CN == 1 || CN == 2) && (CM == 1 || CM == 2 || CM == 4),
+              "CTAs alone or in clusters of two along N and two or four along M");
+// the rows of B's box each CTA of a cluster column loads: whole 8-row swizzle atoms, the box in whole pieces
+#define B_PIECE (8 * ((BN / 8 + CM - 1) / CM))
+static_assert(BN % 8 == 0 && BN >= 32 && BN <= 256 && BN % B_PIECE == 0,
+              "BN is the wgmma N, 32 to 256 in steps of 8, B's box in whole pieces of whole 1024-byte swizzle rows");
 
 namespace h8 {
 
@@ -181,7 +186,9 @@ hgemm_split_k_small_problems(int M, int N, int K, float alpha, const elem_t* __r
     };
     // the CTAs that write into this CTA's stages and read from them: its cluster row (A), its column (B)
     const uint16_t row_mask = (uint16_t)(((1u << CN) - 1) << (rm * CN));
-    const uint16_t col_mask = (uint16_t)(CM > 1 ? (1u << rn) | (1u << (CN + rn)) : 1u << rn);
+    const uint16_t col_mask = (uint16_t)(CM == 4   ? (CN == 2 ? 0x55u : 0xFu) << rn
+                                         : CM == 2 ? (1u << rn) | (1u << (CN + rn))
+                                                   : 1u << rn);
 
     if (wg == 0) {
         // ---- producer: runs ahead across work units, as h6 across tiles ----
@@ -204,10 +211,11 @@ hgemm_split_k_small_problems(int M, int N, int K, float alpha, const elem_t* __r
                                               tm * BM + rn * (BM / 2), row_mask);
                     else
                         tma_load_2d(smem_a + s * A_BYTES, &tmap_a, bar, kt * BK, tm * BM);
-                    if (CM > 1)  // the cluster column shares tile column tn: this CTA's BN / 2 rows of B's box
-                        tma_load_2d_multicast(smem_b + s * B_BYTES + rm * (B_BYTES / 2), &tmap_b, bar, kt * BK,
-                                              tn * BN + rm * (BN / 2), col_mask);
-                    else
+                    if (CM > 1) {  // the cluster column shares tile column tn: this CTA's piece of B's box
+                        if (CM * B_PIECE == BN || rm * B_PIECE < BN)  // none where the pieces before it cover the box
+                            tma_load_2d_multicast(smem_b + s * B_BYTES + rm * (B_PIECE * 128), &tmap_b, bar,
+                                                  kt * BK, tn * BN + rm * B_PIECE, col_mask);
+                    } else
                         tma_load_2d(smem_b + s * B_BYTES, &tmap_b, bar, kt * BK, tn * BN);
                 }
             }
@@ -227,8 +235,11 @@ hgemm_split_k_small_problems(int M, int N, int K, float alpha, const elem_t* __r
             mbar_arrive(smem_u32(&empty[s]));
             if (CN > 1)
                 mbar_arrive_cluster(smem_u32(&empty[s]), rank ^ 1);
-            if (CM > 1)
+            if (CM == 2)
                 mbar_arrive_cluster(smem_u32(&empty[s]), rank ^ CN);
+            if (CM == 4)  // the other three CTAs of its column (cluster rows rm ^ 1, rm ^ 2, rm ^ 3)
+                for (int i = 1; i < 4; ++i)
+                    mbar_arrive_cluster(smem_u32(&empty[s]), rank ^ (CN * i));
         };
         int it = 0;
         for (int u = cta; u < units; u += ctas) {
