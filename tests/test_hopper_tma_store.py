@@ -59,23 +59,24 @@ def test_the_balanced_grid_at_the_sizes_it_was_built_for():
 
 def test_the_tile_width_fitted_to_the_rounds_of_tiles():
     # 1024 x 11008 x 4096: 43 columns of 256 are 2.6 rounds (3); alone, 66 columns of 168 are 4 rounds exactly
-    # (cuBLAS's tile there is 168 wide); in pairs (CLUSTER_M=2) 46 columns of 240 are 2.8 rounds (3)
+    # (cuBLAS's tile there is 168 wide); in pairs (CLUSTER_M=2) 66 columns of 168 are 4 rounds of 66 pairs, cuBLAS's
+    # decomposition there (168 x 128 tiles in 1 x 2 clusters, column-major terms), B's box in two pieces of 88 rows
     llm = GemmShape(1024, 11008, 4096)
     assert h12().decomposition_note(llm, 132) == "CM=1, TN=168, CTILES=528, ROUNDS=4"
-    assert h12(CLUSTER_M=2).decomposition_note(llm, 132) == "CM=2, TN=240, CTILES=184, ROUNDS=3"
+    assert h12(CLUSTER_M=2).decomposition_note(llm, 132) == "CM=2, TN=168, CTILES=264, ROUNDS=4"
     assert h12().cluster_dims(llm, 132) is None and h12(CLUSTER_M=2).cluster_dims(llm, 132) == (2, 1, 1)
-    # the width and cluster are what the build for the shape compiles, the B box a pair's half of the width, the
-    # traffic model's tile the cluster's
+    # the width and cluster are what the build for the shape compiles, the B box a pair's piece of the width (21
+    # atoms: two pieces of 11, overlapping by one), the traffic model's tile the cluster's
     assert h12().for_shape(llm, 132).shape_defines == (("H12_BN", 168), ("H12_CLUSTER_M", 1))
-    assert h12(CLUSTER_M=2).for_shape(llm, 132).shape_defines == (("H12_BN", 240), ("H12_CLUSTER_M", 2))
-    for cm, rows in ((0, 168), (2, 120)):
+    assert h12(CLUSTER_M=2).for_shape(llm, 132).shape_defines == (("H12_BN", 168), ("H12_CLUSTER_M", 2))
+    for cm, rows in ((0, 168), (2, 88)):
         b_box = [t for op, t in tma_launch.tiled_maps(h12(CLUSTER_M=cm), llm, 132) if op == "B"][0]
         assert (b_box.box_rows, b_box.box_cols) == (rows, 64)
     def tile(kernel, *at):
         t = kernel.tiles(*at)
         return t.BM, t.BN
 
-    assert tile(h12(), llm, 132) == (128, 168) and tile(h12(CLUSTER_M=2), llm, 132) == (256, 240)
+    assert tile(h12(), llm, 132) == (128, 168) and tile(h12(CLUSTER_M=2), llm, 132) == (256, 168)
     # without an SM count, the general binary's tile (256 in pairs, as its build without a shape compiles BN = 0)
     assert tile(h12(), llm) == tile(h12()) == (256, 256)
     # a width given is kept at every shape, in pairs where they can split it
@@ -86,19 +87,21 @@ def test_the_tile_width_fitted_to_the_rounds_of_tiles():
         assert h12().for_shape(GemmShape(*shape), 132).shape_defines == (("H12_BN", 256), ("H12_CLUSTER_M", 2))
 
 
-def test_fitted_widths_over_generated_shapes_are_wgmma_widths_the_pairs_can_split():
-    # every fitted width is a multiple of 8 within 128-256 (16 in pairs: each CTA loads half of B in whole 8-row
-    # swizzle atoms); by default pairs exactly where the width is 256; the grid draws fitted and kept widths
+def test_fitted_widths_over_generated_shapes_are_wgmma_widths_whose_pieces_cover_them():
+    # every fitted width is a multiple of 8 within 128-256; in pairs each CTA loads a piece of B of whole 8-row
+    # swizzle atoms, the two pieces covering the width (its halves at a multiple of 16, overlapping by one atom off
+    # it); by default pairs exactly where the width is 256; the grid draws fitted and kept widths, both kinds in pairs
     seen = {0: set(), 2: set()}
     for m in (128, 1000, 1024, 2048, 3072, 4096, 8192):
         for n in (1000, 4096, 5120, 11008, 13824, 14336):
             for cm in (0, 2):
                 d = h12(CLUSTER_M=cm).decomposition(GemmShape(m, n, 4096), 132)
-                assert 128 <= d["TN"] <= 256 and d["TN"] % (8 * d["CM"]) == 0
+                assert 128 <= d["TN"] <= 256 and d["TN"] % 8 == 0 and d["BPIECE"] % 8 == 0
+                assert d["CM"] * d["BPIECE"] - d["TN"] == (8 if d["CM"] == 2 and d["TN"] % 16 else 0)
                 assert d["CM"] == (2 if cm == 2 or d["TN"] == 256 else 1)
                 seen[cm].add(d["TN"])
     assert 256 in seen[0] and 256 in seen[2] and len(seen[0]) >= 3 and len(seen[2]) >= 3
-    assert any(w % 16 for w in seen[0])  # alone, widths pairs cannot take (168)
+    assert any(w % 16 for w in seen[0]) and any(w % 16 for w in seen[2])  # 168 alone and in pairs
 
 
 def _maps(kernel, shape):
@@ -151,7 +154,6 @@ def test_a_tensor_map_condition_is_checked_and_c_is_an_operand():
                                              ({"STAGES": 5}, "227 KiB"), ({"EPI_BUFS": 4}, "227 KiB"),
                                              ({"EPI_BUFS": 3}, "EPI_BUFS"), ({"BALANCED": 2}, "BALANCED"),
                                              ({"BN": 260}, "multiple of 8"), ({"BN": 100}, "multiple of 8"),
-                                             ({"BN": 168, "CLUSTER_M": 2}, "multiple of 16"),
                                              ({"GROUP_M": 5}, "whole clusters")])
 def test_constraints_name_what_is_wrong(params, message):
     with pytest.raises(SpecError, match=message):
@@ -181,14 +183,15 @@ def test_what_nvcc_builds_bulk_tensor_stores_beside_h7s_main_loop(nvcc, disassem
     assert sum(op.startswith("UTMASTG") for op in ops) == 8
     assert sum(op == "STS.64" for op in ops) >= 8 * 8
     # fitted widths (1024 x 11008 x 4096): 168 columns alone in 6 stores (the last one the tile's last 32 columns,
-    # overlapping the fifth), 240 in pairs in 8; no spills at either width (_sass)
+    # overlapping the fifth), in pairs too (B's two pieces multicast), 240 in pairs in 8; no spills (_sass)
     llm = GemmShape(1024, 11008, 4096)
-    for params, stores in (({}, 6), ({"CLUSTER_M": 2}, 8)):
+    for params, stores, multicast in (({}, 6, False), ({"CLUSTER_M": 2}, 6, True), ({"BN": 240}, 8, True)):
         built = h12(**params).for_shape(llm, 132)
         assert _sass(built, nvcc)["HGMMA"] > 0
         out = compile_cubin(built, "sm_90", nvcc=nvcc, use_cache=False)
         ops = [op for _a, op, _args in sass.instructions(sass.disassemble(out.cubin))]
         assert sum(op.startswith("UTMASTG") for op in ops) == stores
+        assert any(op.startswith("UTMALDG.2D.MULTICAST") for op in ops) == multicast
 
 
 # -- on the H100 --------------------------------------------------------------------------------------------------
@@ -211,6 +214,8 @@ def test_h12_verifies_on_the_gpu(runner, tmp_path, params):
 
 @needs_gpu
 @pytest.mark.parametrize("params", [["--param", "BN=240"], ["--param", "BN=168", "--param", "CLUSTER_M=1"],
+                                    ["--param", "BN=168", "--param", "CLUSTER_M=2"],
+                                    ["--param", "BN=232", "--param", "CLUSTER_M=2"],
                                     ["--param", "BN=200", "--param", "CLUSTER_M=1"],
                                     ["--param", "BN=136", "--param", "CLUSTER_M=1", "--param", "STAGES=5"],
                                     ["--param", "BN=32"]])
@@ -224,9 +229,11 @@ def test_h12_widths_off_32_columns_verify_on_the_gpu(runner, tmp_path, params):
 
 @needs_gpu
 def test_h12_fitted_widths_verify_on_the_gpu(runner, tmp_path):
-    # the default (BN = 0) at shapes whose fitted width is not 256: 168 alone, 240 in pairs, bf16, beta
+    # the default (BN = 0) at shapes whose fitted width is not 256: 168 alone, 168 in pairs (B's box in two pieces
+    # of 88 rows overlapping by 8), bf16, beta
     needs_hopper()
-    for extra in ([], ["--param", "CLUSTER_M=2"], ["--dtype", "bf16"], ["--beta", "0.5", "--alpha", "2"]):
+    for extra in ([], ["--param", "CLUSTER_M=2"], ["--dtype", "bf16"], ["--beta", "0.5", "--alpha", "2"],
+                  ["--param", "CLUSTER_M=2", "--dtype", "bf16", "--beta", "0.5"]):
         verified(runner, tmp_path, "h12", ["--dtype", "fp16", "-m", "1024", "-n", "11008", "-k", "4096", *extra])
     verified(runner, tmp_path, "h12", ["--dtype", "fp16", "-m", "2000", "-n", "5120", "-k", "520"])
 

@@ -5,14 +5,18 @@
 // differs between the two rungs: A_BYTES and B_BYTES, a stage's.
 #pragma once
 
-static_assert(CLUSTER_M == 1 || BN % 16 == 0,
-              "in pairs each CTA loads BN / 2 rows of B: whole 1024-byte swizzle atoms (8 rows)");
+static_assert(BN % 8 == 0, "B's box in whole 1024-byte swizzle atoms (8 rows)");
 static_assert(CLUSTER_M == 1 || CLUSTER_M == 2, "clusters of 1 x 1 (h6's loads) or 2 x 1 CTAs (B shared)");
 static_assert(GROUP_M % CLUSTER_M == 0, "GROUP_M counts tile rows: whole cluster rows");
 static_assert(EPI_BUFS == 2 || EPI_BUFS == 4, "two or four staging buffers per consumer warpgroup");
 
 namespace tma_store {
 constexpr uint32_t EPI_BYTES = EPI_BUFS * TMA_EPI_BUF_BYTES;  // EPI_BUFS staging buffers per consumer warpgroup
+// In pairs each CTA loads a piece of B's BN rows to both: whole atoms, B_PIECE rows from row 0 (rank 0) and from row
+// BN - B_PIECE (rank 1). At a width off 16 rows (168: 21 atoms) the pieces overlap by one atom, whose bytes both
+// copies write alike (the stage's barrier counts both pieces' bytes); at a multiple of 16 they are its halves.
+constexpr int B_PIECE = CLUSTER_M > 1 ? 8 * ((BN + 15) / 16) : BN;
+constexpr int B_SECOND = BN - B_PIECE;  // the second piece's first row
 static_assert(EPI_BYTES >= EPI_WARPGROUP_BYTES, "the buffers double as store_acc_rows' slices");
 }  // namespace tma_store
 
@@ -86,8 +90,8 @@ __device__ __forceinline__ void ring_init(uint64_t* full, uint64_t* empty, const
 
 // The producer (one thread): every k-tile of every tile this cluster takes, running ahead across tile boundaries
 // (h7's).
-// In pairs the two CTAs share tile column tn: each loads its BN / 2 rows of B to both, and none leaves while its peer
-// may still multicast into it or arrive on its barriers.
+// In pairs the two CTAs share tile column tn: each loads its piece of B (tma_store::B_PIECE rows) to both, and none
+// leaves while its peer may still multicast into it or arrive on its barriers.
 template <uint32_t A_BYTES, uint32_t B_BYTES>
 __device__ __forceinline__ void produce(uint64_t* full, uint64_t* empty, const Ring& ring, const CUtensorMap* tmap_a,
                                         const CUtensorMap* tmap_b, const Walk& w)
@@ -101,11 +105,11 @@ __device__ __forceinline__ void produce(uint64_t* full, uint64_t* empty, const R
             const int s = it % STAGES;
             const uint32_t bar = smem_u32(&full[s]);
             mbar_wait(smem_u32(&empty[s]), ((it / STAGES) & 1) ^ 1);
-            mbar_arrive_expect_tx(bar, A_BYTES + B_BYTES);
+            mbar_arrive_expect_tx(bar, A_BYTES + (CLUSTER_M > 1 ? 2 * tma_store::B_PIECE * (B_BYTES / BN) : B_BYTES));
             tma_load_2d(ring.a + s * A_BYTES, tmap_a, bar, kt * BK, tm * BM);
             if (CLUSTER_M > 1)
-                tma_load_2d_multicast(ring.b + s * B_BYTES + w.rank * (B_BYTES / 2), tmap_b, bar, kt * BK,
-                                      tn * BN + w.rank * (BN / 2), EVERY_CTA);
+                tma_load_2d_multicast(ring.b + s * B_BYTES + w.rank * (tma_store::B_SECOND * (B_BYTES / BN)), tmap_b,
+                                      bar, kt * BK, tn * BN + w.rank * tma_store::B_SECOND, EVERY_CTA);
             else
                 tma_load_2d(ring.b + s * B_BYTES, tmap_b, bar, kt * BK, tn * BN);
         }
