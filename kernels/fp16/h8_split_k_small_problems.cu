@@ -98,9 +98,6 @@
 #ifndef GROUP_M
 #define GROUP_M 16
 #endif
-#ifndef EXIT_WAIT_READ
-#define EXIT_WAIT_READ 0
-#endif
 #define BM (64 * CONSUMERS)
 #define CONSUMER_THREADS (128 * CONSUMERS)
 
@@ -285,12 +282,7 @@ hgemm_split_k_small_problems(int M, int N, int K, float alpha, const elem_t* __r
                                scratch);
             split_k_pass_turn<CONSUMER_THREADS>(flag, slice, S, leader);
         }
-#if EXIT_WAIT_READ  // the CTA leaves once its stores have read their buffers; their writes complete with the grid
-        if (by_tma && wg_tid == 0)
-            bulk_wait_read<0>();
-#else
         if (by_tma && wg_tid == 0)
             bulk_wait<0>();  // the last stores have written C (and read their buffers) before the CTA exits
-#endif
     }
 }
