@@ -425,6 +425,21 @@ __device__ __forceinline__ void wgmma_ktile(float (&d)[BN_W / 2], uint32_t full_
     wgmma_wait<1>();
     fence_regs(d);
 }
+// wgmma_ktile from descriptors made once (experiment): the k16 steps advance 32 bytes, 2 in the descriptor's address
+// field (bits 0-13, the address >> 4), which no step carries out of (shared memory below 256 KiB).
+template <int BN_W, int BK_T>
+__device__ __forceinline__ void wgmma_ktile_desc(float (&d)[BN_W / 2], uint32_t full_bar, uint32_t parity,
+                                                 uint64_t desc_a, uint64_t desc_b)
+{
+    mbar_wait(full_bar, parity);
+    wgmma_fence();
+#pragma unroll
+    for (int kk = 0; kk < BK_T / 16; ++kk)
+        wgmma_m64<BN_W>(d, desc_a + 2 * kk, desc_b + 2 * kk);
+    wgmma_commit();
+    wgmma_wait<1>();
+    fence_regs(d);
+}
 // ---- fp8 wgmma (h14): e4m3 x e4m3 into fp32, m64nNk32 ----
 // The same tiles as above in bytes: a 128-byte swizzled row holds 128 fp8 elements, so a k-tile of BK_T = 128 is
 // four k32 steps of 32 bytes each (the k16 steps of fp16 advance 32 bytes too), and the descriptors (sw128_desc) are
