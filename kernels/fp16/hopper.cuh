@@ -425,8 +425,9 @@ __device__ __forceinline__ void wgmma_ktile(float (&d)[BN_W / 2], uint32_t full_
     wgmma_wait<1>();
     fence_regs(d);
 }
-// wgmma_ktile from descriptors made once (experiment): the k16 steps advance 32 bytes, 2 in the descriptor's address
-// field (bits 0-13, the address >> 4), which no step carries out of (shared memory below 256 KiB).
+// wgmma_ktile from descriptors the caller made once (h8): a k16 step advances 32 bytes, 2 in the descriptor's address
+// field (bits 0-13, the address >> 4), as a stage advances its bytes >> 4; shared-memory addresses stay below 256
+// KiB, so no addition carries out of the field, and desc(base) + (offset >> 4) is desc(base + offset) exactly.
 template <int BN_W, int BK_T>
 __device__ __forceinline__ void wgmma_ktile_desc(float (&d)[BN_W / 2], uint32_t full_bar, uint32_t parity,
                                                  uint64_t desc_a, uint64_t desc_b)
