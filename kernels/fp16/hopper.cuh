@@ -408,7 +408,7 @@ __device__ __forceinline__ void wgmma_m64(float (&d)[BN_W / 2], uint64_t desc_a,
     WGMMA_N(32, 256)
 }
 
-// One k-tile of a consumer warpgroup (h6-h8, h10, h12; h5, the rung that introduces it, writes it out): wait until the stage's bytes have landed (its `full`
+// One k-tile of a consumer warpgroup (h6, h7, h10, h12, h13; h5, the rung that introduces it, writes it out): wait until the stage's bytes have landed (its `full`
 // mbarrier reaches the phase of `parity`), issue the k-tile's BK_T / 16 wgmmas on the warpgroup's 64 rows of A
 // (a_s) and the stage's BN_W rows of B (b_s), commit them, and wait until only this group may still run: the
 // previous k-tile's wgmmas are done, so its stage can be released.
