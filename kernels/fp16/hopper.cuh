@@ -408,38 +408,43 @@ __device__ __forceinline__ void wgmma_m64(float (&d)[BN_W / 2], uint64_t desc_a,
     WGMMA_N(32, 256)
 }
 
-// One k-tile of a consumer warpgroup (h6, h7, h10, h12, h13; h5, the rung that introduces it, writes it out): wait until the stage's bytes have landed (its `full`
-// mbarrier reaches the phase of `parity`), issue the k-tile's BK_T / 16 wgmmas on the warpgroup's 64 rows of A
-// (a_s) and the stage's BN_W rows of B (b_s), commit them, and wait until only this group may still run: the
-// previous k-tile's wgmmas are done, so its stage can be released.
-template <int BN_W, int BK_T>
-__device__ __forceinline__ void wgmma_ktile(float (&d)[BN_W / 2], uint32_t full_bar, uint32_t parity, uint32_t a_s,
-                                            uint32_t b_s)
+// One k-tile of a consumer warpgroup: wait until the stage's bytes have landed (its `full` mbarrier reaches the phase
+// of `parity`), issue the k-tile's STEPS wgmmas (`issue(kk)`, kk = 0 .. STEPS - 1), commit them, and wait until only
+// this group may still run: the previous k-tile's wgmmas are done, so its stage can be released.
+template <int STEPS, int R, typename Issue>
+__device__ __forceinline__ void ktile_wgmmas(float (&d)[R], uint32_t full_bar, uint32_t parity, Issue issue)
 {
     mbar_wait(full_bar, parity);
     wgmma_fence();
 #pragma unroll
-    for (int kk = 0; kk < BK_T / 16; ++kk)
-        wgmma_m64<BN_W>(d, sw128_desc(a_s + kk * 32), sw128_desc(b_s + kk * 32));
+    for (int kk = 0; kk < STEPS; ++kk)
+        issue(kk);
     wgmma_commit();
     wgmma_wait<1>();
     fence_regs(d);
 }
-// wgmma_ktile from descriptors the caller made once (h8): a k16 step advances 32 bytes, 2 in the descriptor's address
+
+// The fp16/bf16 k-tile (h6, h7, h10, h12, h13; h5, the rung that introduces it, writes it out): BK_T / 16 wgmmas on
+// the warpgroup's 64 rows of A (a_s) and the stage's BN_W rows of B (b_s), their descriptors made from the addresses.
+template <int BN_W, int BK_T>
+__device__ __forceinline__ void wgmma_ktile(float (&d)[BN_W / 2], uint32_t full_bar, uint32_t parity, uint32_t a_s,
+                                            uint32_t b_s)
+{
+    ktile_wgmmas<BK_T / 16>(d, full_bar, parity, [&](int kk) {
+        wgmma_m64<BN_W>(d, sw128_desc(a_s + kk * 32), sw128_desc(b_s + kk * 32));
+    });
+}
+
+// The same from descriptors the caller made once (h8): a k16 step advances 32 bytes, 2 in the descriptor's address
 // field (bits 0-13, the address >> 4), as a stage advances its bytes >> 4; shared-memory addresses stay below 256
 // KiB, so no addition carries out of the field, and desc(base) + (offset >> 4) is desc(base + offset) exactly.
 template <int BN_W, int BK_T>
 __device__ __forceinline__ void wgmma_ktile_desc(float (&d)[BN_W / 2], uint32_t full_bar, uint32_t parity,
                                                  uint64_t desc_a, uint64_t desc_b)
 {
-    mbar_wait(full_bar, parity);
-    wgmma_fence();
-#pragma unroll
-    for (int kk = 0; kk < BK_T / 16; ++kk)
+    ktile_wgmmas<BK_T / 16>(d, full_bar, parity, [&](int kk) {
         wgmma_m64<BN_W>(d, desc_a + 2 * kk, desc_b + 2 * kk);
-    wgmma_commit();
-    wgmma_wait<1>();
-    fence_regs(d);
+    });
 }
 // ---- fp8 wgmma (h14): e4m3 x e4m3 into fp32, m64nNk32 ----
 // The same tiles as above in bytes: a 128-byte swizzled row holds 128 fp8 elements, so a k-tile of BK_T = 128 is
@@ -527,20 +532,15 @@ __device__ __forceinline__ void wgmma_m64_e4m3(float (&d)[BN_W / 2], uint64_t de
     WGMMA_E4M3_N(32, 256)
 }
 
-// wgmma_ktile for e4m3 operands: the k-tile's BK_T / 32 k32 wgmmas (32 bytes apart, as fp16's k16 steps), then the
-// same commit and wait as above (the previous k-tile's stage may be released).
+// wgmma_ktile for e4m3 operands: the k-tile's BK_T / 32 k32 wgmmas (32 bytes apart, as fp16's k16 steps), through
+// ktile_wgmmas (the same wait, commit and wait for the previous k-tile).
 template <int BN_W, int BK_T>
 __device__ __forceinline__ void wgmma_ktile_e4m3(float (&d)[BN_W / 2], uint32_t full_bar, uint32_t parity,
                                                  uint32_t a_s, uint32_t b_s)
 {
-    mbar_wait(full_bar, parity);
-    wgmma_fence();
-#pragma unroll
-    for (int kk = 0; kk < BK_T / 32; ++kk)
+    ktile_wgmmas<BK_T / 32>(d, full_bar, parity, [&](int kk) {
         wgmma_m64_e4m3<BN_W>(d, sw128_desc(a_s + kk * 32), sw128_desc(b_s + kk * 32));
-    wgmma_commit();
-    wgmma_wait<1>();
-    fence_regs(d);
+    });
 }
 
 // ---- register reallocation (h5-h7): the producer warpgroup gives registers back, consumers take them ----
