@@ -9,7 +9,7 @@
 // h6's 128 x 256 tiles leave most of the H100 idle on small problems: 1024^3 is 32 tiles for 132 SMs, and
 // M = 16 or 128 with N = K = 4096 is 16 tiles. What h8 changes:
 //  * The tile is a parameter: BM = 64 * CONSUMERS (one or two consumer warpgroups; a 64-row tile wastes less of
-//    each wgmma's M = 64 when M <= 64), BN = 32 to 256 in steps of 16 (the wgmma N). More, smaller tiles fill more SMs:
+//    each wgmma's M = 64 when M <= 64), BN = 32 to 256 in steps of 8 (the wgmma N). More, smaller tiles fill more SMs:
 //    the spec picks 128 x 64 (two consumer warpgroups) by default and 64 x 64 (one) for M <= 256 (H8_CONSUMERS,
 //    H8_BN, below). On the H100 128 x 64 ran 1024^3 at 176.6-177.8 TFLOP/s against 167.8 for 64 x 128, and
 //    64 x 64 ran M = 16 and 128 (N = K = 4096) 17% and 11% faster than 128 x 64 (benchmarks/2026-11-25_h100_pingpong).
@@ -186,6 +186,8 @@ hgemm_split_k_small_problems(int M, int N, int K, float alpha, const elem_t* __r
     };
     // the CTAs that write into this CTA's stages and read from them: its cluster row (A), its column (B)
     const uint16_t row_mask = (uint16_t)(((1u << CN) - 1) << (rm * CN));
+    // (bits rn, CN + rn, 2 CN + rn, ...: one per cluster row; written out per CM, which keeps the measured builds'
+    // SASS: a general formula moved ptxas's schedule of the 2 x 1 and 2 x 2 builds)
     const uint16_t col_mask = (uint16_t)(CM == 4   ? (CN == 2 ? 0x55u : 0xFu) << rn
                                          : CM == 2 ? (1u << rn) | (1u << (CN + rn))
                                                    : 1u << rn);
@@ -235,11 +237,8 @@ hgemm_split_k_small_problems(int M, int N, int K, float alpha, const elem_t* __r
             mbar_arrive(smem_u32(&empty[s]));
             if (CN > 1)
                 mbar_arrive_cluster(smem_u32(&empty[s]), rank ^ 1);
-            if (CM == 2)
-                mbar_arrive_cluster(smem_u32(&empty[s]), rank ^ CN);
-            if (CM == 4)  // the other three CTAs of its column (cluster rows rm ^ 1, rm ^ 2, rm ^ 3)
-                for (int i = 1; i < 4; ++i)
-                    mbar_arrive_cluster(smem_u32(&empty[s]), rank ^ (CN * i));
+            for (int i = 1; i < CM; ++i)  // the other CTAs of its column (cluster rows rm ^ i)
+                mbar_arrive_cluster(smem_u32(&empty[s]), rank ^ (CN * i));
         };
         // the wgmma descriptors of stage 0, made once: stage s and k16 step kk are additions to them (hopper.cuh,
         // wgmma_ktile_desc); at 1024^3 the k-tile's four wgmmas issue in 17 instructions instead of 32, and h8 ran
@@ -258,7 +257,8 @@ hgemm_split_k_small_problems(int M, int N, int K, float alpha, const elem_t* __r
             for (int kt = k_begin; kt < k_end; ++kt, ++it) {
                 const int s = it % STAGES;
                 wgmma_ktile_desc<BN, BK>(d, smem_u32(&full[s]), (it / STAGES) & 1,
-                                         desc_a0 + (uint64_t)(s * (A_BYTES >> 4)), desc_b0 + (uint64_t)(s * (B_BYTES >> 4)));
+                                         desc_a0 + (uint64_t)(s * (A_BYTES >> 4)),  // stage s's descriptors
+                                         desc_b0 + (uint64_t)(s * (B_BYTES >> 4)));
                 if (kt > k_begin && wg_tid == 0)
                     release((it - 1) % STAGES);
             }
