@@ -26,6 +26,19 @@ def _h8(params=None, dtype=None):
     return bind(specmod.select(["h8"])[0], params, dtype=dtype)
 
 
+def _boxes(kernel, shape) -> list[tuple[int, int]]:
+    """The (rows, cols) of each tensor map's box the launch at `shape` encodes, in operand order (A, B, C)."""
+    seen = []
+
+    def fake_encode(address, tmap):
+        seen.append((tmap.box_rows, tmap.box_cols))
+        return np.void(bytes(128))
+
+    tma_launch.encode_maps(tma_launch.tiled_maps(kernel, shape, H100_SMS),
+                           {"A": Operand(1 << 20), "B": Operand(2 << 20), "C": Operand(3 << 20)}, encode=fake_encode)
+    return seen
+
+
 @pytest.mark.parametrize(("shape", "tiles", "split"), [
     (GemmShape(16, 4096, 4096), 64, 2),  # skinny: one row of 64 tiles of 64 x 64, 2 slices of 32 k-tiles
     (GemmShape(128, 4096, 4096), 128, 1),  # two rows of 64 x 64 tiles fill 128 of 132 SMs: no split
@@ -271,19 +284,12 @@ def test_build_reports_the_rungs_whose_tile_comes_from_the_shape(runner, nvcc, t
     (GemmShape(16, 4096, 4096), 64),  # split K: one unit per CTA, 32 pairs per slice
 ])
 def test_clusters_of_two_share_a(shape, grid):  # CLUSTER_N = 2: every launch in pairs along N
-    seen = []
-
-    def fake_encode(address, tmap):
-        seen.append((tmap.box_rows, tmap.box_cols))
-        return np.void(bytes(128))
-
     k = _h8({"CLUSTER_N": 2})
     g, _, _ = k.launch_config(shape, H100_SMS)
     assert g[0] == grid and g[0] % 2 == 0
     assert k.cluster_dims(shape, H100_SMS) == (2, 1, 1)
     assert dict(k.for_shape(shape, H100_SMS).shape_defines)["H8_CLUSTER_N"] == 2
-    tma_launch.encode_maps(tma_launch.tiled_maps(k, shape, H100_SMS),
-                           {"A": Operand(1 << 20), "B": Operand(2 << 20), "C": Operand(3 << 20)}, encode=fake_encode)
+    seen = _boxes(k, shape)
     tbm = 64 if shape.M <= 256 else 128
     # each CTA of a pair loads half of A's box; C's map for the TMA stores (N % 4 == 0 at all these shapes)
     assert seen == [(tbm // 2, 64), (64, 64), (64, 32)]
@@ -304,20 +310,13 @@ def test_clusters_of_two_share_a(shape, grid):  # CLUSTER_N = 2: every launch in
     (GemmShape(4096, 4096, 4096), 1, 132, 1024),  # persistent: 66 clusters walk 1024 cluster tiles
 ])
 def test_clusters_along_m_share_b(shape, cn, grid, ctiles):  # CLUSTER_M = 2: B's box in halves, CM x CN CTAs
-    seen = []
-
-    def fake_encode(address, tmap):
-        seen.append((tmap.box_rows, tmap.box_cols))
-        return np.void(bytes(128))
-
     params = {"CLUSTER_M": 2, "CLUSTER_N": 2} if shape.M < 256 else {"CLUSTER_M": 2}
     k = _h8(params)
     d = k.decomposition(shape, H100_SMS)
     assert (d["CM"], d["CN"], d["CTILES"]) == (2, cn, ctiles)
     assert k.launch_config(shape, H100_SMS)[0][0] == grid and k.cluster_dims(shape, H100_SMS) == (2 * cn, 1, 1)
     assert dict(k.for_shape(shape, H100_SMS).shape_defines)["H8_CLUSTER_M"] == 2
-    tma_launch.encode_maps(tma_launch.tiled_maps(k, shape, H100_SMS),
-                           {"A": Operand(1 << 20), "B": Operand(2 << 20), "C": Operand(3 << 20)}, encode=fake_encode)
+    seen = _boxes(k, shape)
     tbm = 64 if shape.M <= 256 else 128
     assert seen[:2] == [(tbm // cn, 64), (32, 64)]  # A's box split along the cluster row, B's along its column
     # the traffic model's tile is the cluster's: A read once per cluster row, B once per cluster column
@@ -333,19 +332,12 @@ def test_clusters_along_m_share_b(shape, cn, grid, ctiles):  # CLUSTER_M = 2: B'
     (GemmShape(150, 1000, 4096), 4, 1, 16, 16),  # skinny 64 x 64 tiles (SKINNY_BN): pieces of 16 rows
 ])
 def test_clusters_of_four_along_m_load_b_in_pieces(shape, cm, cn, ctiles, piece):
-    seen = []
-
-    def fake_encode(address, tmap):
-        seen.append((tmap.box_rows, tmap.box_cols))
-        return np.void(bytes(128))
-
     k = _h8({"BN": 72, "CLUSTER_M": 4, "STAGES": 7})
     d = k.decomposition(shape, H100_SMS)
     assert (d["CM"], d["CN"], d["CTILES"], d["BPIECE"]) == (cm, cn, ctiles, piece)
     assert k.cluster_dims(shape, H100_SMS) == (cm * cn, 1, 1)
     assert dict(k.for_shape(shape, H100_SMS).shape_defines)["H8_CLUSTER_M"] == 4
-    tma_launch.encode_maps(tma_launch.tiled_maps(k, shape, H100_SMS),
-                           {"A": Operand(1 << 20), "B": Operand(2 << 20), "C": Operand(3 << 20)}, encode=fake_encode)
+    seen = _boxes(k, shape)
     tbm = 64 if shape.M <= 256 else 128
     assert seen[:2] == [(tbm // cn, 64), (piece, 64)]  # A's box split along the cluster row, B's in pieces
 
@@ -358,8 +350,9 @@ def test_clusters_of_four_along_m_load_b_in_pieces(shape, cm, cn, ctiles, piece)
     ({"CLUSTER_M": 4, "SKINNY_BN": 80}, False),
 ])
 def test_b_pieces_must_make_up_the_tile_width(params, fits):
-    if fits:
-        _h8(params)
+    if fits:  # the spec takes them, and the pieces make up the width at a shape
+        d = _h8(params).decomposition(GemmShape(1000, 1000, 1000), H100_SMS)
+        assert d["TN"] % d["BPIECE"] == 0
         return
     with pytest.raises(SpecError, match="pieces"):
         _h8(params)
