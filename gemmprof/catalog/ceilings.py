@@ -8,6 +8,7 @@ report ask for: the real 100% line of a dtype (or of DRAM) on this device, in th
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from pathlib import Path
@@ -38,9 +39,15 @@ def store_dir(root=None) -> Path:
     return Path(root) if root is not None else data_dir() / "ceilings"
 
 
+SLUG_MAX = 80  # characters of a device's file name before it is cut (file systems take 255 bytes)
+
+
 def store_path(device: str, root=None) -> Path:
-    """The device model's file: its CUDA name in lower case, runs of other characters as one '-'."""
+    """The device model's file: its CUDA name in lower case, runs of other characters as one '-'; a name longer than
+    SLUG_MAX (a results file may name any device) is cut and ends with a hash of the whole name instead."""
     slug = re.sub(r"[^a-z0-9]+", "-", device.lower()).strip("-") or "device"
+    if len(slug) > SLUG_MAX:
+        slug = f"{slug[:SLUG_MAX - 13]}-{hashlib.sha256(device.encode()).hexdigest()[:12]}"
     return store_dir(root) / f"{slug}.json"
 
 
