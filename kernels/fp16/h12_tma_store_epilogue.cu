@@ -49,6 +49,9 @@
 #ifndef BK
 #define BK 64
 #endif
+#ifndef DESC_ONCE
+#define DESC_ONCE 0  // experiment: the consumers' wgmma descriptors made once, advanced by addition
+#endif
 #ifndef STAGES
 #define STAGES 4
 #endif
@@ -118,6 +121,9 @@ hgemm_tma_store(int M, int N, int K, float alpha, const elem_t* __restrict__ A, 
         setmaxnreg_inc<232>();
         const int c = wg - 1;
         const uint32_t bufs = ring.epi + c * tma_store::EPI_BYTES;
+#if DESC_ONCE
+        const uint64_t desc_a0 = sw128_desc(ring.a + c * 64 * 128), desc_b0 = sw128_desc(ring.b);
+#endif
         int it = 0;
         int stores = 0;
         for (int ctile = w.cluster_id; ctile < w.ctiles; ctile += w.clusters) {
@@ -129,8 +135,13 @@ hgemm_tma_store(int M, int N, int K, float alpha, const elem_t* __restrict__ A, 
                 d[i] = 0.0f;
             for (int kt = 0; kt < w.KT; ++kt, ++it) {
                 const int s = it % STAGES;
+#if DESC_ONCE
+                wgmma_ktile_desc<BN, BK>(d, smem_u32(&full[s]), (it / STAGES) & 1, desc_a0 + s * (A_BYTES >> 4),
+                                         desc_b0 + s * (B_BYTES >> 4));
+#else
                 wgmma_ktile<BN, BK>(d, smem_u32(&full[s]), (it / STAGES) & 1, ring.a + s * A_BYTES + c * 64 * 128,
                                       ring.b + s * B_BYTES);
+#endif
                 if (kt > 0 && wg_tid == 0)
                     release_stage(empty, (it - 1) % STAGES, w.rank);
             }
