@@ -227,3 +227,40 @@ def test_runner_appends_tensor_maps_and_opts_into_large_shared_memory(monkeypatc
     assert len(args) == 10 and [bytes(a)[0] for a in args[8:]] == [1, 2]  # then A's map, B's map, by value
     assert encoded == [(1 << 20, 1000, 520, 128, 64), (2 << 20, 1030, 520, 256, 64)]
     assert seen["tolerance"] == 2e-3
+
+
+# Each rung's build at a shape its records measured, and the most instructions allowed, on average over its k-tiles,
+# between a k-tile's first wgmma and its last (the one that commits the group, `gsb0`). Descriptors rebuilt from the
+# addresses at every k-tile put 34-60 there (four wgmmas; 74 for h9's eight); made once and advanced by addition
+# (hopper.cuh, wgmma_ktile) 15-37 (52-59). benchmarks/2026-11-29_h200_descriptors: h11 1-5% faster with them.
+@pytest.mark.parametrize(("rung", "params", "shape", "most"), [
+    ("h6", {}, (4096, 4096, 4096), 32),
+    ("h7", {}, (4096, 4096, 4096), 32),
+    ("h8", {}, (1024, 1024, 1024), 32),
+    ("h8", {"BN": 80, "CLUSTER_M": 2, "STAGES": 7}, (1000, 1000, 1000), 32),
+    ("h9", {}, (4096, 4096, 4096), 64),  # two 64-row halves: eight wgmmas per k-tile
+    ("h10", {}, (4096, 4096, 4096), 32),
+    ("h11", {}, (128, 4096, 4096), 32),
+    ("h11", {}, (16, 4096, 4096), 32),
+    ("h12", {}, (4096, 4096, 4096), 32),
+    ("h12", {"BN": 128}, (1024, 11008, 4096), 32),
+    ("h13", {}, (128, 11008, 4096), 32),
+    ("h14", {}, (4096, 4096, 4096), 32),
+])
+def test_each_rungs_consumers_issue_a_k_tiles_wgmmas_from_descriptors_made_once(nvcc, disassembler, rung, params,
+                                                                               shape, most):
+    from gemmprof.measure import sass
+    from gemmprof.measure.nvcc import compile_cubin
+
+    kernel = bind(specmod.select([rung])[0], params or None)
+    out = compile_cubin(kernel.for_shape(GemmShape(*shape), 132), "sm_90", nvcc=nvcc, use_cache=False)
+    assert out.ok, out.log[-2000:]
+    spans, first = [], None
+    for i, (_address, op, args) in enumerate(sass.instructions(sass.disassemble(out.cubin))):
+        if op.startswith(("HGMMA", "QGMMA")):  # fp16/bf16, fp8
+            first = i if first is None else first
+            if "gsb0" in args:  # the k-tile's last wgmma
+                spans.append(i - first)
+                first = None
+    assert len(spans) >= 3 and first is None, spans
+    assert sum(spans) / len(spans) <= most, spans

@@ -33,9 +33,6 @@
 #ifndef MW
 #define MW 16
 #endif
-#ifndef DESC_ONCE
-#define DESC_ONCE 0  // experiment: the consumers' wgmma descriptors made once, advanced by addition
-#endif
 #ifndef STAGES
 #define STAGES 16
 #endif
@@ -121,27 +118,12 @@ hgemm_skinny_swap_ab(int M, int N, int K, float alpha, const elem_t* __restrict_
     for (int i = 0; i < MW / 2; ++i)
         d[i] = 0.0f;
     fence_regs(d);  // the zeros stay before the wgmmas (else ptxas serializes them: C7515)
-#if DESC_ONCE
     const uint64_t desc_b0 = sw128_desc(smem_b), desc_a0 = sw128_desc(smem_a);
-#endif
     int it = 0;
     for (int kt = k_begin; kt < k_end; ++kt, ++it) {
         const int s = it % STAGES;
-#if DESC_ONCE
-        wgmma_ktile_desc<MW, BK>(d, smem_u32(&full[s]), (it / STAGES) & 1, desc_b0 + s * (B_BYTES >> 4),
-                                 desc_a0 + s * (A_BYTES >> 4));
-#else
-        mbar_wait(smem_u32(&full[s]), (it / STAGES) & 1);
-        const uint32_t b_s = smem_b + s * B_BYTES;
-        const uint32_t a_s = smem_a + s * A_BYTES;
-        wgmma_fence();
-#pragma unroll
-        for (int kk = 0; kk < BK / 16; ++kk)
-            WGMMA(d, sw128_desc(b_s + kk * 32), sw128_desc(a_s + kk * 32));
-        wgmma_commit();
-        wgmma_wait<1>();
-        fence_regs(d);
-#endif
+        wgmma_ktile<MW, BK>(d, smem_u32(&full[s]), (it / STAGES) & 1, desc_b0 + s * (B_BYTES >> 4),
+                            desc_a0 + s * (A_BYTES >> 4));
         if (kt > k_begin && wg_tid == 0)
             mbar_arrive(smem_u32(&empty[(it - 1) % STAGES]));
     }

@@ -14,10 +14,10 @@
 //    (`cp.async.bulk.tensor` from shared to global): whole 128-byte rows of C, clipped by the engine at M and N.
 //    EPI_BUFS buffers per warpgroup (2: beside 4 stages; 4: beside 3) take turns, so the warpgroup fills one while
 //    the engine reads the others; before a buffer is written again its last store must have read it
-//    (`cp.async.bulk.wait_group.read EPI_BUFS - 1` by the issuing thread, then the warpgroup's barrier). The tile's last stores are left in flight: the warpgroup starts the next
-//    tile's main loop while the engine drains them. cuBLAS's kernel at 4096 does the same (ncu: 16 KiB of staging
-//    beside its 4 stages, shared-memory store conflicts); h6/h7's warps write C from registers, their tensor pipe
-//    84-86% busy against cuBLAS's 90.5%.
+//    (`cp.async.bulk.wait_group.read EPI_BUFS - 1` by the issuing thread, then the warpgroup's barrier). The
+//    tile's last stores are left in flight: the warpgroup starts the next tile's main loop while the engine drains
+//    them. cuBLAS's kernel at 4096 does the same (ncu: 16 KiB of staging beside its 4 stages, shared-memory store
+//    conflicts); h6/h7's warps write C from registers, their tensor pipe 84-86% busy against cuBLAS's 90.5%.
 //  * The staging buffers are written with the 128-byte swizzle the tensor map reads them with (16-byte chunk c of
 //    row r at chunk c ^ (r % 8)), so a warp's float2 writes spread over the banks instead of landing 8 rows on the
 //    same ones.
@@ -48,9 +48,6 @@
 #endif
 #ifndef BK
 #define BK 64
-#endif
-#ifndef DESC_ONCE
-#define DESC_ONCE 0  // experiment: the consumers' wgmma descriptors made once, advanced by addition
 #endif
 #ifndef STAGES
 #define STAGES 4
@@ -121,9 +118,7 @@ hgemm_tma_store(int M, int N, int K, float alpha, const elem_t* __restrict__ A, 
         setmaxnreg_inc<232>();
         const int c = wg - 1;
         const uint32_t bufs = ring.epi + c * tma_store::EPI_BYTES;
-#if DESC_ONCE
-        const uint64_t desc_a0 = sw128_desc(ring.a + c * 64 * 128), desc_b0 = sw128_desc(ring.b);
-#endif
+        const uint64_t desc_a0 = sw128_desc(ring.a + c * 64 * 128), desc_b0 = sw128_desc(ring.b);  // stage 0, once
         int it = 0;
         int stores = 0;
         for (int ctile = w.cluster_id; ctile < w.ctiles; ctile += w.clusters) {
@@ -135,13 +130,8 @@ hgemm_tma_store(int M, int N, int K, float alpha, const elem_t* __restrict__ A, 
                 d[i] = 0.0f;
             for (int kt = 0; kt < w.KT; ++kt, ++it) {
                 const int s = it % STAGES;
-#if DESC_ONCE
-                wgmma_ktile_desc<BN, BK>(d, smem_u32(&full[s]), (it / STAGES) & 1, desc_a0 + s * (A_BYTES >> 4),
-                                         desc_b0 + s * (B_BYTES >> 4));
-#else
-                wgmma_ktile<BN, BK>(d, smem_u32(&full[s]), (it / STAGES) & 1, ring.a + s * A_BYTES + c * 64 * 128,
-                                      ring.b + s * B_BYTES);
-#endif
+                wgmma_ktile<BN, BK>(d, smem_u32(&full[s]), (it / STAGES) & 1, desc_a0 + s * (A_BYTES >> 4),
+                                    desc_b0 + s * (B_BYTES >> 4));
                 if (kt > 0 && wg_tid == 0)
                     release_stage(empty, (it - 1) % STAGES, w.rank);
             }

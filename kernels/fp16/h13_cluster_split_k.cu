@@ -47,9 +47,6 @@
 #ifndef BK
 #define BK 64
 #endif
-#ifndef DESC_ONCE
-#define DESC_ONCE 0  // experiment: the consumers' wgmma descriptors made once, advanced by addition
-#endif
 #ifndef STAGES
 #define STAGES 6
 #endif
@@ -163,18 +160,11 @@ hgemm_cluster_split_k(int M, int N, int K, float alpha, const elem_t* __restrict
 #pragma unroll
     for (int i = 0; i < BN / 2; ++i)
         d[i] = 0.0f;
-#if DESC_ONCE
-    const uint64_t desc_a0 = sw128_desc(smem_a + c * 64 * 128), desc_b0 = sw128_desc(smem_b);
-#endif
+    const uint64_t desc_a0 = sw128_desc(smem_a + c * 64 * 128), desc_b0 = sw128_desc(smem_b);  // stage 0, once
     for (int kt = k_begin, it = 0; kt < k_end; ++kt, ++it) {
         const int s = it % STAGES;
-#if DESC_ONCE
-        wgmma_ktile_desc<BN, BK>(d, smem_u32(&full[s]), (it / STAGES) & 1, desc_a0 + s * (A_BYTES >> 4),
-                                 desc_b0 + s * (B_BYTES >> 4));
-#else
-        wgmma_ktile<BN, BK>(d, smem_u32(&full[s]), (it / STAGES) & 1, smem_a + s * A_BYTES + c * 64 * 128,
-                            smem_b + s * B_BYTES);
-#endif
+        wgmma_ktile<BN, BK>(d, smem_u32(&full[s]), (it / STAGES) & 1, desc_a0 + s * (A_BYTES >> 4),
+                            desc_b0 + s * (B_BYTES >> 4));
         if (kt > k_begin && wg_tid == 0)
             mbar_arrive(smem_u32(&empty[(it - 1) % STAGES]));
     }

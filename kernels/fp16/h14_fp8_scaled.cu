@@ -112,7 +112,8 @@ fp8_gemm_scaled(int M, int N, int K, float alpha, const uint8_t* __restrict__ A,
     const int wg = threadIdx.x / 128;
     const int wg_tid = threadIdx.x % 128;
     // TMA stores take rows on 16 bytes and never read C; otherwise the direct epilogue (the same for every CTA)
-    const bool by_tma = beta == 0.0f && ((N * (int)sizeof(c_t)) & 15) == 0 && (reinterpret_cast<uintptr_t>(C) & 15) == 0;
+    const bool by_tma =
+        beta == 0.0f && ((N * (int)sizeof(c_t)) & 15) == 0 && (reinterpret_cast<uintptr_t>(C) & 15) == 0;
 
     if (threadIdx.x == 0)
         ring_init(full, empty, &tmap_a, &tmap_b, by_tma ? &tmap_c : nullptr);
@@ -128,6 +129,7 @@ fp8_gemm_scaled(int M, int N, int K, float alpha, const uint8_t* __restrict__ A,
         setmaxnreg_inc<232>();
         const int c = wg - 1;
         const uint32_t bufs = ring.epi + c * tma_store::EPI_BYTES;
+        const uint64_t desc_a0 = sw128_desc(ring.a + c * 64 * 128), desc_b0 = sw128_desc(ring.b);  // stage 0, once
 #if H14_SCALES == 0
         const float out_scale = alpha * __ldg(scale_a) * __ldg(scale_b);  // per tensor: applied once, in the epilogue
 #else
@@ -148,8 +150,8 @@ fp8_gemm_scaled(int M, int N, int K, float alpha, const uint8_t* __restrict__ A,
 #if H14_SCALES == 0
             for (int kt = 0; kt < w.KT; ++kt, ++it) {
                 const int s = it % STAGES;
-                wgmma_ktile_e4m3<BN, BK>(d, smem_u32(&full[s]), (it / STAGES) & 1,
-                                         ring.a + s * A_BYTES + c * 64 * 128, ring.b + s * B_BYTES);
+                wgmma_ktile_e4m3<BN, BK>(d, smem_u32(&full[s]), (it / STAGES) & 1, desc_a0 + s * (A_BYTES >> 4),
+                                         desc_b0 + s * (B_BYTES >> 4));
                 if (kt > 0 && wg_tid == 0)
                     release_stage(empty, (it - 1) % STAGES, w.rank);
             }
@@ -168,12 +170,12 @@ fp8_gemm_scaled(int M, int N, int K, float alpha, const uint8_t* __restrict__ A,
                 const float sb = __ldg(sb_tile + kt);  // in flight while the stage lands
                 const float sa0 = __ldg(scale_a + (size_t)kt * rows_a + r0);
                 const float sa1 = __ldg(scale_a + (size_t)kt * rows_a + r1);
-                const uint32_t a_s = ring.a + s * A_BYTES + c * 64 * 128, b_s = ring.b + s * B_BYTES;
+                const uint64_t desc_a = desc_a0 + s * (A_BYTES >> 4), desc_b = desc_b0 + s * (B_BYTES >> 4);
                 mbar_wait(smem_u32(&full[s]), (it / STAGES) & 1);
                 wgmma_fence();
 #pragma unroll
                 for (int kk = 0; kk < BK / 32; ++kk)  // the block's partial sum, from zero (scale-d = 0 first)
-                    wgmma_m64_e4m3<BN>(part, sw128_desc(a_s + kk * 32), sw128_desc(b_s + kk * 32), kk > 0);
+                    wgmma_m64_e4m3<BN>(part, desc_a + 2 * kk, desc_b + 2 * kk, kk > 0);
                 wgmma_commit();
                 wgmma_wait<0>();
                 fence_regs(part);

@@ -34,9 +34,6 @@
 #ifndef BK
 #define BK 64
 #endif
-#ifndef DESC_ONCE
-#define DESC_ONCE 0  // experiment: the consumers' wgmma descriptors made once, advanced by addition
-#endif
 #ifndef STAGES
 #define STAGES 4
 #endif
@@ -103,9 +100,7 @@ hgemm_persistent(int M, int N, int K, float alpha, const elem_t* __restrict__ A,
         // ---- consumers: warpgroup c owns rows 64c .. 64c + 63 of every tile ----
         setmaxnreg_inc<232>();
         const int c = wg - 1;
-#if DESC_ONCE
-        const uint64_t desc_a0 = sw128_desc(smem_a + c * 64 * 128), desc_b0 = sw128_desc(smem_b);
-#endif
+        const uint64_t desc_a0 = sw128_desc(smem_a + c * 64 * 128), desc_b0 = sw128_desc(smem_b);  // stage 0, once
         int it = 0;
         for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
             int tm, tn;
@@ -116,13 +111,8 @@ hgemm_persistent(int M, int N, int K, float alpha, const elem_t* __restrict__ A,
                 d[i] = 0.0f;
             for (int kt = 0; kt < KT; ++kt, ++it) {
                 const int s = it % STAGES;
-#if DESC_ONCE
-                wgmma_ktile_desc<BN, BK>(d, smem_u32(&full[s]), (it / STAGES) & 1, desc_a0 + s * (A_BYTES >> 4),
-                                         desc_b0 + s * (B_BYTES >> 4));
-#else
-                wgmma_ktile<BN, BK>(d, smem_u32(&full[s]), (it / STAGES) & 1, smem_a + s * A_BYTES + c * 64 * 128,
-                                      smem_b + s * B_BYTES);
-#endif
+                wgmma_ktile<BN, BK>(d, smem_u32(&full[s]), (it / STAGES) & 1, desc_a0 + s * (A_BYTES >> 4),
+                                    desc_b0 + s * (B_BYTES >> 4));
                 if (kt > 0 && wg_tid == 0)
                     mbar_arrive(smem_u32(&empty[(it - 1) % STAGES]));
             }

@@ -165,6 +165,7 @@ hgemm_pingpong(int M, int N, int K, float alpha, const elem_t* __restrict__ A, c
         setmaxnreg_inc<232>();
         const int c = wg - 1;
         const int other = 1 - c;
+        const uint64_t desc_a0 = sw128_desc(smem_a), desc_b0 = sw128_desc(smem_b);  // stage 0, made once (h8)
         // a stage this warpgroup read is free: here and in every peer it was multicast into
         auto release = [&](int s) {
             mbar_arrive(smem_u32(&empty[s]));
@@ -190,14 +191,13 @@ hgemm_pingpong(int M, int N, int K, float alpha, const elem_t* __restrict__ A, c
             for (int kt = 0; kt < KT; ++kt, ++it) {
                 const int s = it % STAGES;
                 mbar_wait(smem_u32(&full[s]), (it / STAGES) & 1);
-                const uint32_t a_s = smem_a + s * A_BYTES;
-                const uint32_t b_s = smem_b + s * B_BYTES;
+                const uint64_t desc_a = desc_a0 + s * (A_BYTES >> 4), desc_b = desc_b0 + s * (B_BYTES >> 4);
                 wgmma_fence();
 #pragma unroll
                 for (int kk = 0; kk < BK / 16; ++kk)
 #pragma unroll
-                    for (int m = 0; m < MT; ++m)
-                        WGMMA(d[m], sw128_desc(a_s + m * 64 * 128 + kk * 32), sw128_desc(b_s + kk * 32));
+                    for (int m = 0; m < MT; ++m)  // 64 rows of 128 bytes further per m, 32 bytes per k16 step
+                        WGMMA(d[m], desc_a + m * (64 * 128 >> 4) + 2 * kk, desc_b + 2 * kk);
                 wgmma_commit();
                 wgmma_wait<1>();
 #pragma unroll

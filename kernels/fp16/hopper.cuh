@@ -424,23 +424,16 @@ __device__ __forceinline__ void ktile_wgmmas(float (&d)[R], uint32_t full_bar, u
     fence_regs(d);
 }
 
-// The fp16/bf16 k-tile (h6, h7, h10, h12, h13; h5, the rung that introduces it, writes it out): BK_T / 16 wgmmas on
-// the warpgroup's 64 rows of A (a_s) and the stage's BN_W rows of B (b_s), their descriptors made from the addresses.
+// The fp16/bf16 k-tile (h6-h8, h10-h13; h5, the rung that introduces it, writes it out): BK_T / 16 wgmmas on the
+// warpgroup's 64 rows of A (desc_a) and the stage's BN_W rows of B (desc_b), from descriptors the caller made once:
+// a k16 step advances 32 bytes, 2 in the descriptor's address field (bits 0-13, the address >> 4), as stage s
+// advances s * BYTES >> 4; shared-memory addresses stay below 256 KiB, so no addition carries out of the field, and
+// desc(base) + (offset >> 4) is desc(base + offset) exactly. Made from the addresses at every k-tile (mask, shift,
+// or per wgmma) they put 32-44 instructions between a k-tile's first and last wgmma; made once, 15-35
+// (benchmarks/2026-11-29_h200_cublas_decompositions section 9, 2026-11-29_h200_descriptors).
 template <int BN_W, int BK_T>
-__device__ __forceinline__ void wgmma_ktile(float (&d)[BN_W / 2], uint32_t full_bar, uint32_t parity, uint32_t a_s,
-                                            uint32_t b_s)
-{
-    ktile_wgmmas<BK_T / 16>(d, full_bar, parity, [&](int kk) {
-        wgmma_m64<BN_W>(d, sw128_desc(a_s + kk * 32), sw128_desc(b_s + kk * 32));
-    });
-}
-
-// The same from descriptors the caller made once (h8): a k16 step advances 32 bytes, 2 in the descriptor's address
-// field (bits 0-13, the address >> 4), as a stage advances its bytes >> 4; shared-memory addresses stay below 256
-// KiB, so no addition carries out of the field, and desc(base) + (offset >> 4) is desc(base + offset) exactly.
-template <int BN_W, int BK_T>
-__device__ __forceinline__ void wgmma_ktile_desc(float (&d)[BN_W / 2], uint32_t full_bar, uint32_t parity,
-                                                 uint64_t desc_a, uint64_t desc_b)
+__device__ __forceinline__ void wgmma_ktile(float (&d)[BN_W / 2], uint32_t full_bar, uint32_t parity, uint64_t desc_a,
+                                            uint64_t desc_b)
 {
     ktile_wgmmas<BK_T / 16>(d, full_bar, parity, [&](int kk) {
         wgmma_m64<BN_W>(d, desc_a + 2 * kk, desc_b + 2 * kk);
@@ -532,14 +525,14 @@ __device__ __forceinline__ void wgmma_m64_e4m3(float (&d)[BN_W / 2], uint64_t de
     WGMMA_E4M3_N(32, 256)
 }
 
-// wgmma_ktile for e4m3 operands: the k-tile's BK_T / 32 k32 wgmmas (32 bytes apart, as fp16's k16 steps), through
-// ktile_wgmmas (the same wait, commit and wait for the previous k-tile).
+// wgmma_ktile for e4m3 operands: the k-tile's BK_T / 32 k32 wgmmas (32 bytes apart, 2 in the descriptors, as fp16's
+// k16 steps), through ktile_wgmmas (the same wait, commit and wait for the previous k-tile).
 template <int BN_W, int BK_T>
 __device__ __forceinline__ void wgmma_ktile_e4m3(float (&d)[BN_W / 2], uint32_t full_bar, uint32_t parity,
-                                                 uint32_t a_s, uint32_t b_s)
+                                                 uint64_t desc_a, uint64_t desc_b)
 {
     ktile_wgmmas<BK_T / 32>(d, full_bar, parity, [&](int kk) {
-        wgmma_m64_e4m3<BN_W>(d, sw128_desc(a_s + kk * 32), sw128_desc(b_s + kk * 32));
+        wgmma_m64_e4m3<BN_W>(d, desc_a + 2 * kk, desc_b + 2 * kk);
     });
 }
 
