@@ -196,8 +196,8 @@ def test_rule_8_runs_h12_unpaired_where_it_beat_h6_in_turns_on_the_h200():
 
 
 # The whole built-in sweep on the H200, fp16 and bf16, every variant in turns with cuBLAS in balanced rounds
-# (2026-11-29_h200_rows45, one call per dtype at 8ba8b21: the plan's rules and every rung as they are now).
-H200_SWEEP = {dt: RECORDS / "2026-11-29_h200_rows45" / f"{dt}_summary.json" for dt in ("fp16", "bf16")}
+# (2026-11-29_h200_descriptors, one call per dtype at bb6f9fd: the plan's rules and every rung as they are now).
+H200_SWEEP = {dt: RECORDS / "2026-11-29_h200_descriptors" / f"{dt}_summary.json" for dt in ("fp16", "bf16")}
 H200_SWEPT = [(dt, label) for dt, path in H200_SWEEP.items() for label in json.loads(path.read_text())["shapes"]]
 # issue 44 leaves out the shapes where cuBLAS collapsed (ran below half the best row)
 H200_COLLAPSED = {(dt, label) for dt, path in H200_SWEEP.items() for label in json.loads(path.read_text())["collapsed"]}
@@ -216,7 +216,7 @@ def test_the_plans_rung_is_the_best_or_within_3_percent_at_every_h200_sweep_shap
     """The rung the plan chooses, in its own column of the sweep (the plan's row is a second measurement of the same
     build), at or within 3% of the best row. Where the rule sets parameters the rung's column ran its defaults, so
     the figure is the plan's own row (rule 1 at 128 x 4096 x 14336, rule 3 at 1000^3)."""
-    summary = SweepSummary.from_dict(json.loads(H200_SWEEP[dtype].read_text()), "h200_rows45")
+    summary = SweepSummary.from_dict(json.loads(H200_SWEEP[dtype].read_text()), "h200_descriptors")
     shape = _shape(label)
     chosen = _choose(shape, dtype=dtype)
     name = "plan" if chosen.plan.params else chosen.spec.name
@@ -227,10 +227,10 @@ def test_the_plans_rung_is_the_best_or_within_3_percent_at_every_h200_sweep_shap
 
 
 def test_the_h200_sweep_shows_why_rule_2_stops_at_one_wave_past_64_rows():
-    """At 128 x 11008 and 128 x 14336 x 4096 h11's tiles take three or four waves: h11's column 71-82%, the rung the
-    plan chooses (h13) 94.8-99.0%."""
+    """At 128 x 11008 and 128 x 14336 x 4096 h11's tiles take three or four waves: h11's column 74-83%, the rung the
+    plan chooses (h13) 95.3-97.7%."""
     for dtype, path in H200_SWEEP.items():
-        summary = SweepSummary.from_dict(json.loads(path.read_text()), "h200_rows45")
+        summary = SweepSummary.from_dict(json.loads(path.read_text()), "h200_descriptors")
         for label in ("128x11008x4096", "128x14336x4096"):
             shape = _shape(label)
             chosen = _choose(shape, dtype=dtype)
@@ -238,7 +238,7 @@ def test_the_h200_sweep_shows_why_rule_2_stops_at_one_wave_past_64_rows():
             assert chosen.spec.id == "h13" and chosen.plan.rule == 5
             h11_tiles = bind(specmod.select(["h11"])[0], dtype=dtype).launch_config(shape, SMS)[0][0]
             assert h11_tiles > 2 * SMS and chosen.shape_names(shape, SMS)["TILES"] <= SMS
-            assert summary.pct(h11, shape) < 0.85 * summary.best_at(shape)[1]
+            assert summary.pct(h11, shape) < 0.9 * summary.best_at(shape)[1]  # 10 points behind at least
 
 
 # Rule 1's runs on the H200 (2026-11-29_h200_gaps44, call 4, sustained, in turns): the plan (rule 1: h8's 128 x 64
