@@ -26,10 +26,15 @@ def needs_hopper():
         pytest.skip("needs a Hopper GPU (sm_90a)")
 
 
+# A run that only verifies: no cuBLAS, the burst regime (no warm-up of 2-20 s until the clock settles, which a
+# verification does not need), a few timed calls (each checked at random, --checks).
+VERIFY_ONLY = ("--no-cublas", "--regime", "burst", "--budget", "0.05", "--max-reps", "10")
+
+
 def verified(runner, tmp_path, rung, args):
     """`gemmprof run RUNG ARGS` without cuBLAS: its one row, verified (status ok, relative error below 1e-3)."""
     out = tmp_path / f"{rung}.json"
-    r = invoke(runner, ["run", rung, *args, "--no-cublas", "--budget", "0.05", "--max-reps", "3", "-o", str(out)])
+    r = invoke(runner, ["run", rung, *args, *VERIFY_ONLY, "-o", str(out)])
     assert r.exit_code == 0, r.output
     (row,) = json.loads(out.read_text())["variants"]
     assert row["status"] == "ok" and row["rel_error"] < 1e-3, (rung, args, row)

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 from clitools import invoke
 from context import needs_gpu
-from hopper_runs import needs_hopper
+from hopper_runs import VERIFY_ONLY, needs_hopper
 
 from gemmprof.catalog import spec as specmod
 from gemmprof.catalog.binding import bind
@@ -93,8 +93,7 @@ def test_hopper_rungs_verify_on_the_gpu(runner, tmp_path, dtype):
     needs_hopper()
     for shape in (["--size", "1024"], ["-m", "1000", "-n", "1030", "-k", "520"], ["-m", "4095", "-n", "4097", "-k", "1024"]):
         out = tmp_path / f"{dtype}.json"
-        r = invoke(runner, ["run", "h4-h13", "--dtype", dtype, *shape, "--budget", "0.05", "--max-reps", "10",
-                            "-o", str(out)])
+        r = invoke(runner, ["run", "h4-h13", "--dtype", dtype, *shape, *VERIFY_ONLY, "-o", str(out)])
         assert r.exit_code == 0, r.output
         import json
 
@@ -116,7 +115,7 @@ def test_staged_epilogue_verifies_rows_off_the_sector_grid_with_beta(runner, tmp
     m, n, k = shape
     out = tmp_path / "staged.json"
     r = invoke(runner, ["run", "h6-h10", "--dtype", "fp16", "-m", m, "-n", n, "-k", k, "--alpha", "1.5",
-                        "--beta", "-0.75", "--no-cublas", "--budget", "0.05", "--max-reps", "10", "-o", str(out)])
+                        "--beta", "-0.75", *VERIFY_ONLY, "-o", str(out)])
     assert r.exit_code == 0, r.output
     rows = {v["name"]: v for v in json.loads(out.read_text())["variants"]}
     for name in ("persistent", "cluster_multicast", "hopper_split_k", "pingpong", "stream_k_tail"):

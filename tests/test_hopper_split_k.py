@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from clitools import invoke
 from context import needs_gpu
-from hopper_runs import needs_hopper, same_bits_launch_after_launch
+from hopper_runs import VERIFY_ONLY, needs_hopper, same_bits_launch_after_launch
 from test_hopper_rungs import _Operand as Operand
 
 from gemmprof.catalog import spec as specmod
@@ -215,8 +215,7 @@ def test_h8_verifies_on_the_gpu(runner, tmp_path, dtype):
     needs_hopper()
     for m, n, k in SHAPES:
         out = tmp_path / f"{dtype}_{m}x{n}x{k}.json"
-        r = invoke(runner, ["run", "h8", "--dtype", dtype, "-m", m, "-n", n, "-k", k, "--budget", "0.05",
-                            "--max-reps", "10", "--no-cublas", "-o", str(out)])
+        r = invoke(runner, ["run", "h8", "--dtype", dtype, "-m", m, "-n", n, "-k", k, *VERIFY_ONLY, "-o", str(out)])
         assert r.exit_code == 0, r.output
         row = json.loads(out.read_text())["variants"][0]
         assert row["status"] == "ok" and row["rel_error"] < 1e-3, row
@@ -231,7 +230,7 @@ def test_h8_applies_beta_once_where_it_splits(runner, tmp_path, shape):
     m, n, k = shape
     out = tmp_path / "beta.json"
     r = invoke(runner, ["run", "h8", "--dtype", "fp16", "-m", m, "-n", n, "-k", k, "--alpha", "1.5", "--beta",
-                        "-0.75", "--budget", "0.05", "--max-reps", "10", "--no-cublas", "-o", str(out)])
+                        "-0.75", *VERIFY_ONLY, "-o", str(out)])
     assert r.exit_code == 0, r.output
     row = json.loads(out.read_text())["variants"][0]
     assert row["status"] == "ok" and row["rel_error"] < 1e-3, row
@@ -390,8 +389,8 @@ def test_h8_in_clusters_verifies_on_the_gpu(runner, tmp_path, dtype):
                  ["-m", "300", "-n", "520", "-k", "136", "--alpha", "1.5", "--beta", "-0.5"],
                  ["-m", "16", "-n", "4096", "-k", "4096"]):
         out = tmp_path / "pair.json"
-        r = invoke(runner, ["run", "h8", "--param", "CLUSTER_N=2", "--dtype", dtype, *args, "--budget", "0.05",
-                            "--max-reps", "10", "--no-cublas", "-o", str(out)])
+        r = invoke(runner, ["run", "h8", "--param", "CLUSTER_N=2", "--dtype", dtype, *args, *VERIFY_ONLY, "-o",
+                            str(out)])
         assert r.exit_code == 0, r.output
         row = json.loads(out.read_text())["variants"][0]
         assert row["status"] == "ok" and row["rel_error"] < 1e-3, (args, row)
@@ -400,8 +399,7 @@ def test_h8_in_clusters_verifies_on_the_gpu(runner, tmp_path, dtype):
                  "4096"], ["-m", "300", "-n", "520", "-k", "136", "--alpha", "1.5", "--beta", "-0.5"]):
         out = tmp_path / "square.json"
         r = invoke(runner, ["run", "h8", "--param", "CLUSTER_M=2", "--param", "CLUSTER_N=2", "--param", "SPLIT_MAX=2",
-                            "--dtype", dtype, *args, "--budget", "0.05", "--max-reps", "10", "--no-cublas", "-o",
-                            str(out)])
+                            "--dtype", dtype, *args, *VERIFY_ONLY, "-o", str(out)])
         assert r.exit_code == 0, r.output
         row = json.loads(out.read_text())["variants"][0]
         assert row["status"] == "ok" and row["rel_error"] < 1e-3, (args, row)
@@ -420,8 +418,8 @@ def test_h8_in_clusters_of_eight_verifies_on_the_gpu(runner, tmp_path, dtype):
                  ["--size", "1024"], ["-m", "150", "-n", "1000", "-k", "4096"]):
         out = tmp_path / "octet.json"
         r = invoke(runner, ["run", "h8", "--param", "BN=72", "--param", "CLUSTER_M=4", "--param", "STAGES=7",
-                            "--param", "SPLIT_MAX=2", "--dtype", dtype, *args, "--budget", "0.05", "--max-reps", "10",
-                            "--no-cublas", "-o", str(out)])
+                            "--param", "SPLIT_MAX=2", "--dtype", dtype, *args, *VERIFY_ONLY, "-o",
+                            str(out)])
         assert r.exit_code == 0, r.output
         row = json.loads(out.read_text())["variants"][0]
         assert row["status"] == "ok" and row["rel_error"] < 1e-3, (args, row)
