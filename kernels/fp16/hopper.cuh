@@ -425,12 +425,13 @@ __device__ __forceinline__ void ktile_wgmmas(float (&d)[R], uint32_t full_bar, u
 }
 
 // The fp16/bf16 k-tile (h6-h8, h10-h13; h5, the rung that introduces it, writes it out): BK_T / 16 wgmmas on the
-// warpgroup's 64 rows of A (desc_a) and the stage's BN_W rows of B (desc_b), from descriptors the caller made once:
-// a k16 step advances 32 bytes, 2 in the descriptor's address field (bits 0-13, the address >> 4), as stage s
-// advances s * BYTES >> 4; shared-memory addresses stay below 256 KiB, so no addition carries out of the field, and
-// desc(base) + (offset >> 4) is desc(base + offset) exactly. Made from the addresses at every k-tile (mask, shift,
-// or per wgmma) they put 32-44 instructions between a k-tile's first and last wgmma; made once, 15-35
-// (benchmarks/2026-11-29_h200_cublas_decompositions section 9, 2026-11-29_h200_descriptors).
+// warpgroup's 64 rows of the wgmma's A (desc_a; h11's are 64 rows of B) and the stage's BN_W rows of its B (desc_b),
+// from descriptors the caller made once: a k16 step advances 32 bytes, 2 in the descriptor's address field (bits
+// 0-13, the address >> 4), as stage s advances s * BYTES >> 4; shared-memory addresses stay below 256 KiB, so no
+// addition carries out of the field, and desc(base) + (offset >> 4) is desc(base + offset) exactly. Made from the
+// addresses at every k-tile (mask, shift, or per wgmma) they put 32-60 instructions between a k-tile's first and
+// last wgmma; made once, 15-37 (benchmarks/2026-11-29_h200_cublas_decompositions section 9,
+// 2026-11-29_h200_descriptors).
 template <int BN_W, int BK_T>
 __device__ __forceinline__ void wgmma_ktile(float (&d)[BN_W / 2], uint32_t full_bar, uint32_t parity, uint64_t desc_a,
                                             uint64_t desc_b)
