@@ -231,7 +231,7 @@ def test_runner_appends_tensor_maps_and_opts_into_large_shared_memory(monkeypatc
 # Each rung's build at a shape its records measured, and the most instructions allowed, on average over its k-tiles,
 # between a k-tile's first wgmma and its last (the one that commits the group, `gsb0`). Descriptors rebuilt from the
 # addresses at every k-tile put 34-60 there (four wgmmas; 74 for h9's eight); made once and advanced by addition
-# (hopper.cuh, wgmma_ktile) 15-37 (52-59). benchmarks/2026-11-29_h200_descriptors: h11 1-5% faster with them.
+# (hopper.cuh, StageDescs) 15-37 (52-59). benchmarks/2026-11-29_h200_descriptors: h11 1-5% faster with them.
 @pytest.mark.parametrize(("rung", "params", "shape", "most"), [
     ("h6", {}, (4096, 4096, 4096), 32),
     ("h7", {}, (4096, 4096, 4096), 32),

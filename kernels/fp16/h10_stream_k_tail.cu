@@ -173,7 +173,7 @@ hgemm_stream_k_tail(int M, int N, int K, float alpha, const elem_t* __restrict__
         // ---- consumers: warpgroup c owns rows 64c .. 64c + 63 of every tile or piece ----
         setmaxnreg_inc<232>();
         const int c = wg - 1;
-        const uint64_t desc_a0 = sw128_desc(smem_a + c * 64 * 128), desc_b0 = sw128_desc(smem_b);  // stage 0, once
+        const StageDescs<A_BYTES, B_BYTES> descs(smem_a + c * 64 * 128, smem_b);  // stage 0's, made once
         const int ctid = threadIdx.x - 128;  // 0 .. CONSUMER_THREADS - 1
         const bool leader = ctid == 0;
         int it = 0;
@@ -193,8 +193,7 @@ hgemm_stream_k_tail(int M, int N, int K, float alpha, const elem_t* __restrict__
             fence_regs(d);
             for (int kt = k0; kt < k1; ++kt, ++it) {
                 const int s = it % STAGES;
-                wgmma_ktile<BN, BK>(d, smem_u32(&full[s]), (it / STAGES) & 1, desc_a0 + s * (A_BYTES >> 4),
-                                    desc_b0 + s * (B_BYTES >> 4));
+                wgmma_ktile<BN, BK>(d, smem_u32(&full[s]), (it / STAGES) & 1, descs.a(s), descs.b(s));
                 if (kt > k0 && wg_tid == 0)
                     mbar_arrive(smem_u32(&empty[(it - 1) % STAGES]));
             }

@@ -118,12 +118,11 @@ hgemm_skinny_swap_ab(int M, int N, int K, float alpha, const elem_t* __restrict_
     for (int i = 0; i < MW / 2; ++i)
         d[i] = 0.0f;
     fence_regs(d);  // the zeros stay before the wgmmas (else ptxas serializes them: C7515)
-    const uint64_t desc_b0 = sw128_desc(smem_b), desc_a0 = sw128_desc(smem_a);
+    const StageDescs<B_BYTES, A_BYTES> descs(smem_b, smem_a);  // the wgmma's A is 64 rows of B (C^T); made once
     int it = 0;
     for (int kt = k_begin; kt < k_end; ++kt, ++it) {
         const int s = it % STAGES;
-        wgmma_ktile<MW, BK>(d, smem_u32(&full[s]), (it / STAGES) & 1, desc_b0 + s * (B_BYTES >> 4),
-                            desc_a0 + s * (A_BYTES >> 4));
+        wgmma_ktile<MW, BK>(d, smem_u32(&full[s]), (it / STAGES) & 1, descs.a(s), descs.b(s));
         if (kt > k_begin && wg_tid == 0)
             mbar_arrive(smem_u32(&empty[(it - 1) % STAGES]));
     }

@@ -118,7 +118,7 @@ hgemm_tma_store(int M, int N, int K, float alpha, const elem_t* __restrict__ A, 
         setmaxnreg_inc<232>();
         const int c = wg - 1;
         const uint32_t bufs = ring.epi + c * tma_store::EPI_BYTES;
-        const uint64_t desc_a0 = sw128_desc(ring.a + c * 64 * 128), desc_b0 = sw128_desc(ring.b);  // stage 0, once
+        const StageDescs<A_BYTES, B_BYTES> descs(ring.a + c * 64 * 128, ring.b);  // stage 0's, made once
         int it = 0;
         int stores = 0;
         for (int ctile = w.cluster_id; ctile < w.ctiles; ctile += w.clusters) {
@@ -130,8 +130,7 @@ hgemm_tma_store(int M, int N, int K, float alpha, const elem_t* __restrict__ A, 
                 d[i] = 0.0f;
             for (int kt = 0; kt < w.KT; ++kt, ++it) {
                 const int s = it % STAGES;
-                wgmma_ktile<BN, BK>(d, smem_u32(&full[s]), (it / STAGES) & 1, desc_a0 + s * (A_BYTES >> 4),
-                                    desc_b0 + s * (B_BYTES >> 4));
+                wgmma_ktile<BN, BK>(d, smem_u32(&full[s]), (it / STAGES) & 1, descs.a(s), descs.b(s));
                 if (kt > 0 && wg_tid == 0)
                     release_stage(empty, (it - 1) % STAGES, w.rank);
             }

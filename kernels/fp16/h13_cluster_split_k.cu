@@ -160,11 +160,10 @@ hgemm_cluster_split_k(int M, int N, int K, float alpha, const elem_t* __restrict
 #pragma unroll
     for (int i = 0; i < BN / 2; ++i)
         d[i] = 0.0f;
-    const uint64_t desc_a0 = sw128_desc(smem_a + c * 64 * 128), desc_b0 = sw128_desc(smem_b);  // stage 0, once
+    const StageDescs<A_BYTES, B_BYTES> descs(smem_a + c * 64 * 128, smem_b);  // stage 0's, made once
     for (int kt = k_begin, it = 0; kt < k_end; ++kt, ++it) {
         const int s = it % STAGES;
-        wgmma_ktile<BN, BK>(d, smem_u32(&full[s]), (it / STAGES) & 1, desc_a0 + s * (A_BYTES >> 4),
-                            desc_b0 + s * (B_BYTES >> 4));
+        wgmma_ktile<BN, BK>(d, smem_u32(&full[s]), (it / STAGES) & 1, descs.a(s), descs.b(s));
         if (kt > k_begin && wg_tid == 0)
             mbar_arrive(smem_u32(&empty[(it - 1) % STAGES]));
     }

@@ -129,7 +129,7 @@ fp8_gemm_scaled(int M, int N, int K, float alpha, const uint8_t* __restrict__ A,
         setmaxnreg_inc<232>();
         const int c = wg - 1;
         const uint32_t bufs = ring.epi + c * tma_store::EPI_BYTES;
-        const uint64_t desc_a0 = sw128_desc(ring.a + c * 64 * 128), desc_b0 = sw128_desc(ring.b);  // stage 0, once
+        const StageDescs<A_BYTES, B_BYTES> descs(ring.a + c * 64 * 128, ring.b);  // stage 0's, made once
 #if H14_SCALES == 0
         const float out_scale = alpha * __ldg(scale_a) * __ldg(scale_b);  // per tensor: applied once, in the epilogue
 #else
@@ -150,8 +150,7 @@ fp8_gemm_scaled(int M, int N, int K, float alpha, const uint8_t* __restrict__ A,
 #if H14_SCALES == 0
             for (int kt = 0; kt < w.KT; ++kt, ++it) {
                 const int s = it % STAGES;
-                wgmma_ktile_e4m3<BN, BK>(d, smem_u32(&full[s]), (it / STAGES) & 1, desc_a0 + s * (A_BYTES >> 4),
-                                         desc_b0 + s * (B_BYTES >> 4));
+                wgmma_ktile_e4m3<BN, BK>(d, smem_u32(&full[s]), (it / STAGES) & 1, descs.a(s), descs.b(s));
                 if (kt > 0 && wg_tid == 0)
                     release_stage(empty, (it - 1) % STAGES, w.rank);
             }
@@ -170,7 +169,7 @@ fp8_gemm_scaled(int M, int N, int K, float alpha, const uint8_t* __restrict__ A,
                 const float sb = __ldg(sb_tile + kt);  // in flight while the stage lands
                 const float sa0 = __ldg(scale_a + (size_t)kt * rows_a + r0);
                 const float sa1 = __ldg(scale_a + (size_t)kt * rows_a + r1);
-                const uint64_t desc_a = desc_a0 + s * (A_BYTES >> 4), desc_b = desc_b0 + s * (B_BYTES >> 4);
+                const uint64_t desc_a = descs.a(s), desc_b = descs.b(s);
                 mbar_wait(smem_u32(&full[s]), (it / STAGES) & 1);
                 wgmma_fence();
 #pragma unroll

@@ -152,7 +152,7 @@ hgemm_cluster_multicast(int M, int N, int K, float alpha, const elem_t* __restri
         // ---- consumers: warpgroup c owns rows 64c .. 64c + 63 of every tile ----
         setmaxnreg_inc<232>();
         const int c = wg - 1;
-        const uint64_t desc_a0 = sw128_desc(smem_a + c * 64 * 128), desc_b0 = sw128_desc(smem_b);  // stage 0, once
+        const StageDescs<A_BYTES, B_BYTES> descs(smem_a + c * 64 * 128, smem_b);  // stage 0's, made once
         // Stage s is free for both producers: one arrive here, one on the peer's empty[s].
         auto release = [&](int s) {
             mbar_arrive(smem_u32(&empty[s]));
@@ -169,8 +169,7 @@ hgemm_cluster_multicast(int M, int N, int K, float alpha, const elem_t* __restri
                 d[i] = 0.0f;
             for (int kt = 0; kt < KT; ++kt, ++it) {
                 const int s = it % STAGES;
-                wgmma_ktile<BN, BK>(d, smem_u32(&full[s]), (it / STAGES) & 1, desc_a0 + s * (A_BYTES >> 4),
-                                    desc_b0 + s * (B_BYTES >> 4));
+                wgmma_ktile<BN, BK>(d, smem_u32(&full[s]), (it / STAGES) & 1, descs.a(s), descs.b(s));
                 // the previous k-tile's wgmmas are done: its stage goes back, a k-tile late as in h6
                 if (kt > 0 && wg_tid == 0)
                     release((it - 1) % STAGES);

@@ -241,9 +241,9 @@ hgemm_split_k_small_problems(int M, int N, int K, float alpha, const elem_t* __r
                 mbar_arrive_cluster(smem_u32(&empty[s]), rank ^ (CN * i));
         };
         // the wgmma descriptors of stage 0, made once: stage s and k16 step kk are additions to them (hopper.cuh,
-        // wgmma_ktile); at 1024^3 the k-tile's four wgmmas issue in 17 instructions instead of 32, and h8 ran
+        // StageDescs); at 1024^3 the k-tile's four wgmmas issue in 17 instructions instead of 32, and h8 ran
         // 92.5-95.2% of cuBLAS against 89.0-91.0% (benchmarks/2026-11-29_h200_cublas_decompositions, section 9)
-        const uint64_t desc_a0 = sw128_desc(smem_a + c * 64 * 128), desc_b0 = sw128_desc(smem_b);
+        const StageDescs<A_BYTES, B_BYTES> descs(smem_a + c * 64 * 128, smem_b);
         int it = 0;
         for (int u = cta; u < units; u += ctas) {
             int slice, tile, tm, tn;
@@ -256,8 +256,7 @@ hgemm_split_k_small_problems(int M, int N, int K, float alpha, const elem_t* __r
                 d[i] = 0.0f;
             for (int kt = k_begin; kt < k_end; ++kt, ++it) {
                 const int s = it % STAGES;
-                wgmma_ktile<BN, BK>(d, smem_u32(&full[s]), (it / STAGES) & 1, desc_a0 + s * (A_BYTES >> 4),
-                                    desc_b0 + s * (B_BYTES >> 4));
+                wgmma_ktile<BN, BK>(d, smem_u32(&full[s]), (it / STAGES) & 1, descs.a(s), descs.b(s));
                 if (kt > k_begin && wg_tid == 0)
                     release((it - 1) % STAGES);
             }

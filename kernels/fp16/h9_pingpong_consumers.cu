@@ -165,7 +165,7 @@ hgemm_pingpong(int M, int N, int K, float alpha, const elem_t* __restrict__ A, c
         setmaxnreg_inc<232>();
         const int c = wg - 1;
         const int other = 1 - c;
-        const uint64_t desc_a0 = sw128_desc(smem_a), desc_b0 = sw128_desc(smem_b);  // stage 0, made once (h8)
+        const StageDescs<A_BYTES, B_BYTES> descs(smem_a, smem_b);  // stage 0's, made once
         // a stage this warpgroup read is free: here and in every peer it was multicast into
         auto release = [&](int s) {
             mbar_arrive(smem_u32(&empty[s]));
@@ -191,7 +191,7 @@ hgemm_pingpong(int M, int N, int K, float alpha, const elem_t* __restrict__ A, c
             for (int kt = 0; kt < KT; ++kt, ++it) {
                 const int s = it % STAGES;
                 mbar_wait(smem_u32(&full[s]), (it / STAGES) & 1);
-                const uint64_t desc_a = desc_a0 + s * (A_BYTES >> 4), desc_b = desc_b0 + s * (B_BYTES >> 4);
+                const uint64_t desc_a = descs.a(s), desc_b = descs.b(s);
                 wgmma_fence();
 #pragma unroll
                 for (int kk = 0; kk < BK / 16; ++kk)

@@ -234,6 +234,22 @@ __device__ __forceinline__ uint64_t sw128_desc(uint32_t smem_addr)
            ((uint64_t)1 << 62);
 }
 
+// A consumer's descriptors of a ring's stage 0, made once (its rows of the wgmma's A, a_base, and of its B, b_base),
+// and stage s's by addition: the address field is the address >> 4 and shared-memory addresses stay below 256 KiB,
+// so no addition carries out of it and desc(base) + (offset >> 4) is desc(base + offset) exactly; a k16 step (32
+// bytes) adds 2 (wgmma_ktile). Made from the addresses at every k-tile (mask, shift, or per wgmma) they put 32-60
+// instructions between a k-tile's first and last wgmma; made once, 15-37 (benchmarks/2026-11-29_h200_descriptors).
+template <uint32_t A_STAGE_BYTES, uint32_t B_STAGE_BYTES>
+struct StageDescs {
+    uint64_t a0, b0;
+    __device__ __forceinline__ StageDescs(uint32_t a_base, uint32_t b_base)
+        : a0(sw128_desc(a_base)), b0(sw128_desc(b_base))
+    {
+    }
+    __device__ __forceinline__ uint64_t a(int s) const { return a0 + s * (A_STAGE_BYTES >> 4); }
+    __device__ __forceinline__ uint64_t b(int s) const { return b0 + s * (B_STAGE_BYTES >> 4); }
+};
+
 __device__ __forceinline__ void wgmma_fence()
 {
     asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
@@ -426,12 +442,7 @@ __device__ __forceinline__ void ktile_wgmmas(float (&d)[R], uint32_t full_bar, u
 
 // The fp16/bf16 k-tile (h6-h8, h10-h13; h5, the rung that introduces it, writes it out): BK_T / 16 wgmmas on the
 // warpgroup's 64 rows of the wgmma's A (desc_a; h11's are 64 rows of B) and the stage's BN_W rows of its B (desc_b),
-// from descriptors the caller made once: a k16 step advances 32 bytes, 2 in the descriptor's address field (bits
-// 0-13, the address >> 4), as stage s advances s * BYTES >> 4; shared-memory addresses stay below 256 KiB, so no
-// addition carries out of the field, and desc(base) + (offset >> 4) is desc(base + offset) exactly. Made from the
-// addresses at every k-tile (mask, shift, or per wgmma) they put 32-60 instructions between a k-tile's first and
-// last wgmma; made once, 15-37 (benchmarks/2026-11-29_h200_cublas_decompositions section 9,
-// 2026-11-29_h200_descriptors).
+// the stage's descriptors (StageDescs); a k16 step advances 32 bytes, 2 in the descriptors.
 template <int BN_W, int BK_T>
 __device__ __forceinline__ void wgmma_ktile(float (&d)[BN_W / 2], uint32_t full_bar, uint32_t parity, uint64_t desc_a,
                                             uint64_t desc_b)
