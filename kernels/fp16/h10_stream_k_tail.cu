@@ -121,7 +121,7 @@ hgemm_stream_k_tail(int M, int N, int K, float alpha, const elem_t* __restrict__
     if (STREAM_K && gridDim.x > (unsigned)h10::SK_SLOTS)
         __trap();  // more CTAs than workspace slots: refuse rather than race
     const h10::Schedule sch(tiles, KT);
-    const int wg = threadIdx.x / 128;
+    const int wg = warpgroup_index();
     const int wg_tid = threadIdx.x % 128;
 
     if (threadIdx.x == 0) {

@@ -86,7 +86,7 @@ hgemm_skinny_swap_ab(int M, int N, int K, float alpha, const elem_t* __restrict_
     const int tn = tile / tiles_m;
     const int k_begin = (int)((long long)slice * KT / S);
     const int k_end = (int)((long long)(slice + 1) * KT / S);
-    const int wg = threadIdx.x / 128;
+    const int wg = warpgroup_index();
     const int wg_tid = threadIdx.x % 128;
 
     if (threadIdx.x == 0) {

@@ -110,7 +110,7 @@ hgemm_cluster_split_k(int M, int N, int K, float alpha, const elem_t* __restrict
     const int KT = (K + BK - 1) / BK;
     const int k_begin = (int)((long long)rank * KT / KS);
     const int k_end = (int)((long long)(rank + 1) * KT / KS);
-    const int wg = threadIdx.x / 128;
+    const int wg = warpgroup_index();
     const int wg_tid = threadIdx.x % 128;
     const bool by_tma = beta == 0.0f && (N & 3) == 0 && (reinterpret_cast<uintptr_t>(C) & 15) == 0;
 

@@ -109,7 +109,7 @@ fp8_gemm_scaled(int M, int N, int K, float alpha, const uint8_t* __restrict__ A,
     __shared__ __align__(8) uint64_t empty[STAGES];
     const Ring ring = ring_layout<A_BYTES, B_BYTES>(smem_raw);
     const Walk w = walk(M, N, K);
-    const int wg = threadIdx.x / 128;
+    const int wg = warpgroup_index();
     const int wg_tid = threadIdx.x % 128;
     // TMA stores take rows on 16 bytes and never read C; otherwise the direct epilogue (the same for every CTA)
     const bool by_tma =

@@ -67,7 +67,7 @@ hgemm_persistent(int M, int N, int K, float alpha, const elem_t* __restrict__ A,
     const int tiles_n = (N + BN - 1) / BN;
     const int tiles = tiles_m * tiles_n;
     const int KT = (K + BK - 1) / BK;
-    const int wg = threadIdx.x / 128;
+    const int wg = warpgroup_index();
     const int wg_tid = threadIdx.x % 128;
 
     if (threadIdx.x == 0) {

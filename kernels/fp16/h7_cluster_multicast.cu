@@ -108,7 +108,7 @@ hgemm_cluster_multicast(int M, int N, int K, float alpha, const elem_t* __restri
     const int clusters = gridDim.x / CLUSTER;
     const uint32_t rank = CLUSTER > 1 ? cluster_ctarank() : 0;
     const int KT = (K + BK - 1) / BK;
-    const int wg = threadIdx.x / 128;
+    const int wg = warpgroup_index();
     const int wg_tid = threadIdx.x % 128;
 
     if (threadIdx.x == 0) {

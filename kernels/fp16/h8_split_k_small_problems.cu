@@ -159,7 +159,7 @@ hgemm_split_k_small_problems(int M, int N, int K, float alpha, const elem_t* __r
     if (S > 1 && (!H8_SPLIT || gridDim.x != (unsigned)(CL * ctiles_m * ctiles_n) ||
                   CL * ctiles_m * ctiles_n > (int)h8::SPLIT_FLAGS))
         __trap();  // a split launch must be one unit per CTA, one flag per tile, from a build that splits
-    const int wg = threadIdx.x / 128;
+    const int wg = warpgroup_index();
     const int wg_tid = threadIdx.x % 128;
     // unsplit launches write C by TMA stores where its rows are on 16 bytes and C is not read (h12's epilogue)
     const bool by_tma = S == 1 && beta == 0.0f && (N & 3) == 0 && (reinterpret_cast<uintptr_t>(C) & 15) == 0;

@@ -118,7 +118,7 @@ hgemm_pingpong(int M, int N, int K, float alpha, const elem_t* __restrict__ A, c
     for (int m = 0; m < CLUSTER_M; ++m)
         col_mask |= (uint16_t)(1u << (m * CLUSTER_N + rank_n));
     const int KT = (K + BK - 1) / BK;
-    const int wg = threadIdx.x / 128;
+    const int wg = warpgroup_index();
     const int wg_tid = threadIdx.x % 128;
 
     if (threadIdx.x == 0) {

@@ -32,6 +32,19 @@ __device__ __forceinline__ uint32_t smem_u32(const void* p)
     return (uint32_t)__cvta_generic_to_shared(p);
 }
 
+#ifndef UNIFORM_WG
+#define UNIFORM_WG 0  // experiment: the warpgroup index read through a shuffle, so nvcc knows it is warp-uniform
+#endif
+// The calling thread's warpgroup (threads 128 w .. 128 w + 127).
+__device__ __forceinline__ int warpgroup_index()
+{
+#if UNIFORM_WG
+    return __shfl_sync(0xffffffffu, (int)(threadIdx.x / 128), 0);
+#else
+    return threadIdx.x / 128;
+#endif
+}
+
 // ---- mbarrier: a 64-bit shared-memory object counting arrivals and transaction bytes ----
 __device__ __forceinline__ void mbar_init(uint32_t bar, uint32_t count)
 {
