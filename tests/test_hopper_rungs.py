@@ -231,7 +231,10 @@ def test_runner_appends_tensor_maps_and_opts_into_large_shared_memory(monkeypatc
 # Each rung's build at a shape its records measured, and the most instructions allowed, on average over its k-tiles,
 # between a k-tile's first wgmma and its last (the one that commits the group, `gsb0`). Descriptors rebuilt from the
 # addresses at every k-tile put 34-60 there (four wgmmas; 74 for h9's eight); made once and advanced by addition
-# (hopper.cuh, StageDescs) 15-37 (52-59). benchmarks/2026-11-29_h200_descriptors: h11 1-5% faster with them.
+# (hopper.cuh, StageDescs) 15-37 (52-59). benchmarks/2026-11-29_h200_descriptors: h11 1-5% faster with them. And no
+# R2UR among them: with the warpgroup index known warp-uniform (hopper.cuh, warpgroup_index) the descriptors are in
+# uniform registers already; from threadIdx.x / 128 every wgmma waited on two R2UR moves
+# (benchmarks/2026-11-29_h200_uniform).
 @pytest.mark.parametrize(("rung", "params", "shape", "most"), [
     ("h6", {}, (4096, 4096, 4096), 32),
     ("h7", {}, (4096, 4096, 4096), 32),
@@ -246,20 +249,23 @@ def test_runner_appends_tensor_maps_and_opts_into_large_shared_memory(monkeypatc
     ("h13", {}, (128, 11008, 4096), 32),
     ("h14", {}, (4096, 4096, 4096), 32),
 ])
-def test_each_rungs_consumers_issue_a_k_tiles_wgmmas_from_descriptors_made_once(nvcc, disassembler, rung, params,
-                                                                               shape, most):
+def test_each_rungs_consumers_issue_a_k_tiles_wgmmas_from_uniform_descriptors_made_once(nvcc, disassembler, rung, params,
+                                                                                       shape, most):
     from gemmprof.measure import sass
     from gemmprof.measure.nvcc import compile_cubin
 
     kernel = bind(specmod.select([rung])[0], params or None)
     out = compile_cubin(kernel.for_shape(GemmShape(*shape), 132), "sm_90", nvcc=nvcc, use_cache=False)
     assert out.ok, out.log[-2000:]
-    spans, first = [], None
+    spans, moves, first = [], 0, None
     for i, (_address, op, args) in enumerate(sass.instructions(sass.disassemble(out.cubin))):
         if op.startswith(("HGMMA", "QGMMA")):  # fp16/bf16, fp8
             first = i if first is None else first
             if "gsb0" in args:  # the k-tile's last wgmma
                 spans.append(i - first)
                 first = None
+        elif op.startswith("R2UR") and first is not None:
+            moves += 1
     assert len(spans) >= 3 and first is None, spans
     assert sum(spans) / len(spans) <= most, spans
+    assert moves == 0, f"{moves} R2UR between a k-tile's wgmmas"

@@ -32,17 +32,15 @@ __device__ __forceinline__ uint32_t smem_u32(const void* p)
     return (uint32_t)__cvta_generic_to_shared(p);
 }
 
-#ifndef UNIFORM_WG
-#define UNIFORM_WG 0  // experiment: the warpgroup index read through a shuffle, so nvcc knows it is warp-uniform
-#endif
-// The calling thread's warpgroup (threads 128 w .. 128 w + 127).
+// The calling thread's warpgroup (threads 128 w .. 128 w + 127), read through a shuffle from lane 0 so that nvcc
+// knows it is the same in every lane of the warp (CUTLASS's canonical_warp_group_idx does the same): whatever a
+// consumer derives from it, its stages' wgmma descriptors above all, then lives in uniform registers, and the
+// wgmma reads them there. From threadIdx.x / 128 the descriptors were per-thread values, moved into uniform
+// registers (R2UR) before every wgmma: 27-37 instructions between a k-tile's first and last wgmma in h11, 9-21 this
+// way (benchmarks/2026-11-29_h200_uniform).
 __device__ __forceinline__ int warpgroup_index()
 {
-#if UNIFORM_WG
     return __shfl_sync(0xffffffffu, (int)(threadIdx.x / 128), 0);
-#else
-    return threadIdx.x / 128;
-#endif
 }
 
 // ---- mbarrier: a 64-bit shared-memory object counting arrivals and transaction bytes ----
