@@ -14,7 +14,6 @@ from hopper_runs import pct_by_split_k
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gemmprof.catalog import expr
 from gemmprof.catalog import plan as planmod
 from gemmprof.catalog import spec as specmod
 from gemmprof.catalog.binding import bind
@@ -104,6 +103,15 @@ def test_the_plan_runs_within_3_percent_of_the_best_rung_at_every_recorded_h100_
         return
     assert chosen.params == chosen.spec.params
     best_variant, best = summary.best_at(shape)
+    if chosen.plan.rule == 7:
+        # Rule 7 rests on h9 as it is since a6843cf (its consumers' wgmma descriptors in uniform registers): the
+        # record's h9 cell measured the build before (at 8192^3 75.6% against h12's 102.4%). The H200 sweep of the
+        # current build holds the rule (below); an H100 shape it does not hold is unmeasured, never passed.
+        assert chosen.spec.id == "h9"
+        if label in RULE_7_UNMEASURED:
+            pytest.skip(f"{label}: rule 7's h9 as built now has no run at this shape (stage rule7_44 runs it)")
+        assert all(_h200_check(dt, label)[0] for dt in H200_SWEEP), label
+        return
     if chosen.spec.id == "h11" and chosen.shape_names(shape, SMS)["SPLIT_K"] != _h11_split_before(shape):
         # h11's cell measured it split; unsplit it is measured on the H200 only, where it led the split launch
         assert any(p.stem.endswith(f"_fp16_{label}") for p in H11_SPLIT_RUNS), f"{label}: h11's split changed"
@@ -149,7 +157,7 @@ def _h200_table():
         return list(csv.DictReader(f))
 
 
-# Rule 7's runs on the H200 (2026-11-28_h200_plan, sustained, in turns): the plan as it was then (h6) beside h12
+# Rule 9's runs on the H200 (2026-11-28_h200_plan, sustained, in turns): the plan as it was then (h6) beside h12
 # with the rule's parameters (CLUSTER_M=1) and cuBLAS.
 RULE_PARAMS_RUNS = {label: RECORDS / "2026-11-28_h200_plan" / f"fp16_{label}_h12.json.gz"
                     for label in ("6000x10240x8192", "2048x8192x28672")}
@@ -184,11 +192,11 @@ def test_the_plan_chooses_the_best_rung_of_the_h200_table_or_one_within_3_percen
     assert float(row["h12_pct_cublas"]) >= WITHIN * best
 
 
-def test_rule_8_runs_h12_unpaired_where_it_beat_h6_in_turns_on_the_h200():
+def test_rule_9_runs_h12_unpaired_where_it_beat_h6_in_turns_on_the_h200():
     """The runs the rule rests on: h12 with CLUSTER_M=1 ahead of h6 (the plan's rung then) at both shapes."""
     for label, path in RULE_PARAMS_RUNS.items():
         chosen = _choose(_shape(label))
-        assert (chosen.spec.id, chosen.plan.rule, chosen.plan.params) == ("h12", 8, {"CLUSTER_M": 1})
+        assert (chosen.spec.id, chosen.plan.rule, chosen.plan.params) == ("h12", 9, {"CLUSTER_M": 1})
         run, h12 = _run_row(path, "tma_store_epilogue")
         _, h6 = _run_row(path, "plan")
         assert h6.plan.rung == "h6" and h12.params["CLUSTER_M"] == 1
@@ -196,8 +204,8 @@ def test_rule_8_runs_h12_unpaired_where_it_beat_h6_in_turns_on_the_h200():
 
 
 # The whole built-in sweep on the H200, fp16 and bf16, every variant in turns with cuBLAS in balanced rounds
-# (2026-11-29_h200_descriptors, one call per dtype at bb6f9fd: the plan's rules and every rung as they are now).
-H200_SWEEP = {dt: RECORDS / "2026-11-29_h200_descriptors" / f"{dt}_summary.json" for dt in ("fp16", "bf16")}
+# (2026-11-29_h200_uniform, one call per dtype at 5ce3024: every rung as it is now, the plan's rules but rule 7).
+H200_SWEEP = {dt: RECORDS / "2026-11-29_h200_uniform" / f"{dt}_summary.json" for dt in ("fp16", "bf16")}
 H200_SWEPT = [(dt, label) for dt, path in H200_SWEEP.items() for label in json.loads(path.read_text())["shapes"]]
 # issue 44 leaves out the shapes where cuBLAS collapsed (ran below half the best row)
 H200_COLLAPSED = {(dt, label) for dt, path in H200_SWEEP.items() for label in json.loads(path.read_text())["collapsed"]}
@@ -211,26 +219,54 @@ def test_the_h200_sweep_holds_every_built_in_shape_in_both_dtypes():
     assert {label for _, label in H200_COLLAPSED} == {"4095x4097x1024", "2000x4100x1024"}
 
 
-@pytest.mark.parametrize("dtype,label", [x for x in H200_SWEPT if x not in H200_COLLAPSED])
-def test_the_plans_rung_is_the_best_or_within_3_percent_at_every_h200_sweep_shape(dtype, label):
-    """The rung the plan chooses, in its own column of the sweep (the plan's row is a second measurement of the same
-    build), at or within 3% of the best row. Where the rule sets parameters the rung's column ran its defaults, so
-    the figure is the plan's own row (rule 1 at 128 x 4096 x 14336, rule 3 at 1000^3)."""
-    summary = SweepSummary.from_dict(json.loads(H200_SWEEP[dtype].read_text()), "h200_descriptors")
+def _h200_check(dtype, label):
+    """(ok, message): the rung the plan chooses, in its own column of the H200 sweep (the plan's row is a second
+    measurement of the same build where the rule is the one the sweep ran), at or within 3% of the best row. Where the
+    rule sets parameters the rung's column ran its defaults, so the figure is the plan's own row (rule 3 at 1000^3)."""
+    summary = SweepSummary.from_dict(json.loads(H200_SWEEP[dtype].read_text()), "h200_uniform")
     shape = _shape(label)
     chosen = _choose(shape, dtype=dtype)
     name = "plan" if chosen.plan.params else chosen.spec.name
     column = next(v for v in summary.variants if v in (name, f"{name}_{dtype}"))
     figure, (best_variant, best) = summary.pct(column, shape), summary.best_at(shape)
-    assert figure >= WITHIN * best, (f"{dtype} {label}: plan chose {chosen.spec.id} ({figure:.1f}% of cuBLAS) by rule "
+    return figure >= WITHIN * best, (f"{dtype} {label}: plan chose {chosen.spec.id} ({figure:.1f}% of cuBLAS) by rule "
                                      f"{chosen.plan.rule}; the best was {best_variant} at {best:.1f}%")
+
+
+@pytest.mark.parametrize("dtype,label", [x for x in H200_SWEPT if x not in H200_COLLAPSED])
+def test_the_plans_rung_is_the_best_or_within_3_percent_at_every_h200_sweep_shape(dtype, label):
+    ok, message = _h200_check(dtype, label)
+    assert ok, message
+
+
+def test_the_h200_sweep_ran_the_plan_as_it_is_but_for_rule_7():
+    """The plan's row of the sweep is the plan as it is wherever rule 7 (h9, added after the sweep) does not apply:
+    there the check above reads h9's column, the build the rule runs. Rule 7 takes the sweep's eight shapes where h9
+    led h12 or ran level with it, both dtypes."""
+    for dtype, path in H200_SWEEP.items():
+        summary = SweepSummary.from_dict(json.loads(path.read_text()), "h200_uniform")
+        taken = set()
+        for label in json.loads(path.read_text())["shapes"]:
+            chosen = _choose(_shape(label), dtype=dtype)
+            if chosen.plan.rule == 7:
+                taken.add(label)
+                h9 = summary.pct(next(v for v in summary.variants if v.startswith("pingpong")), _shape(label))
+                h12 = summary.pct(next(v for v in summary.variants if v.startswith("tma_store")), _shape(label))
+                assert h9 >= WITHIN * h12, (dtype, label, h9, h12)
+        assert taken == RULE_7_ON_H200, taken
+
+
+# The sweep's shapes rule 7 takes, and the H100 records' shapes it takes that no run of h9 as built now holds
+RULE_7_ON_H200 = {"8192x8192x8192", "16384x4096x4096", "4096x11008x4096", "16384x11008x4096", "16384x4096x11008",
+                  "4096x14336x4096", "16384x14336x4096", "16384x4096x14336"}
+RULE_7_UNMEASURED = {"8192x4096x14336", "6144x6144x6144"}
 
 
 def test_the_h200_sweep_shows_why_rule_2_stops_at_one_wave_past_64_rows():
     """At 128 x 11008 and 128 x 14336 x 4096 h11's tiles take three or four waves: h11's column 74-83%, the rung the
     plan chooses (h13) 95.3-97.7%."""
     for dtype, path in H200_SWEEP.items():
-        summary = SweepSummary.from_dict(json.loads(path.read_text()), "h200_descriptors")
+        summary = SweepSummary.from_dict(json.loads(path.read_text()), "h200_uniform")
         for label in ("128x11008x4096", "128x14336x4096"):
             shape = _shape(label)
             chosen = _choose(shape, dtype=dtype)
@@ -241,10 +277,11 @@ def test_the_h200_sweep_shows_why_rule_2_stops_at_one_wave_past_64_rows():
             assert summary.pct(h11, shape) < 0.9 * summary.best_at(shape)[1]  # 10 points behind at least
 
 
-# Rule 1's runs on the H200 (2026-11-29_h200_gaps44, call 4, sustained, in turns): the plan (rule 1: h8's 128 x 64
-# tiles, K split in two) beside h11 (rule 2, which ran these shapes before) and cuBLAS, at the built-in sweep's
-# shape and two the rule was not made on (Qwen2.5 7B's down_proj at 128 and 96 tokens).
-RULE_1_RUNS = {(dt, label): FIXTURES / "plan" / "h200_rule1" / f"call4_run_{dt}_{label}.csv"
+# Rule 1's runs on the H200 (2026-11-29_h200_uniform, call 2, sustained, in turns, every rung's wgmma descriptors in
+# uniform registers): the plan as it was then (rule 1 at 65-128 rows: h8's 128 x 64 tiles, K split in two) beside h11
+# and cuBLAS, at the built-in sweep's shape and Qwen2.5 7B's down_proj at 128 and 96 tokens. h11 led at 128 rows, h8
+# at 96: the rule now stops at 96 rows.
+RULE_1_RUNS = {(dt, label): FIXTURES / "plan" / "h200_rule1_uniform" / f"call2_{dt}_{label}.csv"
                for dt in ("fp16", "bf16") for label in ("128x4096x14336", "128x3584x18944", "96x3584x18944")}
 
 
@@ -255,19 +292,28 @@ def _csv_pct(path):
 
 
 @pytest.mark.parametrize("dtype,label", list(RULE_1_RUNS))
-def test_rule_1_runs_h8_split_in_two_where_it_led_h11_in_turns_on_the_h200(dtype, label):
+def test_rule_1_runs_h8_split_in_two_where_it_led_h11_in_turns_on_the_h200_and_h11_where_h11_led(dtype, label):
     shape = _shape(label)
-    chosen = _choose(shape, dtype=dtype)
-    assert (chosen.spec.id, chosen.plan.rule, chosen.plan.params) == ("h8", 1, {"SKINNY_CONSUMERS": 2})
-    names = chosen.shape_names(shape, SMS)
-    assert (names["TBM"], names["TN"], names["SPLIT_K"], names["CN"]) == (128, 64, 2, 1)
     suffix = "" if dtype == "fp16" else f"_{dtype}"
-    pct = _csv_pct(RULE_1_RUNS[dtype, label])
-    assert pct[f"plan{suffix}"] > pct[f"skinny_swap_ab{suffix}"]  # h11, what rule 2 runs at the shape without rule 1
-    # and rule 2 holds there: without rule 1 the plan would run h11, the row it led
-    rule_2 = _plan(dtype).spec.plan[1]
-    h11 = planmod.rule_kernel(_plan(dtype).spec, rule_2, dtype)
-    assert h11.spec.id == "h11" and expr.evaluate(rule_2.when, h11.shape_names(shape, SMS))
+    notes, pct = _csv_notes(RULE_1_RUNS[dtype, label]), _csv_pct(RULE_1_RUNS[dtype, label])
+    assert "by rule 1:" in notes[f"plan{suffix}"] and "SPLIT_K=2" in notes[f"plan{suffix}"]  # the run's plan row: h8
+    h8_led = pct[f"plan{suffix}"] > pct[f"skinny_swap_ab{suffix}"]
+    chosen = _choose(shape, dtype=dtype)
+    if h8_led:
+        assert (chosen.spec.id, chosen.plan.rule, chosen.plan.params) == ("h8", 1, {"SKINNY_CONSUMERS": 2})
+        names = chosen.shape_names(shape, SMS)
+        assert (names["TBM"], names["TN"], names["SPLIT_K"], names["CN"]) == (128, 64, 2, 1)
+    else:
+        assert (chosen.spec.id, chosen.plan.rule) == ("h11", 2), (dtype, label, pct)
+
+
+def test_rule_1_runs_showed_h11_ahead_at_128_rows_and_h8_at_96():
+    """128 x 4096 x 14336 and 128 x 3584 x 18944: h11 100.9-105.2% against 92.9-94.3%; 96 x 3584 x 18944: h8 86.4% /
+    84.2% against 82.2% / 82.4% (fp16 / bf16)."""
+    for (dt, label), path in RULE_1_RUNS.items():
+        suffix = "" if dt == "fp16" else f"_{dt}"
+        pct = _csv_pct(path)
+        assert (pct[f"plan{suffix}"] > pct[f"skinny_swap_ab{suffix}"]) == label.startswith("96x"), (dt, label, pct)
 
 
 # Rule 3's runs on the H200 (2026-11-29_h200_small44, sustained, in turns with cuBLAS): h8's 128 x 80 tiles in 2 x 2
@@ -390,9 +436,9 @@ def test_any_other_kernel_resolves_to_itself():
 def test_the_choice_names_the_rung_its_parameters_and_the_rule():
     shape = GemmShape(4096, 4096, 4096)
     k = _choose(shape)
-    assert (k.spec.id, k.variant_name, k.plan.rule, k.plan.entry) == ("h12", "plan", 7, "plan")
+    assert (k.spec.id, k.variant_name, k.plan.rule, k.plan.entry) == ("h12", "plan", 8, "plan")
     note = k.plan.note(k.decomposition_note(shape, SMS))
-    assert note.startswith("plan: h12 (CM=2, TN=256, CTILES=256, ROUNDS=4) by rule 7: ")
+    assert note.startswith("plan: h12 (CM=2, TN=256, CTILES=256, ROUNDS=4) by rule 8: ")
     assert k.for_shape(shape, SMS).binary_key == bind(k.spec).for_shape(shape, SMS).binary_key  # the rung's binary
 
 
@@ -517,7 +563,7 @@ def test_build_for_a_shape_builds_the_rung_it_chooses_there(runner, monkeypatch)
     rows = json.loads(res.output[res.output.index("{"):])["rows"]
     assert [r["name"] for r in rows] == ["plan:h12 tma_store_epilogue"]
     (k,) = built
-    assert ("-DH12_BN=168" in k.define_flags) and k.plan.rule == 7  # the fitted width, alone: as `run` builds it
+    assert ("-DH12_BN=168" in k.define_flags) and k.plan.rule == 8  # the fitted width, alone: as `run` builds it
 
 
 def test_build_refuses_a_shape_the_plan_rejects_in_one_line(runner, monkeypatch):

@@ -1,15 +1,16 @@
 // Helpers shared by the Hopper rungs h4 to h14 (h4_wgmma_tma.cu, h5_warp_specialized.cu, h6_persistent.cu,
 // h7_cluster_multicast.cu, h8_split_k_small_problems.cu, h9_pingpong_consumers.cu, h10_stream_k_tail.cu,
-// h11_skinny_swap_ab.cu, h12_tma_store_epilogue.cu, h13_cluster_split_k.cu, h14_fp8_scaled.cu): the element
-// type (fp16, or bf16 with -DELEM_BF16=1; h14's fp8 operands are bytes), mbarriers, TMA box loads and stores (with
-// the bulk groups and the proxy fence a store needs), thread-block clusters (TMA multicast, arrivals on a peer CTA's
-// mbarrier, stores into a peer's shared memory, cluster barriers, a CTA's tile in its cluster), wgmma on shared-memory
-// tiles written with the 128-byte swizzle (fp16/bf16 k16, fp8 e4m3 k32), register reallocation between warpgroups,
-// the accumulator epilogues (from registers, staged for rows off sectors, or staged for TMA stores; into fp32, fp16
-// or bf16 C), the grouped tile order, and flags between the CTAs of one launch. Each rung includes this file by a
-// quoted path and holds only its own kernel, so the rung file shows its idea. gemmprof's nvcc build passes -I for the
-// rung's folder, and its cubin cache key and the tune cache's source hash read this header too
-// (gemmprof.catalog.sources): editing it rebuilds every rung that includes it.
+// h11_skinny_swap_ab.cu, h12_tma_store_epilogue.cu, h13_cluster_split_k.cu, h14_fp8_scaled.cu): the element type
+// (fp16, or bf16 with -DELEM_BF16=1; h14's fp8 operands are bytes), mbarriers, TMA box loads and stores (with the
+// bulk groups and the proxy fence a store needs), thread-block clusters (TMA multicast, arrivals on a peer CTA's
+// mbarrier, stores into a peer's shared memory, cluster barriers, a CTA's tile in its cluster), wgmma on
+// shared-memory tiles written with the 128-byte swizzle (fp16/bf16 k16, fp8 e4m3 k32), the warpgroup index (known
+// warp-uniform), register reallocation between warpgroups, the accumulator epilogues (from registers, staged for
+// rows off sectors, or staged for TMA stores; into fp32, fp16 or bf16 C), the grouped tile order, and flags between
+// the CTAs of one launch. Each rung includes this file by a quoted path and holds only its own kernel, so the rung
+// file shows its idea. gemmprof's nvcc build passes -I for the rung's folder, and its cubin cache key and the tune
+// cache's source hash read this header too (gemmprof.catalog.sources): editing it rebuilds every rung that includes
+// it.
 
 #pragma once
 
