@@ -3,6 +3,7 @@ rung that accepts every shape it is given, its spec checked when loaded, and how
 treat it. No GPU: the records are fixtures (tests/fixtures/records, tests/fixtures/plan)."""
 
 import csv
+import functools
 import gzip
 import itertools
 import json
@@ -91,7 +92,17 @@ def test_the_fixtures_hold_the_recorded_sweeps():
     assert len(RECORDED) == 24 and len({label for _, label in RECORDED}) == 24
 
 
-@pytest.mark.parametrize("record,label", RECORDED)
+# H100-record shapes that rule 7 takes and that no run of h9 as built now holds (the H200 sweep has neither; stage
+# rule7_44 runs them): unmeasured, so left out of the test below, never passed by it
+RULE_7_UNMEASURED = {"8192x4096x14336", "6144x6144x6144"}
+
+
+def test_the_h100_shapes_rule_7_takes_without_a_run_of_the_current_h9_are_exactly_the_named_ones():
+    taken = {label for _, label in RECORDED if _choose(_shape(label)).plan.rule == 7}
+    assert taken - {label for _, label in H200_SWEPT} == RULE_7_UNMEASURED
+
+
+@pytest.mark.parametrize("record,label", [x for x in RECORDED if x[1] not in RULE_7_UNMEASURED])
 def test_the_plan_runs_within_3_percent_of_the_best_rung_at_every_recorded_h100_shape(record, label):
     summary = SweepSummary.from_dict(json.loads(SWEEPS[record].read_text()), record)
     shape = _shape(label)
@@ -108,8 +119,6 @@ def test_the_plan_runs_within_3_percent_of_the_best_rung_at_every_recorded_h100_
         # record's h9 cell measured the build before (at 8192^3 75.6% against h12's 102.4%). The H200 sweep of the
         # current build holds the rule (below); an H100 shape it does not hold is unmeasured, never passed.
         assert chosen.spec.id == "h9"
-        if label in RULE_7_UNMEASURED:
-            pytest.skip(f"{label}: rule 7's h9 as built now has no run at this shape (stage rule7_44 runs it)")
         assert all(_h200_check(dt, label)[0] for dt in H200_SWEEP), label
         return
     if chosen.spec.id == "h11" and chosen.shape_names(shape, SMS)["SPLIT_K"] != _h11_split_before(shape):
@@ -219,11 +228,16 @@ def test_the_h200_sweep_holds_every_built_in_shape_in_both_dtypes():
     assert {label for _, label in H200_COLLAPSED} == {"4095x4097x1024", "2000x4100x1024"}
 
 
+@functools.cache
+def _h200_summary(dtype):
+    return SweepSummary.from_dict(json.loads(H200_SWEEP[dtype].read_text()), "h200_uniform")
+
+
 def _h200_check(dtype, label):
     """(ok, message): the rung the plan chooses, in its own column of the H200 sweep (the plan's row is a second
     measurement of the same build where the rule is the one the sweep ran), at or within 3% of the best row. Where the
     rule sets parameters the rung's column ran its defaults, so the figure is the plan's own row (rule 3 at 1000^3)."""
-    summary = SweepSummary.from_dict(json.loads(H200_SWEEP[dtype].read_text()), "h200_uniform")
+    summary = _h200_summary(dtype)
     shape = _shape(label)
     chosen = _choose(shape, dtype=dtype)
     name = "plan" if chosen.plan.params else chosen.spec.name
@@ -243,10 +257,10 @@ def test_the_h200_sweep_ran_the_plan_as_it_is_but_for_rule_7():
     """The plan's row of the sweep is the plan as it is wherever rule 7 (h9, added after the sweep) does not apply:
     there the check above reads h9's column, the build the rule runs. Rule 7 takes the sweep's eight shapes where h9
     led h12 or ran level with it, both dtypes."""
-    for dtype, path in H200_SWEEP.items():
-        summary = SweepSummary.from_dict(json.loads(path.read_text()), "h200_uniform")
+    for dtype in H200_SWEEP:
+        summary = _h200_summary(dtype)
         taken = set()
-        for label in json.loads(path.read_text())["shapes"]:
+        for label in {label for dt, label in H200_SWEPT if dt == dtype}:
             chosen = _choose(_shape(label), dtype=dtype)
             if chosen.plan.rule == 7:
                 taken.add(label)
@@ -256,17 +270,16 @@ def test_the_h200_sweep_ran_the_plan_as_it_is_but_for_rule_7():
         assert taken == RULE_7_ON_H200, taken
 
 
-# The sweep's shapes rule 7 takes, and the H100 records' shapes it takes that no run of h9 as built now holds
+# The sweep's shapes rule 7 takes
 RULE_7_ON_H200 = {"8192x8192x8192", "16384x4096x4096", "4096x11008x4096", "16384x11008x4096", "16384x4096x11008",
                   "4096x14336x4096", "16384x14336x4096", "16384x4096x14336"}
-RULE_7_UNMEASURED = {"8192x4096x14336", "6144x6144x6144"}
 
 
 def test_the_h200_sweep_shows_why_rule_2_stops_at_one_wave_past_64_rows():
-    """At 128 x 11008 and 128 x 14336 x 4096 h11's tiles take three or four waves: h11's column 74-83%, the rung the
-    plan chooses (h13) 95.3-97.7%."""
-    for dtype, path in H200_SWEEP.items():
-        summary = SweepSummary.from_dict(json.loads(path.read_text()), "h200_uniform")
+    """At 128 x 11008 and 128 x 14336 x 4096 h11's tiles take three or four waves: h11's column 79-85%, the rung the
+    plan chooses (h13) 95.5-101.1%."""
+    for dtype in H200_SWEEP:
+        summary = _h200_summary(dtype)
         for label in ("128x11008x4096", "128x14336x4096"):
             shape = _shape(label)
             chosen = _choose(shape, dtype=dtype)
