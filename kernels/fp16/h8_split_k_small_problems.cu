@@ -98,6 +98,10 @@
 #ifndef GROUP_M
 #define GROUP_M 16
 #endif
+// experiment: one unit per CTA, the epilogue's buffers in the ring once its main loop is done
+#ifndef EPI_IN_RING
+#define EPI_IN_RING 0
+#endif
 #define BM (64 * CONSUMERS)
 #define CONSUMER_THREADS (128 * CONSUMERS)
 
@@ -136,7 +140,7 @@ hgemm_split_k_small_problems(int M, int N, int K, float alpha, const elem_t* __r
     // after the stages (at a multiple of 1024 bytes, as the staging buffers' swizzle needs): each consumer
     // warpgroup's h8::EPI_BYTES for its epilogue, two staging buffers of TMA stores (unsplit launches) or the slices
     // of rows off the 32-byte grid (hopper.cuh)
-    const uint32_t smem_epi = smem_b + STAGES * B_BYTES;
+    const uint32_t smem_epi = EPI_IN_RING ? smem_a : smem_b + STAGES * B_BYTES;
 
     const int tiles_m = (M + BM - 1) / BM;
     const int tiles_n = (N + BN - 1) / BN;
@@ -158,7 +162,9 @@ hgemm_split_k_small_problems(int M, int N, int K, float alpha, const elem_t* __r
     const int rm = CM > 1 ? (int)rank / CN : 0, rn = CM > 1 ? (int)rank % CN : (int)rank;
     if (S > 1 && (!H8_SPLIT || gridDim.x != (unsigned)(CL * ctiles_m * ctiles_n) ||
                   CL * ctiles_m * ctiles_n > (int)h8::SPLIT_FLAGS))
-        __trap();  // a split launch must be one unit per CTA, one flag per tile, from a build that splits
+        __trap();
+    if (EPI_IN_RING && units > ctas)
+        __trap();  // the ring holds the epilogue's buffers only after a CTA's one unit  // a split launch must be one unit per CTA, one flag per tile, from a build that splits
     const int wg = warpgroup_index();
     const int wg_tid = threadIdx.x % 128;
     // unsplit launches write C by TMA stores where its rows are on 16 bytes and C is not read (h12's epilogue)
@@ -262,6 +268,8 @@ hgemm_split_k_small_problems(int M, int N, int K, float alpha, const elem_t* __r
             }
             wgmma_wait<0>();
             fence_regs(d);
+            if (EPI_IN_RING)  // every consumer's wgmmas have read the ring before any writes its buffers there
+                consumers_sync<CONSUMER_THREADS>();
             // the unit's last stage is free: the producer refills it while we store (none if the unit had no k-tile)
             if (k_end > k_begin && wg_tid == 0)
                 release((it - 1) % STAGES);
