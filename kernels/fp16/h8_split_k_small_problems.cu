@@ -162,9 +162,9 @@ hgemm_split_k_small_problems(int M, int N, int K, float alpha, const elem_t* __r
     const int rm = CM > 1 ? (int)rank / CN : 0, rn = CM > 1 ? (int)rank % CN : (int)rank;
     if (S > 1 && (!H8_SPLIT || gridDim.x != (unsigned)(CL * ctiles_m * ctiles_n) ||
                   CL * ctiles_m * ctiles_n > (int)h8::SPLIT_FLAGS))
-        __trap();
+        __trap();  // a split launch must be one unit per CTA, one flag per tile, from a build that splits
     if (EPI_IN_RING && units > ctas)
-        __trap();  // the ring holds the epilogue's buffers only after a CTA's one unit  // a split launch must be one unit per CTA, one flag per tile, from a build that splits
+        __trap();  // the ring holds the epilogue's buffers only after a CTA's one unit
     const int wg = warpgroup_index();
     const int wg_tid = threadIdx.x % 128;
     // unsplit launches write C by TMA stores where its rows are on 16 bytes and C is not read (h12's epilogue)

@@ -15,3 +15,5 @@ for run in fp16:1000x1000x1000 bf16:1000x1000x1000 fp16:1000x1000x2000 fp16:1000
 done
 step ring44_fp16_1024 "${GP[@]}" run plan h8 --param STAGES=9 --param EPI_IN_RING=1 --dtype fp16 --size 1024 \
   --interleave --budget 0.5 --max-reps 4000 -o "$B/ring44/run_fp16_1024x1024x1024.json"
+step ring44_fp16_1000_bn64 "${GP[@]}" run plan h8 --param CLUSTER_M=2 --param STAGES=9 --param EPI_IN_RING=1 \
+  --dtype fp16 --size 1000 --interleave --budget 0.5 --max-reps 4000 -o "$B/ring44/run_fp16_1000_bn64.json"
