@@ -97,8 +97,8 @@ def test_the_skinny_width_is_a_parameter():
         _h8({"SKINNY_CONSUMERS": 3})
     with pytest.raises(SpecError, match="SKINNY_BN"):
         _h8({"SKINNY_BN": 68})  # not a wgmma N
-    with pytest.raises(SpecError, match="SKINNY_BN"):
-        _h8({"SKINNY_BN": 72, "CLUSTER_M": 2})  # a wgmma N, but its half box of B is off the 1024-byte swizzle rows
+    # a wgmma N whose pieces of B (5 atoms of 9 in pairs along M) overlap
+    assert _h8({"SKINNY_BN": 72, "CLUSTER_M": 2}).decomposition(GemmShape(150, 1000, 4096), H100_SMS)["BPIECE"] == 40
 
 
 def test_a_split_launch_is_one_wave_of_one_unit_per_cta_and_never_persistent():
@@ -341,20 +341,24 @@ def test_clusters_of_four_along_m_load_b_in_pieces(shape, cm, cn, ctiles, piece)
     assert seen[:2] == [(tbm // cn, 64), (piece, 64)]  # A's box split along the cluster row, B's in pieces
 
 
-@pytest.mark.parametrize(("params", "fits"), [
-    ({"BN": 72, "CLUSTER_M": 4, "STAGES": 7}, True), ({"BN": 96, "CLUSTER_M": 4, "STAGES": 6}, True),
-    ({"BN": 80, "CLUSTER_M": 4, "STAGES": 7}, False),  # 10 atoms: pieces of 3 do not make up 10
-    ({"BN": 72, "CLUSTER_M": 2, "STAGES": 7}, False),  # 9 atoms in pieces of 5
-    ({"BN": 72, "STAGES": 7}, True),  # alone any multiple of 8
-    ({"CLUSTER_M": 4, "SKINNY_BN": 80}, False),
+@pytest.mark.parametrize(("params", "piece", "rows"), [
+    ({"BN": 72, "CLUSTER_M": 4, "STAGES": 7}, 24, [0, 24, 48]),  # three pieces make up 72, the fourth CTA loads none
+    ({"BN": 72, "CLUSTER_M": 2, "STAGES": 7}, 40, [0, 32]),  # 9 atoms in pieces of 5: the second over rows 32-39
+    ({"BN": 80, "CLUSTER_M": 4, "STAGES": 7}, 24, [0, 24, 48, 56]),  # 10 atoms in pieces of 3: the last over 56-71
+    ({"BN": 40, "CLUSTER_M": 4, "STAGES": 7}, 16, [0, 16, 24]),  # 5 atoms in pieces of 2, the fourth CTA none
 ])
-def test_b_pieces_must_make_up_the_tile_width(params, fits):
-    if fits:  # the spec takes them, and the pieces make up the width at a shape
-        d = _h8(params).decomposition(GemmShape(1000, 1000, 1000), H100_SMS)
-        assert d["TN"] % d["BPIECE"] == 0
-        return
-    with pytest.raises(SpecError, match="pieces"):
-        _h8(params)
+def test_b_pieces_cover_the_tile_width_the_last_ending_at_it(params, piece, rows):
+    """Each CTA of a cluster column loads B_PIECE rows of B's box at the kernel's row: rm * B_PIECE, the last piece
+    ending at the box's end where the pieces do not make it up (min(rm * B_PIECE, BN - B_PIECE)), none where the
+    pieces before cover the box. The rows so loaded cover the width, each piece inside it."""
+    d = _h8(params).decomposition(GemmShape(1000, 1000, 1000), H100_SMS)
+    tn, cm = d["TN"], d["CM"]
+    assert d["BPIECE"] == piece and cm == params["CLUSTER_M"]
+    loaded = [rm * piece if tn % piece == 0 else min(rm * piece, tn - piece) for rm in range(cm) if rm * piece < tn]
+    assert loaded == rows
+    covered = {r for start in loaded for r in range(start, start + piece)}
+    assert covered == set(range(tn))
+    assert (tn % piece != 0) == (len(loaded) * piece > tn)  # rows arrive twice only where pieces overlap
 
 
 def test_a_clustered_build_multicasts_a_and_releases_on_its_peer(nvcc, disassembler):
@@ -376,6 +380,9 @@ def test_a_clustered_build_multicasts_a_and_releases_on_its_peer(nvcc, disassemb
     square = ops(_h8({"CLUSTER_M": 2}).for_shape(shape, H100_SMS))
     multicasts = [sum(op.startswith("UTMALDG.2D.MULTICAST") for op in o) for o in (pair, square)]
     assert 0 < multicasts[0] < multicasts[1], multicasts
+    # B's pieces overlapping (128 x 72 in 2 x 2) build the same loads as pieces that make up the box (128 x 64)
+    overlap = ops(_h8({"BN": 72, "CLUSTER_M": 2, "STAGES": 7}).for_shape(shape, H100_SMS))
+    assert sum(op.startswith("UTMALDG.2D.MULTICAST") for op in overlap) == multicasts[1]
 
 
 @needs_gpu
@@ -407,19 +414,21 @@ def test_h8_in_clusters_verifies_on_the_gpu(runner, tmp_path, dtype):
 
 @needs_gpu
 @pytest.mark.parametrize("dtype", ["fp16", "bf16"])
-def test_h8_in_clusters_of_eight_verifies_on_the_gpu(runner, tmp_path, dtype):
-    """4 x 2 clusters of 128 x 72 tiles (B's box in three pieces of 24, the fourth CTA of a column loading none):
-    1000^3 (14 clusters of 8), three of a cluster column's rows past M (600 rows), a persistent walk over many
-    cluster tiles (4095 x 4097), alpha and beta (C read, h6's epilogue), 4 x 1 where the rows are on lines (1024^3),
-    and skinny 64 x 64 tiles with K split in two (pieces of 16 rows, one cluster row of three past M)."""
+@pytest.mark.parametrize("tile", [["BN=72", "CLUSTER_M=4"], ["BN=72", "CLUSTER_M=2"], ["BN=80", "CLUSTER_M=4"]])
+def test_h8_with_b_in_pieces_verifies_on_the_gpu(runner, tmp_path, dtype, tile):
+    """B's box in pieces: 4 x 2 clusters of 128 x 72 tiles (three pieces of 24, the fourth CTA of a column loading
+    none), 2 x 2 of 128 x 72 (pieces of 40, the second over rows 32-39 of the first) and 4 x 2 of 128 x 80 (pieces
+    of 24, the last over rows 56-71): 1000^3, cluster rows past M (600 rows), a persistent walk over many cluster
+    tiles (4095 x 4097), alpha and beta (C read, h6's epilogue), no pairs along N where the rows are on lines
+    (1024^3), and skinny 64 x 64 tiles with K split in two (pieces of 16 rows, cluster rows past M)."""
     needs_hopper()
+    tile = [arg for p in tile for arg in ("--param", p)]
     for args in (["--size", "1000"], ["-m", "600", "-n", "1000", "-k", "1000"], ["-m", "4095", "-n", "4097", "-k",
                  "1024"], ["-m", "300", "-n", "520", "-k", "136", "--alpha", "1.5", "--beta", "-0.5"],
                  ["--size", "1024"], ["-m", "150", "-n", "1000", "-k", "4096"]):
-        out = tmp_path / "octet.json"
-        r = invoke(runner, ["run", "h8", "--param", "BN=72", "--param", "CLUSTER_M=4", "--param", "STAGES=7",
-                            "--param", "SPLIT_MAX=2", "--dtype", dtype, *args, *VERIFY_ONLY, "-o",
-                            str(out)])
+        out = tmp_path / "pieces.json"
+        r = invoke(runner, ["run", "h8", *tile, "--param", "STAGES=7", "--param", "SPLIT_MAX=2", "--dtype", dtype,
+                            *args, *VERIFY_ONLY, "-o", str(out)])
         assert r.exit_code == 0, r.output
         row = json.loads(out.read_text())["variants"][0]
         assert row["status"] == "ok" and row["rel_error"] < 1e-3, (args, row)

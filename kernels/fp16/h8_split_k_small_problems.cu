@@ -45,7 +45,8 @@
 //    atoms) by multicast into its column, as each CTA of a cluster row loads its part of A into its row. Per k-tile
 //    at 128 x 64 a CTA in 2 x 2 reads 12 KiB from L2 instead of 16 in pairs and 24 alone. At 128 x 72 in 4 x 2 (the
 //    decomposition cuBLAS runs at 1000^3: 2 x 4 clusters of 72 x 128 tiles, in its column-major terms) B's 72 rows
-//    are three pieces of 24 and the fourth CTA of the column loads none. A CTA's stage is written by its row (A) and
+//    are three pieces of 24 and the fourth CTA of the column loads none; in 2 x 2 they are pieces of 40 (5 atoms),
+//    the second at rows 32-71, eight rows written twice with the same bytes. A CTA's stage is written by its row (A) and
 //    its column (B), so `empty` counts the consumers of both, CM + CN - 1 CTAs, and each consumer releases a stage
 //    in its own CTA, its row and its column.
 // Limits: a split launch has at most SPLIT_FLAGS tiles, its pairs' tiles past N counted (the spec never asks for
@@ -98,10 +99,6 @@
 #ifndef GROUP_M
 #define GROUP_M 16
 #endif
-// experiment: one unit per CTA, the epilogue's buffers in the ring once its main loop is done
-#ifndef EPI_IN_RING
-#define EPI_IN_RING 0
-#endif
 #define BM (64 * CONSUMERS)
 #define CONSUMER_THREADS (128 * CONSUMERS)
 
@@ -109,10 +106,13 @@ static_assert(BK == 64, "one 128-byte swizzled row of K per tile row: BK = 64 (f
 static_assert(CONSUMERS == 1 || CONSUMERS == 2, "one or two consumer warpgroups: BM = 64 or 128");
 static_assert((CN == 1 || CN == 2) && (CM == 1 || CM == 2 || CM == 4),
               "CTAs alone or in clusters of two along N and two or four along M");
-// the rows of B's box each CTA of a cluster column loads: whole 8-row swizzle atoms, the box in whole pieces
+// the rows of B's box each CTA of a cluster column loads: whole 8-row swizzle atoms. Where the pieces do not make
+// up the box (128 x 72 in 2 x 2: 9 atoms, pieces of 5) the last one ends at the box's end, over the rows of the one
+// before it: those rows arrive twice, the same bytes, and `full` expects every piece's bytes (B_LOADED)
 #define B_PIECE (8 * ((BN / 8 + CM - 1) / CM))
-static_assert(BN % 8 == 0 && BN >= 32 && BN <= 256 && BN % B_PIECE == 0,
-              "BN is the wgmma N, 32 to 256 in steps of 8, B's box in whole pieces of whole 1024-byte swizzle rows");
+#define B_PIECES ((BN + B_PIECE - 1) / B_PIECE)  // the CTAs of a column that load one; the rest none
+static_assert(BN % 8 == 0 && BN >= 32 && BN <= 256,
+              "BN is the wgmma N, 32 to 256 in steps of 8, B's box in pieces of whole 1024-byte swizzle rows");
 
 namespace h8 {
 
@@ -131,6 +131,7 @@ hgemm_split_k_small_problems(int M, int N, int K, float alpha, const elem_t* __r
 {
     constexpr uint32_t A_BYTES = BM * BK * 2;
     constexpr uint32_t B_BYTES = BN * BK * 2;
+    constexpr uint32_t B_LOADED = BN % B_PIECE == 0 ? B_BYTES : B_PIECES * B_PIECE * BK * 2;  // overlapping pieces
 
     extern __shared__ uint8_t smem_raw[];
     __shared__ __align__(8) uint64_t full[STAGES];
@@ -140,7 +141,7 @@ hgemm_split_k_small_problems(int M, int N, int K, float alpha, const elem_t* __r
     // after the stages (at a multiple of 1024 bytes, as the staging buffers' swizzle needs): each consumer
     // warpgroup's h8::EPI_BYTES for its epilogue, two staging buffers of TMA stores (unsplit launches) or the slices
     // of rows off the 32-byte grid (hopper.cuh)
-    const uint32_t smem_epi = EPI_IN_RING ? smem_a : smem_b + STAGES * B_BYTES;
+    const uint32_t smem_epi = smem_b + STAGES * B_BYTES;
 
     const int tiles_m = (M + BM - 1) / BM;
     const int tiles_n = (N + BN - 1) / BN;
@@ -163,8 +164,6 @@ hgemm_split_k_small_problems(int M, int N, int K, float alpha, const elem_t* __r
     if (S > 1 && (!H8_SPLIT || gridDim.x != (unsigned)(CL * ctiles_m * ctiles_n) ||
                   CL * ctiles_m * ctiles_n > (int)h8::SPLIT_FLAGS))
         __trap();  // a split launch must be one unit per CTA, one flag per tile, from a build that splits
-    if (EPI_IN_RING && units > ctas)
-        __trap();  // the ring holds the epilogue's buffers only after a CTA's one unit
     const int wg = warpgroup_index();
     const int wg_tid = threadIdx.x % 128;
     // unsplit launches write C by TMA stores where its rows are on 16 bytes and C is not read (h12's epilogue)
@@ -213,16 +212,18 @@ hgemm_split_k_small_problems(int M, int N, int K, float alpha, const elem_t* __r
                     const int s = it % STAGES;
                     const uint32_t bar = smem_u32(&full[s]);
                     mbar_wait(smem_u32(&empty[s]), ((it / STAGES) & 1) ^ 1);
-                    mbar_arrive_expect_tx(bar, A_BYTES + B_BYTES);
+                    mbar_arrive_expect_tx(bar, A_BYTES + B_LOADED);
                     if (CN > 1)  // the cluster row shares tile row tm: this CTA's BM / 2 rows of it, to the row
                         tma_load_2d_multicast(smem_a + s * A_BYTES + rn * (A_BYTES / 2), &tmap_a, bar, kt * BK,
                                               tm * BM + rn * (BM / 2), row_mask);
                     else
                         tma_load_2d(smem_a + s * A_BYTES, &tmap_a, bar, kt * BK, tm * BM);
                     if (CM > 1) {  // the cluster column shares tile column tn: this CTA's piece of B's box
-                        if (CM * B_PIECE == BN || rm * B_PIECE < BN)  // none where the pieces before it cover the box
-                            tma_load_2d_multicast(smem_b + s * B_BYTES + rm * (B_PIECE * 128), &tmap_b, bar,
-                                                  kt * BK, tn * BN + rm * B_PIECE, col_mask);
+                        if (CM * B_PIECE == BN || rm * B_PIECE < BN) {  // none where the pieces before cover the box
+                            const int row = BN % B_PIECE == 0 ? rm * B_PIECE : min(rm * B_PIECE, BN - B_PIECE);
+                            tma_load_2d_multicast(smem_b + s * B_BYTES + row * 128, &tmap_b, bar, kt * BK,
+                                                  tn * BN + row, col_mask);
+                        }
                     } else
                         tma_load_2d(smem_b + s * B_BYTES, &tmap_b, bar, kt * BK, tn * BN);
                 }
@@ -268,8 +269,6 @@ hgemm_split_k_small_problems(int M, int N, int K, float alpha, const elem_t* __r
             }
             wgmma_wait<0>();
             fence_regs(d);
-            if (EPI_IN_RING)  // every consumer's wgmmas have read the ring before any writes its buffers there
-                consumers_sync<CONSUMER_THREADS>();
             // the unit's last stage is free: the producer refills it while we store (none if the unit had no k-tile)
             if (k_end > k_begin && wg_tid == 0)
                 release((it - 1) % STAGES);
