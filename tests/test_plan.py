@@ -92,17 +92,15 @@ def test_the_fixtures_hold_the_recorded_sweeps():
     assert len(RECORDED) == 24 and len({label for _, label in RECORDED}) == 24
 
 
-# H100-record shapes that rule 7 takes and that no run of h9 as built now holds (the H200 sweep has neither; stage
-# rule7_44 runs them): unmeasured, so left out of the test below, never passed by it
-RULE_7_UNMEASURED = {"8192x4096x14336", "6144x6144x6144"}
-
-
-def test_the_h100_shapes_rule_7_takes_without_a_run_of_the_current_h9_are_exactly_the_named_ones():
+def test_the_h100_shapes_rule_7_takes_are_in_the_h200_sweep():
+    """Rule 7 rests on h9 as built since a6843cf: the H100 records' h9 cells measured the build before, so the H100
+    shapes the rule takes are held to the H200 sweep (below), which must hold them."""
     taken = {label for _, label in RECORDED if _choose(_shape(label)).plan.rule == 7}
-    assert taken - {label for _, label in H200_SWEPT} == RULE_7_UNMEASURED
+    assert taken == {"16384x4096x4096", "4096x11008x4096"}
+    assert taken <= {label for _, label in H200_SWEPT}
 
 
-@pytest.mark.parametrize("record,label", [x for x in RECORDED if x[1] not in RULE_7_UNMEASURED])
+@pytest.mark.parametrize("record,label", RECORDED)
 def test_the_plan_runs_within_3_percent_of_the_best_rung_at_every_recorded_h100_shape(record, label):
     summary = SweepSummary.from_dict(json.loads(SWEEPS[record].read_text()), record)
     shape = _shape(label)
@@ -117,7 +115,7 @@ def test_the_plan_runs_within_3_percent_of_the_best_rung_at_every_recorded_h100_
     if chosen.plan.rule == 7:
         # Rule 7 rests on h9 as it is since a6843cf (its consumers' wgmma descriptors in uniform registers): the
         # record's h9 cell measured the build before (at 8192^3 75.6% against h12's 102.4%). The H200 sweep of the
-        # current build holds the rule (below); an H100 shape it does not hold is unmeasured, never passed.
+        # current build holds the rule's shapes (the test above says it has them).
         assert chosen.spec.id == "h9"
         assert all(_h200_check(dt, label)[0] for dt in H200_SWEEP), label
         return
@@ -212,12 +210,17 @@ def test_rule_9_runs_h12_unpaired_where_it_beat_h6_in_turns_on_the_h200():
         assert h12.achieved_flops > h6.achieved_flops
 
 
-# The whole built-in sweep on the H200, fp16 and bf16, every variant in turns with cuBLAS in balanced rounds
-# (2026-11-29_h200_uniform, one call per dtype at 5ce3024: every rung as it is now, the plan's rules but rule 7).
-H200_SWEEP = {dt: RECORDS / "2026-11-29_h200_uniform" / f"{dt}_summary.json" for dt in ("fp16", "bf16")}
+# The whole built-in sweep on the H200, fp16 and bf16, every variant in turns with cuBLAS in balanced rounds, 0.3 s
+# per variant (2026-11-29_h200_rule7, one call per dtype at 13263a9: every rung and the plan's rules as they are now)
+H200_SWEEP = {dt: RECORDS / "2026-11-29_h200_rule7" / f"{dt}_summary.json" for dt in ("fp16", "bf16")}
 H200_SWEPT = [(dt, label) for dt, path in H200_SWEEP.items() for label in json.loads(path.read_text())["shapes"]]
 # issue 44 leaves out the shapes where cuBLAS collapsed (ran below half the best row)
 H200_COLLAPSED = {(dt, label) for dt, path in H200_SWEEP.items() for label in json.loads(path.read_text())["collapsed"]}
+RULE_7_RUNS = FIXTURES / "plan" / "h200_rule7"
+# Where the plan's rung ran more than 3% behind the best in the sweep: 8192^3 fp16, h12 (the plan's rung) 99.7%
+# against h9's 103.6%. The same pair in turns at 1 s per variant instead of 0.3 s reverses (call 6, below): the
+# sweep's 0.3 s is no verdict between them there.
+SWEEP_REVERSED_AT_1_S = {("fp16", "8192x8192x8192")}
 
 
 def test_the_h200_sweep_holds_every_built_in_shape_in_both_dtypes():
@@ -230,13 +233,14 @@ def test_the_h200_sweep_holds_every_built_in_shape_in_both_dtypes():
 
 @functools.cache
 def _h200_summary(dtype):
-    return SweepSummary.from_dict(json.loads(H200_SWEEP[dtype].read_text()), "h200_uniform")
+    return SweepSummary.from_dict(json.loads(H200_SWEEP[dtype].read_text()), "h200_rule7")
 
 
 def _h200_check(dtype, label):
     """(ok, message): the rung the plan chooses, in its own column of the H200 sweep (the plan's row is a second
-    measurement of the same build where the rule is the one the sweep ran), at or within 3% of the best row. Where the
-    rule sets parameters the rung's column ran its defaults, so the figure is the plan's own row (rule 3 at 1000^3)."""
+    measurement of the same build, test_the_h200_sweep_ran_the_plan_as_it_is), at or within 3% of the best row.
+    Where the rule sets parameters the rung's column ran its defaults, so the figure is the plan's own row (rule 3
+    at 1000^3)."""
     summary = _h200_summary(dtype)
     shape = _shape(label)
     chosen = _choose(shape, dtype=dtype)
@@ -247,16 +251,41 @@ def _h200_check(dtype, label):
                                      f"{chosen.plan.rule}; the best was {best_variant} at {best:.1f}%")
 
 
-@pytest.mark.parametrize("dtype,label", [x for x in H200_SWEPT if x not in H200_COLLAPSED])
+@pytest.mark.parametrize("dtype,label", [x for x in H200_SWEPT if x not in H200_COLLAPSED | SWEEP_REVERSED_AT_1_S])
 def test_the_plans_rung_is_the_best_or_within_3_percent_at_every_h200_sweep_shape(dtype, label):
     ok, message = _h200_check(dtype, label)
     assert ok, message
 
 
-def test_the_h200_sweep_ran_the_plan_as_it_is_but_for_rule_7():
-    """The plan's row of the sweep is the plan as it is wherever rule 7 (h9, added after the sweep) does not apply:
-    there the check above reads h9's column, the build the rule runs. Rule 7 takes the sweep's eight shapes where h9
-    led h12 or ran level with it, both dtypes."""
+def test_the_one_sweep_shape_past_3_percent_reverses_at_1_s_per_variant():
+    """The sweep shapes where the plan's rung ran more than 3% behind the best are exactly the named one, and there
+    h12 and h9 in turns (call 6, alternately 0.3 s and 1 s per variant, no energy windows) order as the budget says:
+    at 0.3 s h9 ahead of both h12 rows (104.7% against 100.4 and 102.6), at 1 s both h12 rows ahead of h9 by more
+    than 3% (102.5 and 102.7 against 96.6)."""
+    missed = {(dt, label) for dt, label in H200_SWEPT if (dt, label) not in H200_COLLAPSED
+              and not _h200_check(dt, label)[0]}
+    assert missed == SWEEP_REVERSED_AT_1_S
+    for dtype, label in SWEEP_REVERSED_AT_1_S:
+        assert _choose(_shape(label), dtype=dtype).spec.id == "h12"
+        short = _csv_pct(RULE_7_RUNS / f"call6_budget_{dtype}_{label}_0.3.csv")
+        long = _csv_pct(RULE_7_RUNS / f"call6_budget_{dtype}_{label}_1.csv")
+        assert short["pingpong"] > max(short["plan"], short["tma_store_epilogue"]), short
+        assert long["plan"] > long["pingpong"] / WITHIN and long["tma_store_epilogue"] > long["pingpong"] / WITHIN
+
+
+def test_the_h200_sweep_ran_the_plan_as_it_is():
+    """Each plan row of the sweep (its note, sweep_plan_notes.csv) ran the rung and rule the plan chooses now."""
+    with open(RULE_7_RUNS / "sweep_plan_notes.csv", newline="") as f:
+        rows = list(csv.DictReader(f))
+    assert {(r["dtype"], r["shape"]) for r in rows} == set(H200_SWEPT)
+    for r in rows:
+        chosen = _choose(_shape(r["shape"]), dtype=r["dtype"])
+        assert r["note"].startswith(f"plan: {chosen.spec.id} ") and f" by rule {chosen.plan.rule}:" in r["note"], r
+
+
+def test_rule_7_takes_the_sweeps_short_k_shapes_where_h9_led_or_ran_level():
+    """Rule 7 takes the sweep's five shapes of 4096 rows or more at K = 4096 past eight waves, where h9's column ran
+    within 3% of h12's or ahead, both dtypes (at 0.3 s per variant, the sweep's)."""
     for dtype in H200_SWEEP:
         summary = _h200_summary(dtype)
         taken = set()
@@ -271,13 +300,36 @@ def test_the_h200_sweep_ran_the_plan_as_it_is_but_for_rule_7():
 
 
 # The sweep's shapes rule 7 takes
-RULE_7_ON_H200 = {"8192x8192x8192", "16384x4096x4096", "4096x11008x4096", "16384x11008x4096", "16384x4096x11008",
-                  "4096x14336x4096", "16384x14336x4096", "16384x4096x14336"}
+RULE_7_ON_H200 = {"16384x4096x4096", "4096x11008x4096", "16384x11008x4096", "4096x14336x4096", "16384x14336x4096"}
+# Runs at 1 s per variant in turns beside cuBLAS, at shapes the rule was not made on (LLM layers), h12 and (calls 2
+# and 5) h9 beside the plan; call 5 re-ran two sweep shapes too
+RULE_7_LATER = sorted(RULE_7_RUNS.glob("call[125]_rule7_*.csv"))
+ROW_OF = {"h9": "pingpong", "h12": "tma_store_epilogue"}
+
+
+def test_the_runs_rule_7_was_not_made_on_are_there():
+    shapes = {p.stem.rsplit("_", 1)[1] for p in RULE_7_LATER}
+    assert len(RULE_7_LATER) == 12 and len(shapes) == 12
+    assert any(_choose(_shape(s)).plan.rule == 7 for s in shapes)  # the rule takes some
+    assert any(_shape(s).K > 4096 and _shape(s).M >= 4096 for s in shapes)  # and some are past its K bound
+
+
+@pytest.mark.parametrize("path", RULE_7_LATER, ids=lambda p: p.stem)
+def test_the_plans_rung_is_within_3_percent_of_h9_and_h12_at_the_later_runs(path):
+    """The rung the plan chooses now (h9 by rule 7, else h12), its row: the plan row where that row ran it (its note
+    says), else the rung's own row, at or within 3% of the best row of the run."""
+    label = path.stem.rsplit("_", 1)[1]
+    chosen = _choose(_shape(label))
+    assert chosen.spec.id in ROW_OF and not chosen.plan.params
+    pct, notes = _csv_pct(path), _csv_notes(path)
+    row = "plan" if notes["plan"].startswith(f"plan: {chosen.spec.id} ") else ROW_OF[chosen.spec.id]
+    best = max(v for name, v in pct.items() if not name.startswith("cublas"))
+    assert pct[row] >= WITHIN * best, (label, chosen.spec.id, pct)
 
 
 def test_the_h200_sweep_shows_why_rule_2_stops_at_one_wave_past_64_rows():
-    """At 128 x 11008 and 128 x 14336 x 4096 h11's tiles take three or four waves: h11's column 79-85%, the rung the
-    plan chooses (h13) 95.5-101.1%."""
+    """At 128 x 11008 and 128 x 14336 x 4096 h11's tiles take three or four waves: h11's column 80.3-86.1%, the rung
+    the plan chooses (h13) 95.3-97.4%."""
     for dtype in H200_SWEEP:
         summary = _h200_summary(dtype)
         for label in ("128x11008x4096", "128x14336x4096"):

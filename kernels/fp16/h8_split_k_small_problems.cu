@@ -46,9 +46,9 @@
 //    at 128 x 64 a CTA in 2 x 2 reads 12 KiB from L2 instead of 16 in pairs and 24 alone. At 128 x 72 in 4 x 2 (the
 //    decomposition cuBLAS runs at 1000^3: 2 x 4 clusters of 72 x 128 tiles, in its column-major terms) B's 72 rows
 //    are three pieces of 24 and the fourth CTA of the column loads none; in 2 x 2 they are pieces of 40 (5 atoms),
-//    the second at rows 32-71, eight rows written twice with the same bytes. A CTA's stage is written by its row (A) and
-//    its column (B), so `empty` counts the consumers of both, CM + CN - 1 CTAs, and each consumer releases a stage
-//    in its own CTA, its row and its column.
+//    the second at rows 32-71, eight rows written twice with the same bytes. A CTA's stage is written by its row (A)
+//    and its column (B), so `empty` counts the consumers of both, CM + CN - 1 CTAs, and each consumer releases a
+//    stage in its own CTA, its row and its column.
 // Limits: a split launch has at most SPLIT_FLAGS tiles, its pairs' tiles past N counted (the spec never asks for
 // more; the kernel traps rather than race); one split launch at a time per module (the flags are the module's).
 //
