@@ -4,14 +4,23 @@ No GPU: the timers are stand-ins on a simulated GPU whose clock falls as it runs
 stand-in Runner, as tests/test_reliability.py does.
 """
 
+import gzip
 import json
 import statistics
+from pathlib import Path
 
 import pytest
 
 from gemmprof.cli import main
 from gemmprof.measure import runner as runner_mod
-from gemmprof.measure.timing import TimingConfig, round_robin, time_interleaved
+from gemmprof.measure.timing import (
+    TURN_DRIFT_MIN_CALLS,
+    TimingConfig,
+    round_robin,
+    time_interleaved,
+    turn_drift,
+    turn_sizes,
+)
 from gemmprof.results.run import RunResult, VariantResult
 
 
@@ -304,3 +313,72 @@ def test_ctrl_c_while_verifying_leaves_no_verified_row_that_reads_as_finished(st
     assert exit_.value.code == 130
     saved = RunResult.from_dict(json.loads(out.read_text()))
     assert [v.status for v in saved.variants] == ["error"] and saved.variants[0].timing is None
+
+
+# -- a figure that depends on the turn's length ------------------------------------------------------------------
+BUDGET_RUNS = Path(__file__).resolve().parent / "fixtures" / "records" / "2026-11-29_h200_rule7"
+
+
+def _turns_of(label, budget):
+    """Each row's samples of a recorded run in turns (H200, 8192^3 fp16, plan h9 h12 beside cuBLAS, 10 rounds)
+    and its turns' sizes as round_robin timed them: the three probes first, then the rounds."""
+    with gzip.open(BUDGET_RUNS / f"budget_fp16_{label}_{budget}.json.gz", "rt") as f:
+        run = RunResult.from_dict(json.load(f))
+    assert run.timing_method["interleave_rounds"] == 10
+    return {v.name: (list(v.timing.samples_ms[3:]), turn_sizes(len(v.timing.samples_ms) - 3, 10))
+            for v in run.variants}
+
+
+def test_h9_slowing_after_a_third_of_each_1_s_turn_is_named_and_no_other_row_is():
+    """At 1 s per variant (turns of ~60 launches, 0.1 s) h9's launches ran 1.67 ms early in each turn and 1.83 ms
+    late; cuBLAS, h12 and the plan's row (h12) within 2.2%. At 0.3 s (turns of ~17) h9 never reached its slow state."""
+    long = {name: turn_drift(*turns) for name, turns in _turns_of("8192x8192x8192", 1).items()}
+    assert long["pingpong"] is not None and "slower" in long["pingpong"]
+    assert "ran 9.9% slower than early ones (median 1.830 against 1.666 ms)" in long["pingpong"]
+    assert [name for name, note in long.items() if note] == ["pingpong"]
+    short = {name: turn_drift(*turns) for name, turns in _turns_of("8192x8192x8192", 0.3).items()}
+    assert all(len(samples) >= 10 * TURN_DRIFT_MIN_CALLS for samples, _ in _turns_of("8192x8192x8192", 0.3).values())
+    assert short == dict.fromkeys(short)  # every turn judged, none drifted
+
+
+@pytest.mark.parametrize(("early", "late", "drifted"), [(1.0, 1.0, None), (1.0, 1.04, None), (1.0, 1.06, "slower"),
+                                                        (1.0, 0.9, "faster"), (1.0, 0.96, None)])
+def test_turn_drift_compares_the_first_and_last_third_of_each_turn(early, late, drifted):
+    sizes = turn_sizes(90, 3)  # three turns of 30
+    samples = [early if i % 30 < 15 else late for i in range(90)]
+    note = turn_drift(samples, sizes)
+    assert (note is None) if drifted is None else (drifted in note)
+
+
+def test_turns_too_short_to_split_in_thirds_are_not_judged():
+    sizes = turn_sizes(30, 3)  # turns of 10 < TURN_DRIFT_MIN_CALLS
+    assert max(sizes) < TURN_DRIFT_MIN_CALLS
+    assert turn_drift([1.0 if i % 10 < 5 else 2.0 for i in range(30)], sizes) is None
+
+
+def test_round_robin_times_the_turns_turn_sizes_gives():
+    got = []
+    round_robin([lambda n: got.append(n) or [1.0] * n], [23], 4)
+    assert got == [n for n in turn_sizes(23, 4) if n] and sum(turn_sizes(23, 4)) == 23
+
+
+def test_a_drifting_variant_in_turns_says_so_in_its_note(monkeypatch):
+    """The runner's interleaved timing judges each variant's turns (timing.turn_drift) and a drift reaches the
+    row's note, the row still ok: its figure is right, and depends on the turn's length."""
+    from gemmprof.measure import timing
+
+    judged = []
+
+    def drift(samples, sizes):
+        judged.append(sizes)
+        return "in turns, its launches late in each turn ran 9.8% slower" if len(judged) == 2 else None
+
+    monkeypatch.setattr(timing, "turn_drift", drift)
+    seen, calls = [], []
+    r = _numpy_runner(monkeypatch, seen, min_reps=40, max_reps=40, flush_l2=False, interleave_rounds=2, checks=0)
+    prepared = [runner_mod.Prepared(_gemm(n, calls), "fp32", "fp32", ("row", None), 1e-4) for n in ("a", "b")]
+    rows = [_row("a"), _row("b")]
+    r.time_together([(rows[0], prepared[0]), (rows[1], prepared[1])])
+    assert judged == [turn_sizes(37, 2)] * 2  # 40 launches less the 3 probes, in 2 turns
+    assert all(v.status == "ok" for v in rows)
+    assert "9.8% slower" not in (rows[0].message or "") and rows[1].message.endswith("9.8% slower")

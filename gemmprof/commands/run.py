@@ -95,7 +95,8 @@ def view_options(f):
                    f"{INTERLEAVE_ROUNDS} batches taken in turns, so clock drift reaches all alike. Under "
                    "the power cap a batch starts at the clock the one before it left (a light one lends the next "
                    "a faster clock): each round runs in a row of a balanced Latin square, so every variant "
-                   "follows every other one equally often.")
+                   "follows every other one equally often. A variant whose late launches in its turns ran more "
+                   "than 5% off its early ones says so in its note: its figure depends on the turn's length.")
 @click.option("--launch-once", is_flag=True, help="Verify, then launch each variant once in its NVTX range (for ncu).")
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default=None, help="Output format for the terminal.")
 @view_options

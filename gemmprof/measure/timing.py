@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import math
 import random
+import statistics
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -320,6 +321,7 @@ class TimedVariant:
     check_work_ms: float | None = None  # device time per call of the bench's check work (Bench.check_work)
     counted_from: int = 0  # the first batch whose calls the checks' cost counts (after a sustained warm-up)
     uncounted_ns: int = 0  # the bench's host time for the checks during a sustained warm-up (not counted)
+    notes: list[str] = field(default_factory=list)  # what a reader of the figure should know, no failure (turn_drift)
 
     def checks_s(self, bench_host_ns: int = 0) -> float:
         """What the checks cost this variant, in seconds: the timer's own (checks_ns), the bench's host time
@@ -537,16 +539,53 @@ def round_order(n: int, r: int) -> list[int]:
     return row[::-1] if k >= n else row
 
 
+def turn_sizes(reps: int, rounds: int) -> list[int]:
+    """A variant's reps launches as `rounds` batches of near-equal size (round_robin's turns, empty ones included)."""
+    return [reps * (r + 1) // rounds - reps * r // rounds for r in range(rounds)]
+
+
 def round_robin(timers: list[Callable[[int], list[float]]], reps: list[int], rounds: int) -> list[list[float]]:
-    """Variant i's reps[i] launches as `rounds` batches of near-equal size, the variants taking turns: round r
-    times batch r of each variant, in round_order(len(timers), r). timers[i](n) times n launches of variant i."""
+    """Variant i's reps[i] launches as `rounds` batches of near-equal size (turn_sizes), the variants taking turns:
+    round r times batch r of each variant, in round_order(len(timers), r). timers[i](n) times n launches of
+    variant i."""
     samples: list[list[float]] = [[] for _ in timers]
+    sizes = [turn_sizes(n, rounds) for n in reps]
     for r in range(rounds):
         for i in round_order(len(timers), r):
-            n = reps[i] * (r + 1) // rounds - reps[i] * r // rounds
-            if n:
-                samples[i] += timers[i](n)
+            if sizes[i][r]:
+                samples[i] += timers[i](sizes[i][r])
     return samples
+
+
+TURN_DRIFT = 0.05  # late launches of a turn this much slower (or faster) than early ones: the figure is the turn's
+TURN_DRIFT_MIN_CALLS = 12  # turns shorter than this are not judged (a third of a turn is then too few launches)
+
+
+def turn_drift(samples: list[float], sizes: list[int]) -> str | None:
+    """Whether a variant timed in turns ran differently late in its turns than early in them: its samples split
+    into turns (`sizes`, as round_robin timed them), the first and last third of each turn of at least
+    TURN_DRIFT_MIN_CALLS launches pooled, their medians compared. A difference past TURN_DRIFT means the figure
+    depends on how long each turn lasts: on the H200 h9 ran the last third of each 0.1 s turn 9.9% slower than the first
+    (benchmarks/2026-11-29_h200_rule7, section 2), so turns of 0.03 s and of 0.1 s ordered it differently against
+    h12. None where no drift shows or no turn is long enough to judge. Pure: tests feed it recorded samples."""
+    early: list[float] = []
+    late: list[float] = []
+    at = 0
+    for n in sizes:
+        turn = samples[at:at + n]
+        at += n
+        if n >= TURN_DRIFT_MIN_CALLS:
+            early += turn[: n // 3]
+            late += turn[n - n // 3:]
+    if not early:
+        return None
+    first, last = statistics.median(early), statistics.median(late)
+    change = last / first - 1
+    if abs(change) <= TURN_DRIFT:
+        return None
+    return (f"in turns, its launches late in each turn ran {abs(change):.1%} {'slower' if change > 0 else 'faster'} "
+            f"than early ones (median {last:.3f} against {first:.3f} ms): its figure depends on how long a turn "
+            f"lasts (a tenth of --budget); a longer --budget weighs the later state more")
 
 
 def time_interleaved(timers: list[Callable[[int], list[float]]], warm_ups: list[Callable[[], None]],
@@ -667,16 +706,18 @@ def time_together(benches: list, config: TimingConfig, ops: DeviceOps, reader=No
     targets = [repetitions(p, config) for p in probes]
     for t, target, p in zip(timers, targets, probes, strict=True):
         t.check_rate = _check_rate(config, target - len(p))
-    rest = round_robin(timers, [max(n - len(p), 0) for n, p in zip(targets, probes, strict=True)],
-                       max(config.interleave_rounds, 1))
+    reps = [max(n - len(p), 0) for n, p in zip(targets, probes, strict=True)]
+    rounds = max(config.interleave_rounds, 1)
+    rest = round_robin(timers, reps, rounds)
+    drifts = [turn_drift(r, turn_sizes(n, rounds)) if rounds > 1 else None for r, n in zip(rest, reps, strict=True)]
     extra = [t.check_one_more() if config.checks and not t.checked else [] for t in timers]
     after = reader.read(full=False) if reader is not None else None
     out = []
     t0 = _perf_ns()
     replaced = replaced_timers(timers_before) if timers_before is not None else []
     shared_ns += _perf_ns() - t0
-    for t, p, r, e, w, first, (counted, warm_ns, warm_host_ns) in zip(timers, probes, rest, extra, warm_ups, firsts,
-                                                                      uncounted, strict=True):
+    for t, p, r, e, w, first, (counted, warm_ns, warm_host_ns), drift in zip(timers, probes, rest, extra, warm_ups,
+                                                                             firsts, uncounted, drifts, strict=True):
         m = Measurement(tuple(p + r + e))
         t.look_again(m.median_ms, first)
         own = [b for b in t.batches[first:]]
@@ -694,7 +735,8 @@ def time_together(benches: list, config: TimingConfig, ops: DeviceOps, reader=No
                      for name in replaced]
         work = check_work_ms(t.bench, ops)
         spent = t.check_ns - warm_ns + _perf_ns() - t0 + (shared_ns if not out else 0)
-        out.append(TimedVariant(m, clocks, w, energy, t.batches, findings, spent, work, counted, warm_host_ns))
+        out.append(TimedVariant(m, clocks, w, energy, t.batches, findings, spent, work, counted, warm_host_ns,
+                                notes=[drift] if drift else []))
     return out
 
 
