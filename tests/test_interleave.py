@@ -382,3 +382,34 @@ def test_a_drifting_variant_in_turns_says_so_in_its_note(monkeypatch):
     assert judged == [turn_sizes(37, 2)] * 2  # 40 launches less the 3 probes, in 2 turns
     assert all(v.status == "ok" for v in rows)
     assert "9.8% slower" not in (rows[0].message or "") and rows[1].message.endswith("9.8% slower")
+
+
+def _h9_rows_at_1_s():
+    """h9's rows in the record's other runs at 1 s per variant (10 rounds): its own, and the plan's where the plan
+    ran h9 (rule 7 as it was then), each with its samples after the probes and its turns' sizes."""
+    out = {}
+    for path in sorted(BUDGET_RUNS.glob("call[125]_rule7_*.json.gz")):
+        with gzip.open(path, "rt") as f:
+            raw = json.load(f)
+        run = RunResult.from_dict(raw)
+        assert run.timing_method["interleave_rounds"] == 10 and "--budget 1 " in run.command
+        for v, r in zip(run.variants, raw["variants"], strict=True):
+            if v.name == "pingpong" or (r.get("plan") or {}).get("rung") == "h9":
+                samples = list(v.timing.samples_ms[3:])
+                out[(path.stem, v.name)] = (samples, turn_sizes(len(samples), 10))
+    return out
+
+
+def test_every_h9_row_at_1_s_ran_slower_late_in_its_turns_and_six_past_the_note():
+    """The record's claim: all 20 of h9's rows at 1 s ran slower in the last third of their turns than in the first
+    (1.2-9.5%), six of them past TURN_DRIFT, which the note names."""
+    rows = _h9_rows_at_1_s()
+    assert len(rows) == 20
+    changes = {}
+    for key, (samples, sizes) in rows.items():
+        early = [x for i, n in enumerate(sizes) for x in samples[sum(sizes[:i]):][: n // 3]]
+        late = [x for i, n in enumerate(sizes) for x in samples[sum(sizes[:i]) + n - n // 3:sum(sizes[:i + 1])]]
+        changes[key] = statistics.median(late) / statistics.median(early) - 1
+    assert all(0.01 < c < 0.1 for c in changes.values()), changes
+    named = {key for key, (samples, sizes) in rows.items() if turn_drift(samples, sizes)}
+    assert len(named) == 6 and named == {key for key, c in changes.items() if c > 0.05}
