@@ -336,6 +336,8 @@ def test_h9_slowing_after_a_third_of_each_1_s_turn_is_named_and_no_other_row_is(
     assert long["pingpong"] is not None and "slower" in long["pingpong"]
     assert "ran 9.9% slower than early ones (median 1.830 against 1.666 ms)" in long["pingpong"]
     assert [name for name, note in long.items() if note] == ["pingpong"]
+    other = {name: turn_drift(*turns) for name, turns in _turns_of("16384x4096x14336", 1).items()}
+    assert [name for name, note in other.items() if note] == ["pingpong"] and "11.4% slower" in other["pingpong"]
     short = {name: turn_drift(*turns) for name, turns in _turns_of("8192x8192x8192", 0.3).items()}
     assert all(len(samples) >= 10 * TURN_DRIFT_MIN_CALLS for samples, _ in _turns_of("8192x8192x8192", 0.3).values())
     assert short == dict.fromkeys(short)  # every turn judged, none drifted
