@@ -131,7 +131,7 @@ hgemm_split_k_small_problems(int M, int N, int K, float alpha, const elem_t* __r
 {
     constexpr uint32_t A_BYTES = BM * BK * 2;
     constexpr uint32_t B_BYTES = BN * BK * 2;
-    constexpr uint32_t B_LOADED = BN % B_PIECE == 0 ? B_BYTES : B_PIECES * B_PIECE * BK * 2;  // overlapping pieces
+    constexpr uint32_t B_LOADED = B_PIECES * B_PIECE * BK * 2;  // B_BYTES, or more where pieces overlap
 
     extern __shared__ uint8_t smem_raw[];
     __shared__ __align__(8) uint64_t full[STAGES];
@@ -220,6 +220,8 @@ hgemm_split_k_small_problems(int M, int N, int K, float alpha, const elem_t* __r
                         tma_load_2d(smem_a + s * A_BYTES, &tmap_a, bar, kt * BK, tm * BM);
                     if (CM > 1) {  // the cluster column shares tile column tn: this CTA's piece of B's box
                         if (CM * B_PIECE == BN || rm * B_PIECE < BN) {  // none where the pieces before cover the box
+                            // rm * B_PIECE where the pieces make up the box (the builds measured before the
+                            // overlap: a min there moves ptxas's schedule), else the last piece ends at BN
                             const int row = BN % B_PIECE == 0 ? rm * B_PIECE : min(rm * B_PIECE, BN - B_PIECE);
                             tma_load_2d_multicast(smem_b + s * B_BYTES + row * 128, &tmap_b, bar, kt * BK,
                                                   tn * BN + row, col_mask);
