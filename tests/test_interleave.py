@@ -20,6 +20,7 @@ from gemmprof.measure.timing import (
     time_interleaved,
     turn_drift,
     turn_sizes,
+    turn_thirds,
 )
 from gemmprof.results.run import RunResult, VariantResult
 
@@ -409,9 +410,8 @@ def test_every_h9_row_at_1_s_ran_slower_late_in_its_turns_and_six_past_the_note(
     assert len(rows) == 20
     changes = {}
     for key, (samples, sizes) in rows.items():
-        early = [x for i, n in enumerate(sizes) for x in samples[sum(sizes[:i]):][: n // 3]]
-        late = [x for i, n in enumerate(sizes) for x in samples[sum(sizes[:i]) + n - n // 3:sum(sizes[:i + 1])]]
-        changes[key] = statistics.median(late) / statistics.median(early) - 1
+        early, late = turn_thirds(samples, sizes)
+        changes[key] = late / early - 1
     assert all(0.01 < c < 0.1 for c in changes.values()), changes
     named = {key for key, (samples, sizes) in rows.items() if turn_drift(samples, sizes)}
     assert len(named) == 6 and named == {key for key, c in changes.items() if c > 0.05}

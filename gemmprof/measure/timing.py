@@ -561,13 +561,10 @@ TURN_DRIFT = 0.05  # late launches of a turn this much slower (or faster) than e
 TURN_DRIFT_MIN_CALLS = 12  # turns shorter than this are not judged (a third of a turn is then too few launches)
 
 
-def turn_drift(samples: list[float], sizes: list[int]) -> str | None:
-    """Whether a variant timed in turns ran differently late in its turns than early in them: its samples split
-    into turns (`sizes`, as round_robin timed them), the first and last third of each turn of at least
-    TURN_DRIFT_MIN_CALLS launches pooled, their medians compared. A difference past TURN_DRIFT means the figure
-    depends on how long each turn lasts: on the H200 h9 ran the last third of each 0.1 s turn 9.9% slower than the first
-    (benchmarks/2026-11-29_h200_rule7, section 2), so turns of 0.03 s and of 0.1 s ordered it differently against
-    h12. None where no drift shows or no turn is long enough to judge. Pure: tests feed it recorded samples."""
+def turn_thirds(samples: list[float], sizes: list[int]) -> tuple[float, float] | None:
+    """The median launch of the first third and of the last third of a variant's turns, pooled over its turns of
+    at least TURN_DRIFT_MIN_CALLS launches: its samples split into turns by `sizes`, as round_robin timed them.
+    None where no turn is long enough."""
     early: list[float] = []
     late: list[float] = []
     at = 0
@@ -577,9 +574,19 @@ def turn_drift(samples: list[float], sizes: list[int]) -> str | None:
         if n >= TURN_DRIFT_MIN_CALLS:
             early += turn[: n // 3]
             late += turn[n - n // 3:]
-    if not early:
+    return (statistics.median(early), statistics.median(late)) if early else None
+
+
+def turn_drift(samples: list[float], sizes: list[int]) -> str | None:
+    """Whether a variant timed in turns ran differently late in its turns than early in them (turn_thirds): a
+    difference past TURN_DRIFT means the figure depends on how long each turn lasts. On the H200 h9 ran the last
+    third of each 0.1 s turn 9.9% slower than the first (benchmarks/2026-11-29_h200_rule7, section 2), so turns
+    of 0.03 s and of 0.1 s ordered it differently against h12. None where no drift shows or no turn is long enough
+    to judge. Pure: tests feed it recorded samples."""
+    thirds = turn_thirds(samples, sizes)
+    if thirds is None:
         return None
-    first, last = statistics.median(early), statistics.median(late)
+    first, last = thirds
     change = last / first - 1
     if abs(change) <= TURN_DRIFT:
         return None
