@@ -393,11 +393,10 @@ def _h9_rows_at_1_s():
     out = {}
     for path in sorted(BUDGET_RUNS.glob("call[125]_rule7_*.json.gz")):
         with gzip.open(path, "rt") as f:
-            raw = json.load(f)
-        run = RunResult.from_dict(raw)
+            run = RunResult.from_dict(json.load(f))
         assert run.timing_method["interleave_rounds"] == 10 and "--budget 1 " in run.command
-        for v, r in zip(run.variants, raw["variants"], strict=True):
-            if v.name == "pingpong" or (r.get("plan") or {}).get("rung") == "h9":
+        for v in run.variants:
+            if v.name == "pingpong" or (v.plan is not None and v.plan.rung == "h9"):
                 samples = list(v.timing.samples_ms[3:])
                 out[(path.stem, v.name)] = (samples, turn_sizes(len(samples), 10))
     return out

@@ -217,6 +217,16 @@ H200_SWEPT = [(dt, label) for dt, path in H200_SWEEP.items() for label in json.l
 # issue 44 leaves out the shapes where cuBLAS collapsed (ran below half the best row)
 H200_COLLAPSED = {(dt, label) for dt, path in H200_SWEEP.items() for label in json.loads(path.read_text())["collapsed"]}
 RULE_7_RUNS = FIXTURES / "plan" / "h200_rule7"
+RULE_7_RECORD = RECORDS / "2026-11-29_h200_rule7"  # its runs' files (gzipped): the sweep's summaries, calls 1-2, 5-6
+
+
+def _run_rows(path):
+    """{row name: (% of its dtype's cuBLAS, the rung it ran)} of a gzipped run file; a plan row's rung is the one
+    its plan chose."""
+    with gzip.open(path, "rt") as f:
+        run = RunResult.from_dict(json.load(f))
+    return {v.name: (100 * v.achieved_flops / run.baseline_for(v.dtype).achieved_flops, v.plan.rung if v.plan else v.id)
+            for v in run.variants}
 # Where the plan's rung ran more than 3% behind the best in the sweep: 8192^3 fp16, h12 (the plan's rung) 99.7%
 # against h9's 103.6%. The same pair in turns at 1 s per variant instead of 0.3 s reverses (call 6, below): the
 # sweep's 0.3 s is no verdict between them there.
@@ -267,8 +277,8 @@ def test_the_one_sweep_shape_past_3_percent_reverses_at_1_s_per_variant():
     assert missed == SWEEP_REVERSED_AT_1_S
     for dtype, label in SWEEP_REVERSED_AT_1_S:
         assert _choose(_shape(label), dtype=dtype).spec.id == "h12"
-        short = _csv_pct(RULE_7_RUNS / f"call6_budget_{dtype}_{label}_0.3.csv")
-        long = _csv_pct(RULE_7_RUNS / f"call6_budget_{dtype}_{label}_1.csv")
+        short, long = ({name: pct for name, (pct, _) in _run_rows(RULE_7_RECORD / f"budget_{dtype}_{label}_{b}.json.gz")
+                        .items()} for b in ("0.3", "1"))
         assert short["pingpong"] > max(short["plan"], short["tma_store_epilogue"]), short
         assert long["plan"] > long["pingpong"] / WITHIN and long["tma_store_epilogue"] > long["pingpong"] / WITHIN
 
@@ -303,28 +313,32 @@ def test_rule_7_takes_the_sweeps_short_k_shapes_where_h9_led_or_ran_level():
 RULE_7_ON_H200 = {"16384x4096x4096", "4096x11008x4096", "16384x11008x4096", "4096x14336x4096", "16384x14336x4096"}
 # Runs at 1 s per variant in turns beside cuBLAS, at shapes the rule was not made on (LLM layers), h12 and (calls 2
 # and 5) h9 beside the plan; call 5 re-ran two sweep shapes too
-RULE_7_LATER = sorted(RULE_7_RUNS.glob("call[125]_rule7_*.csv"))
-ROW_OF = {"h9": "pingpong", "h12": "tma_store_epilogue"}
+RULE_7_LATER = sorted(RULE_7_RECORD.glob("call[125]_rule7_*.json.gz"))
+
+
+def _later_shape(path):
+    return path.name.removesuffix(".json.gz").rsplit("_", 1)[1]
 
 
 def test_the_runs_rule_7_was_not_made_on_are_there():
-    shapes = {p.stem.rsplit("_", 1)[1] for p in RULE_7_LATER}
+    shapes = {_later_shape(p) for p in RULE_7_LATER}
     assert len(RULE_7_LATER) == 12 and len(shapes) == 12
     assert any(_choose(_shape(s)).plan.rule == 7 for s in shapes)  # the rule takes some
     assert any(_shape(s).K > 4096 and _shape(s).M >= 4096 for s in shapes)  # and some are past its K bound
 
 
-@pytest.mark.parametrize("path", RULE_7_LATER, ids=lambda p: p.stem)
+@pytest.mark.parametrize("path", RULE_7_LATER, ids=lambda p: p.name.removesuffix(".json.gz"))
 def test_the_plans_rung_is_within_3_percent_of_h9_and_h12_at_the_later_runs(path):
-    """The rung the plan chooses now (h9 by rule 7, else h12), its row: the plan row where that row ran it (its note
-    says), else the rung's own row, at or within 3% of the best row of the run."""
-    label = path.stem.rsplit("_", 1)[1]
+    """The rung the plan chooses now (h9 by rule 7, else h12), its row: the plan row where that row ran it (the
+    rung its plan chose then), else the rung's own row, at or within 3% of the best row of the run."""
+    label = _later_shape(path)
     chosen = _choose(_shape(label))
-    assert chosen.spec.id in ROW_OF and not chosen.plan.params
-    pct, notes = _csv_pct(path), _csv_notes(path)
-    row = "plan" if notes["plan"].startswith(f"plan: {chosen.spec.id} ") else ROW_OF[chosen.spec.id]
-    best = max(v for name, v in pct.items() if not name.startswith("cublas"))
-    assert pct[row] >= WITHIN * best, (label, chosen.spec.id, pct)
+    assert chosen.spec.id in ("h9", "h12") and not chosen.plan.params
+    rows = _run_rows(path)
+    row = "plan" if rows["plan"][1] == chosen.spec.id else \
+        next(name for name, (_, rung) in rows.items() if name != "plan" and rung == chosen.spec.id)
+    best = max(pct for name, (pct, _) in rows.items() if not name.startswith("cublas"))
+    assert rows[row][0] >= WITHIN * best, (label, chosen.spec.id, rows)
 
 
 def test_the_h200_sweep_shows_why_rule_2_stops_at_one_wave_past_64_rows():
