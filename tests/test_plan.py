@@ -70,11 +70,21 @@ def _h11_split_before(shape):
 H11_SPLIT_RUNS = sorted((FIXTURES / "plan" / "h200_h11_split").glob("*.csv"))
 
 
-def _pct_in_run(path, variant):
+def _load_run(path):
     with gzip.open(path, "rt") as f:
-        run = RunResult.from_dict(json.load(f))
-    row = next(v for v in run.variants if v.name == variant)
-    return 100 * row.achieved_flops / run.baseline_for(row.dtype).achieved_flops
+        return RunResult.from_dict(json.load(f))
+
+
+def _run_rows(path):
+    """{row name: (% of its dtype's cuBLAS, the rung it ran)} of a gzipped run file; a plan row's rung is the one
+    its plan chose."""
+    run = _load_run(path)
+    return {v.name: (100 * v.achieved_flops / run.baseline_for(v.dtype).achieved_flops, v.plan.rung if v.plan else v.id)
+            for v in run.variants}
+
+
+def _pct_in_run(path, variant):
+    return _run_rows(path)[variant][0]
 
 
 def _measured(summary, variant, shape):
@@ -171,8 +181,7 @@ RULE_PARAMS_RUNS = {label: RECORDS / "2026-11-28_h200_plan" / f"fp16_{label}_h12
 
 
 def _run_row(path, variant):
-    with gzip.open(path, "rt") as f:
-        run = RunResult.from_dict(json.load(f))
+    run = _load_run(path)
     return run, next(v for v in run.variants if v.name == variant)
 
 
@@ -219,14 +228,6 @@ H200_COLLAPSED = {(dt, label) for dt, path in H200_SWEEP.items() for label in js
 RULE_7_RUNS = FIXTURES / "plan" / "h200_rule7"
 RULE_7_RECORD = RECORDS / "2026-11-29_h200_rule7"  # its runs' files (gzipped): the sweep's summaries, calls 1-2, 5-6
 
-
-def _run_rows(path):
-    """{row name: (% of its dtype's cuBLAS, the rung it ran)} of a gzipped run file; a plan row's rung is the one
-    its plan chose."""
-    with gzip.open(path, "rt") as f:
-        run = RunResult.from_dict(json.load(f))
-    return {v.name: (100 * v.achieved_flops / run.baseline_for(v.dtype).achieved_flops, v.plan.rung if v.plan else v.id)
-            for v in run.variants}
 # Where the plan's rung ran more than 3% behind the best in the sweep: 8192^3 fp16, h12 (the plan's rung) 99.7%
 # against h9's 103.6%. The same pair in turns at 1 s per variant instead of 0.3 s reverses (call 6, below): the
 # sweep's 0.3 s is no verdict between them there.
