@@ -434,30 +434,6 @@ def test_h8_with_b_in_pieces_verifies_on_the_gpu(runner, tmp_path, dtype, tile):
         assert row["status"] == "ok" and row["rel_error"] < 1e-3, (args, row)
 
 
-
-@needs_gpu
-@pytest.mark.parametrize("dtype", ["fp16", "bf16"])
-@pytest.mark.parametrize("wait", [["RING_POS=1"], ["RING_POS=1", "MBAR_SUSPEND_NS=10000000"]])
-def test_h8_with_its_ring_position_carried_verifies_on_the_gpu(runner, tmp_path, dtype, wait):
-    """The stage and phase carried from k-tile to k-tile (RING_POS) and waits with a suspend-time hint
-    (MBAR_SUSPEND_NS), at rule 3's tile (128 x 80 in 2 x 2, 7 stages: the phase flips mid-unit), a persistent walk
-    that carries the position across units (4095 x 4097), beta, and skinny launches split in two, alone and in
-    clusters."""
-    needs_hopper()
-    wait = [arg for p in wait for arg in ("--param", p)]
-    rule3 = ["--param", "BN=80", "--param", "CLUSTER_M=2", "--param", "STAGES=7"]
-    for tile, args in ((rule3, ["--size", "1000"]), (rule3, ["-m", "1000", "-n", "1000", "-k", "2000"]),
-                       (rule3, ["-m", "4095", "-n", "4097", "-k", "1024"]),
-                       (rule3, ["-m", "300", "-n", "520", "-k", "136", "--alpha", "1.5", "--beta", "-0.5"]),
-                       ([], ["-m", "16", "-n", "4096", "-k", "4096"]), (rule3, ["-m", "150", "-n", "1000", "-k", "4096"]),
-                       ([], ["--size", "1024"])):
-        out = tmp_path / "pos.json"
-        r = invoke(runner, ["run", "h8", *tile, *wait, "--param", "SPLIT_MAX=2", "--dtype", dtype, *args,
-                            *VERIFY_ONLY, "-o", str(out)])
-        assert r.exit_code == 0, r.output
-        row = json.loads(out.read_text())["variants"][0]
-        assert row["status"] == "ok" and row["rel_error"] < 1e-3, (args, row)
-
 def test_explain_counts_multicast_among_h8s_techniques():
     # h8 pairs its CTAs by TMA multicast where rows are off 128-byte lines: explain must not propose multicast as
     # the next step from h8, and counts it among what h8 applies (beside h6's techniques and split-K)

@@ -99,11 +99,6 @@
 #ifndef GROUP_M
 #define GROUP_M 16
 #endif
-// RING_POS = 1 (an experiment): producer and consumers carry their stage and phase (hopper.cuh, RingPos) instead of
-// deriving them from a count of k-tiles (it % STAGES, (it / STAGES) & 1) before every wait
-#ifndef RING_POS
-#define RING_POS 0
-#endif
 #define BM (64 * CONSUMERS)
 #define CONSUMER_THREADS (128 * CONSUMERS)
 
@@ -209,24 +204,14 @@ hgemm_split_k_small_problems(int M, int N, int K, float alpha, const elem_t* __r
 #endif
         if (wg_tid == 0) {
             int it = 0;  // k-tiles issued so far by this CTA, over all its units
-#if RING_POS
-            RingPos<STAGES> pos;  // the stage and phase of k-tile it
-#endif
             for (int u = cta; u < units; u += ctas) {
                 int slice, tile, tm, tn;
                 unit_tile(u, slice, tile, tm, tn);
                 const int k_end = (int)((long long)(slice + 1) * KT / S);
                 for (int kt = (int)((long long)slice * KT / S); kt < k_end; ++kt, ++it) {
-#if RING_POS
-                    const int s = pos.stage;
-                    const uint32_t bar = smem_u32(&full[s]);
-                    mbar_wait(smem_u32(&empty[s]), pos.phase ^ 1);
-                    pos.advance();
-#else
                     const int s = it % STAGES;
                     const uint32_t bar = smem_u32(&full[s]);
                     mbar_wait(smem_u32(&empty[s]), ((it / STAGES) & 1) ^ 1);
-#endif
                     mbar_arrive_expect_tx(bar, A_BYTES + B_LOADED);
                     if (CN > 1)  // the cluster row shares tile row tm: this CTA's BM / 2 rows of it, to the row
                         tma_load_2d_multicast(smem_a + s * A_BYTES + rn * (A_BYTES / 2), &tmap_a, bar, kt * BK,
@@ -269,17 +254,6 @@ hgemm_split_k_small_problems(int M, int N, int K, float alpha, const elem_t* __r
         // 92.5-95.2% of cuBLAS against 89.0-91.0% (benchmarks/2026-11-29_h200_cublas_decompositions, section 9)
         const StageDescs<A_BYTES, B_BYTES> descs(smem_a + c * 64 * 128, smem_b);
         int it = 0;
-#if RING_POS
-        RingPos<STAGES> pos;  // the stage and phase of k-tile it
-        int last = 0;         // the stage of k-tile it - 1
-#define H8_STAGE pos.stage
-#define H8_PHASE pos.phase
-#define H8_LAST last
-#else
-#define H8_STAGE (it % STAGES)
-#define H8_PHASE ((it / STAGES) & 1)
-#define H8_LAST ((it - 1) % STAGES)
-#endif
         for (int u = cta; u < units; u += ctas) {
             int slice, tile, tm, tn;
             unit_tile(u, slice, tile, tm, tn);
@@ -290,20 +264,16 @@ hgemm_split_k_small_problems(int M, int N, int K, float alpha, const elem_t* __r
             for (int i = 0; i < BN / 2; ++i)
                 d[i] = 0.0f;
             for (int kt = k_begin; kt < k_end; ++kt, ++it) {
-                const int s = H8_STAGE;
-                wgmma_ktile<BN, BK>(d, smem_u32(&full[s]), H8_PHASE, descs.a(s), descs.b(s));
+                const int s = it % STAGES;
+                wgmma_ktile<BN, BK>(d, smem_u32(&full[s]), (it / STAGES) & 1, descs.a(s), descs.b(s));
                 if (kt > k_begin && wg_tid == 0)
-                    release(H8_LAST);
-#if RING_POS
-                last = s;
-                pos.advance();
-#endif
+                    release((it - 1) % STAGES);
             }
             wgmma_wait<0>();
             fence_regs(d);
             // the unit's last stage is free: the producer refills it while we store (none if the unit had no k-tile)
             if (k_end > k_begin && wg_tid == 0)
-                release(H8_LAST);
+                release((it - 1) % STAGES);
             if ((CN > 1 && tn * BN >= N) || (CM > 1 && tm * BM >= M))  // a tile of the cluster past N or M
                 continue;
             if (by_tma) {

@@ -62,23 +62,9 @@ __device__ __forceinline__ void mbar_arrive(uint32_t bar)
     asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
 }
 
-// Spin until the phase with the given parity has completed. A build with -DMBAR_SUSPEND_NS=T (T > 0) passes T
-// to each try_wait as its suspend-time hint: a waiting warp may sleep up to T ns instead of retrying (an
-// experiment, off by default).
-#ifndef MBAR_SUSPEND_NS
-#define MBAR_SUSPEND_NS 0
-#endif
+// Spin until the phase with the given parity has completed.
 __device__ __forceinline__ void mbar_wait(uint32_t bar, uint32_t parity)
 {
-#if MBAR_SUSPEND_NS > 0
-    asm volatile(
-        "{\n.reg .pred done;\n"
-        "WAIT_%=:\n"
-        "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1, %2;\n"
-        "@!done bra WAIT_%=;\n}\n" ::"r"(bar),
-        "r"(parity), "n"(MBAR_SUSPEND_NS)
-        : "memory");
-#else
     asm volatile(
         "{\n.reg .pred done;\n"
         "WAIT_%=:\n"
@@ -86,7 +72,6 @@ __device__ __forceinline__ void mbar_wait(uint32_t bar, uint32_t parity)
         "@!done bra WAIT_%=;\n}\n" ::"r"(bar),
         "r"(parity)
         : "memory");
-#endif
 }
 
 // ---- TMA: one 2D box of the tensor map into shared memory, completing on an mbarrier ----
@@ -191,22 +176,6 @@ __device__ __forceinline__ void barriers_set_up()
     else
         __syncthreads();
 }
-
-// A position in a ring of RING stages: the stage and the parity of its current phase, carried from one k-tile to
-// the next (as CUTLASS's PipelineState) instead of it % RING and (it / RING) & 1 from a count of k-tiles, which for
-// a RING that is not a power of two costs a multiply-high and shifts before every wait.
-template <int RING>
-struct RingPos {
-    int stage = 0;
-    uint32_t phase = 0;
-    __device__ __forceinline__ void advance()
-    {
-        if (++stage == RING) {
-            stage = 0;
-            phase ^= 1;
-        }
-    }
-};
 
 template <int RING>  // the ring's stages (not named STAGES: the rungs' -DSTAGES would replace it)
 __device__ __forceinline__ void producer_tail(const uint64_t* empty, int issued)
