@@ -477,3 +477,23 @@ def test_an_interleaved_sweep_times_each_shapes_variants_in_turns(tmp_path):
                                    "--shapes", "1024", "--out-dir", str(tmp_path / "x")])
     assert out.exit_code != 0 and "sets --interleave itself" in str(out.exception)
     assert "--interleave" in CliRunner().invoke(cli, ["sweep", "--help"]).output
+
+
+def test_the_sweeps_default_budget_is_runs_and_reaches_each_child(tmp_path):
+    """A sweep times each variant as long as `gemmprof run` does by default (1 s): at 0.3 s, in turns of 0.03 s, h9
+    read ahead of h12 where at 1 s it ran behind (benchmarks/2026-11-29_h200_sweep_1s)."""
+    from click.testing import CliRunner
+
+    from gemmprof.cli import cli
+    from gemmprof.commands import run, sweep
+
+    def default(command):
+        return next(p.default for p in command.command.params if p.name == "budget")
+
+    assert default(sweep) == default(run) == 1.0
+    out = CliRunner().invoke(cli, ["sweep", "13", "--dtype", "fp32", "--stand-in", "--shapes", "1024", "--out-dir",
+                                   str(tmp_path / "s"), "--no-plot"])
+    assert out.exit_code == 0, out.output
+    (path,) = (tmp_path / "s").glob("run_*.json")
+    command = json.loads(path.read_text())["command"].split()  # the child's command line, as the stand-in ran it
+    assert command[command.index("--budget") + 1] == "1.0"

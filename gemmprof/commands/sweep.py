@@ -49,8 +49,9 @@ def _run_dtypes() -> tuple[str, ...]:
                    "GEMMs at each of --tokens (see docs/sweep.md; examples/models/ has some).")
 @click.option("--tokens", default=None, metavar="T,T,...",
               help="Token counts (M) of the --model GEMMs [default: 1,16,128,1024,8192].")
-@click.option("--budget", type=FiniteFloat(positive=True, maximum=3600), default=0.3, show_default=True,
-              help="Seconds of timed launches per variant and shape (gemmprof run --budget).")
+@click.option("--budget", type=FiniteFloat(positive=True, maximum=3600), default=1.0, show_default=True,
+              help="Seconds of timed launches per variant and shape (gemmprof run --budget, the same default). "
+                   "Shorter turns in --interleave can catch a kernel before it slows (docs/sweep.md).")
 @click.option("--precision", type=FiniteFloat(minimum=0, maximum=100), default=None, metavar="PCT",
               help="gemmprof run --precision: stop timing a variant once its median is known to +-PCT percent.")
 @click.option("--max-reps", type=WholeNumber(1, 10 ** 6), default=None,

@@ -1,4 +1,4 @@
-# stage sweep44: the built-in shape list, fp16 and bf16, every Hopper rung that a plan rule names (h6 h8 h9 h11 h12 h13) and the planning entry `plan`, beside cuBLAS, all in turns (--interleave), 1 s per variant (SWEEP_BUDGET; 0.3 s, the sweep's default, ordered h9 and h12 otherwise: benchmarks/2026-11-29_h200_sweep_1s); sustained regime (gemmprof run's default), no energy window
+# stage sweep44: the built-in shape list, fp16 and bf16, every Hopper rung that a plan rule names (h6 h8 h9 h11 h12 h13) and the planning entry `plan`, beside cuBLAS, all in turns (--interleave), 1 s per variant (SWEEP_BUDGET, the sweep's default; at 0.3 s h9 and h12 ordered otherwise: benchmarks/2026-11-29_h200_sweep_1s); sustained regime (gemmprof run's default), no energy window
 # sourced by scripts/gpu_batch.sh (step, GP, B, SIZE come from there). SWEEP44_FROM=DIR (carried): the finished runs
 # of an earlier call (DIR/fp16, DIR/bf16), copied in first; the sweep resumes after them. (At 1 s per variant the run
 # files come to about 2.4 MB a shape, past what a call carries: give a later call the shapes left in SWEEP44_SHAPES.)
