@@ -326,6 +326,24 @@ def test_h9_led_the_dropped_rules_shapes_at_0_3_s_per_variant_and_h12_kept_up_at
     assert _column(long, "pingpong", shape) < WITHIN * long.best_at(shape)[1]
 
 
+
+def test_h9_ran_slower_than_h12_in_every_energy_window_at_the_power_cap():
+    """Why h12 keeps up at 1 s: each run's energy window times a variant alone for about 1.5 s at the power cap
+    (690-700 W). There h9 took 1.7-9.2% longer per call than h12 at all nine shapes where both ran (calls 2 and 5),
+    also at 8192 x 18944 x 3584, where in turns it ran ahead, and it did less work per joule at every one."""
+    runs = [p for p in LATER_RUNS if "pingpong" in _run_rows(p)]
+    assert len(runs) == 9
+    ahead_in_turns = []
+    for path in runs:
+        rows = {v.name: v for v in _load_run(path).variants}
+        h9, h12 = rows["pingpong"], rows["tma_store_epilogue"]
+        assert h9.energy.power_w > 680 and h12.energy.power_w > 680 and h9.energy.seconds > 1.4  # at the cap, ~1.5 s
+        assert 1.015 < h9.energy.ms_per_call / h12.energy.ms_per_call < 1.095, path.name
+        assert h9.energy.joules_per_call > h12.energy.joules_per_call, path.name
+        if h9.timing.median_ms < h12.timing.median_ms:
+            ahead_in_turns.append(_later_shape(path))
+    assert ahead_in_turns == ["8192x18944x3584"]
+
 # Runs at 1 s per variant in turns beside cuBLAS at twelve LLM shapes the rules were not made on
 # (2026-11-29_h200_rule7, calls 1, 2 and 5: plan and h12, with h9 in calls 2 and 5; two of them sweep shapes)
 LATER_RUNS = sorted(RULE_7_RECORD.glob("call[125]_rule7_*.json.gz"))
