@@ -13,16 +13,9 @@ import pytest
 
 from gemmprof.cli import main
 from gemmprof.measure import runner as runner_mod
-from gemmprof.measure.timing import (
-    TURN_DRIFT_MIN_CALLS,
-    TimingConfig,
-    round_robin,
-    time_interleaved,
-    turn_drift,
-    turn_sizes,
-    turn_thirds,
-)
+from gemmprof.measure.timing import TimingConfig, round_robin, time_interleaved, turn_drift, turn_sizes
 from gemmprof.results.run import RunResult, VariantResult
+from gemmprof.results.stages import TURN_DRIFT_MIN_CALLS, Measurement, turn_thirds
 
 
 def test_round_robin_takes_turns_and_times_every_repetition():
@@ -382,8 +375,10 @@ def test_a_drifting_variant_in_turns_says_so_in_its_note(monkeypatch):
     prepared = [runner_mod.Prepared(_gemm(n, calls), "fp32", "fp32", ("row", None), 1e-4) for n in ("a", "b")]
     rows = [_row("a"), _row("b")]
     r.time_together([(rows[0], prepared[0]), (rows[1], prepared[1])])
-    assert judged == [turn_sizes(37, 2)] * 2  # 40 launches less the 3 probes, in 2 turns
+    assert judged == [tuple(turn_sizes(37, 2))] * 2  # 40 launches less the 3 probes, in 2 turns
     assert all(v.status == "ok" for v in rows)
+    # each row's timing keeps where its turns are (after the 3 probes), so a later reader can judge them again
+    assert all((v.timing.turns_from, v.timing.turns) == (3, (18, 19)) for v in rows)
     assert "9.8% slower" not in (rows[0].message or "") and rows[1].message.endswith("9.8% slower")
 
 
@@ -414,3 +409,61 @@ def test_every_h9_row_at_1_s_ran_slower_late_in_its_turns_and_six_past_the_note(
     assert all(0.01 < c < 0.1 for c in changes.values()), changes
     named = {key for key, (samples, sizes) in rows.items() if turn_drift(samples, sizes)}
     assert len(named) == 6 and named == {key for key, c in changes.items() if c > 0.05}
+
+
+def _with_turns(run, rounds=10):
+    """The recorded run with each row's turns marked as round_robin timed them (runs since write them themselves)."""
+    for v in run.variants:
+        n = len(v.timing.samples_ms) - 3
+        v.timing = Measurement(v.timing.samples_ms, 3, tuple(turn_sizes(n, rounds)))
+    return run
+
+
+def test_a_run_file_keeps_its_turns_and_reads_them_back_as_the_same_drift(tmp_path):
+    with gzip.open(BUDGET_RUNS / "budget_fp16_8192x8192x8192_1.json.gz", "rt") as f:
+        run = _with_turns(RunResult.from_dict(json.load(f)))
+    h9 = next(v for v in run.variants if v.name == "pingpong")
+    assert round(h9.timing.turn_drift, 3) == 0.099  # 1.830 against 1.666 ms, as the run's note said
+    again = RunResult.from_dict(json.loads(json.dumps(run.to_dict())))
+    assert [v.timing for v in again.variants] == [v.timing for v in run.variants]
+    assert [v.timing.turn_drift for v in again.variants] == [v.timing.turn_drift for v in run.variants]
+    untimed_in_turns = Measurement((1.0, 2.0, 3.0))
+    assert untimed_in_turns.turn_drift is None and "turns" not in untimed_in_turns.to_dict()  # files as before
+
+
+@pytest.mark.parametrize(("edit", "problem"), [
+    ({"turns": [30, 40]}, "timing.turns: 70 launches from sample 3 on, past its 60 samples"),
+    ({"turns": [10, -1]}, "timing.turns: expected a list of integers >= 0"),
+    ({"turns": "10"}, "timing.turns: expected a list of integers >= 0"),
+    ({"turns_from": -2}, "timing.turns_from: expected an integer >= 0"),
+])
+def test_turns_that_do_not_fit_the_samples_are_one_clear_error(edit, problem):
+    from gemmprof.errors import InputError
+
+    timing = {"samples_ms": [1.0] * 60, "turns_from": 3, "turns": [20, 20]} | edit
+    with pytest.raises(InputError) as e:
+        Measurement.from_dict(timing, "variants[1].timing")
+    assert str(e.value).startswith(f"variants[1].{problem}"), str(e.value)
+
+
+def test_a_sweep_names_the_variant_whose_figure_depends_on_the_turns():
+    """The sweep's summary keeps each cell's drift (late launches of its turns against early ones) and its headline
+    names the variants past TURN_DRIFT, with the range: h9 alone in the 1 s runs (8192^3 and 16384 x 4096 x 14336),
+    none in the 0.3 s one, whose turns never reach h9's slow state."""
+    from gemmprof.render.sweep_tables import headline_table
+    from gemmprof.results.sweep import SweepSummary, summarize
+
+    def run_of(label, budget):
+        with gzip.open(BUDGET_RUNS / f"budget_fp16_{label}_{budget}.json.gz", "rt") as f:
+            return f"{label}_{budget}", _with_turns(RunResult.from_dict(json.load(f)))
+
+    long = summarize([run_of("8192x8192x8192", 1), run_of("16384x4096x14336", 1)], "fp16")
+    assert list(long.drifted()) == ["pingpong"]
+    assert [round(c.drift, 3) for c in long.drifted()["pingpong"]] == [0.099, 0.114]
+    assert all(c.drift is not None for c in long.cells)  # every row judged, the others within 5%
+    again = SweepSummary.from_dict(json.loads(json.dumps(long.to_dict())), "again")
+    assert again.drifted() == long.drifted()
+    notes = headline_table([long]).notes
+    assert any("pingpong at 2 of 2 shapes (9.9%-11.4% slower late)" in n for n in notes), notes
+    short = summarize([run_of("8192x8192x8192", 0.3)], "fp16")
+    assert short.drifted() == {} and not any("depend on how long a turn" in n for n in headline_table([short]).notes)

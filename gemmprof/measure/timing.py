@@ -17,7 +17,6 @@ from __future__ import annotations
 import contextlib
 import math
 import random
-import statistics
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -26,6 +25,7 @@ from gemmprof.measure import nvtx
 from gemmprof.measure.settle import SettleRule, judge
 from gemmprof.results.clocks import ClockRecord, EnergyRecord, WarmUpRecord
 from gemmprof.results.run import Measurement
+from gemmprof.results.stages import TURN_DRIFT, turn_thirds
 
 _perf_ns = time.perf_counter_ns  # taken when gemmprof's timing is imported, before any user code
 _sleep = time.sleep
@@ -557,26 +557,6 @@ def round_robin(timers: list[Callable[[int], list[float]]], reps: list[int], rou
     return samples
 
 
-TURN_DRIFT = 0.05  # late launches of a turn this much slower (or faster) than early ones: the figure is the turn's
-TURN_DRIFT_MIN_CALLS = 12  # turns shorter than this are not judged (a third of a turn is then too few launches)
-
-
-def turn_thirds(samples: list[float], sizes: list[int]) -> tuple[float, float] | None:
-    """The median launch of the first third and of the last third of a variant's turns, pooled over its turns of
-    at least TURN_DRIFT_MIN_CALLS launches: its samples split into turns by `sizes`, as round_robin timed them.
-    None where no turn is long enough."""
-    early: list[float] = []
-    late: list[float] = []
-    at = 0
-    for n in sizes:
-        turn = samples[at:at + n]
-        at += n
-        if n >= TURN_DRIFT_MIN_CALLS:
-            early += turn[: n // 3]
-            late += turn[n - n // 3:]
-    return (statistics.median(early), statistics.median(late)) if early else None
-
-
 def turn_drift(samples: list[float], sizes: list[int]) -> str | None:
     """Whether a variant timed in turns ran differently late in its turns than early in them (turn_thirds): a
     difference past TURN_DRIFT means the figure depends on how long each turn lasts. On the H200 h9 ran the last
@@ -716,16 +696,17 @@ def time_together(benches: list, config: TimingConfig, ops: DeviceOps, reader=No
     reps = [max(n - len(p), 0) for n, p in zip(targets, probes, strict=True)]
     rounds = max(config.interleave_rounds, 1)
     rest = round_robin(timers, reps, rounds)
-    drifts = [turn_drift(r, turn_sizes(n, rounds)) if rounds > 1 else None for r, n in zip(rest, reps, strict=True)]
+    sizes = [tuple(turn_sizes(n, rounds)) if rounds > 1 else () for n in reps]
+    drifts = [turn_drift(r, s) if s else None for r, s in zip(rest, sizes, strict=True)]
     extra = [t.check_one_more() if config.checks and not t.checked else [] for t in timers]
     after = reader.read(full=False) if reader is not None else None
     out = []
     t0 = _perf_ns()
     replaced = replaced_timers(timers_before) if timers_before is not None else []
     shared_ns += _perf_ns() - t0
-    for t, p, r, e, w, first, (counted, warm_ns, warm_host_ns), drift in zip(timers, probes, rest, extra, warm_ups,
-                                                                             firsts, uncounted, drifts, strict=True):
-        m = Measurement(tuple(p + r + e))
+    for t, p, r, e, w, first, (counted, warm_ns, warm_host_ns), drift, turns in zip(
+            timers, probes, rest, extra, warm_ups, firsts, uncounted, drifts, sizes, strict=True):
+        m = Measurement(tuple(p + r + e), len(p) if turns else 0, turns)  # where its turns are: Measurement.turn_drift
         t.look_again(m.median_ms, first)
         own = [b for b in t.batches[first:]]
         during = [x for x in (sampler.snapshot() if sampler is not None else [])

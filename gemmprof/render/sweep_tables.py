@@ -5,6 +5,7 @@ shapes where the baseline collapsed, and fast_p."""
 from __future__ import annotations
 
 from gemmprof.render.table import Column, Table
+from gemmprof.results.stages import TURN_DRIFT
 from gemmprof.results.sweep import BEST, COLLAPSE, CUBLAS, SweepSummary
 
 
@@ -59,6 +60,16 @@ HEADLINE_COLUMNS = [
 ]
 
 
+def _drift_range(cells) -> str:
+    """'5.5-12.9% slower late', or with some faster late: '-5.7% to +8.0% late'."""
+    lo, hi = min(c.drift for c in cells), max(c.drift for c in cells)
+    if lo > 0:
+        return f"{lo:.1%}-{hi:.1%} slower late" if hi > lo else f"{lo:.1%} slower late"
+    if hi < 0:
+        return f"{-hi:.1%}-{-lo:.1%} faster late" if hi > lo else f"{-lo:.1%} faster late"
+    return f"{lo:+.1%} to {hi:+.1%} late"
+
+
 def headline_table(sweeps: list[SweepSummary]) -> Table:
     """The honest summary of one or more sweeps (one per dtype, kept apart): the best variant per shape, the
     highlighted variants, then the rest; each with and without the shapes where the baseline collapsed."""
@@ -77,6 +88,13 @@ def headline_table(sweeps: list[SweepSummary]) -> Table:
             f"{len(sweep.shapes)} shapes: " + ", ".join(f"{s.label} (best {sweep.best_at(s)[1]:.0f}%)"
                                                          for s in collapsed)
             if collapsed else f"the baseline ran at least 1/{COLLAPSE:g} of the best variant at every shape"))
+        drifted = sweep.drifted()
+        if drifted:
+            notes.append(f"{sweep.dtype}: figures that depend on how long a turn lasted (launches late in a turn more "
+                         f"than {TURN_DRIFT:.0%} off early ones; each run's note names them): " + ", ".join(
+                             f"{name} at {len(cs)} of {len(sweep.shapes)} shapes ({_drift_range(cs)})"
+                             for name, cs in drifted.items()) + "; time such a variant again with a longer --budget "
+                         "before trusting its order")
         for name in sweep.highlight:
             if name not in sweep.variants:
                 notes.append(f"{sweep.dtype}: highlight {name}: no such variant in the sweep "

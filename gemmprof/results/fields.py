@@ -90,6 +90,14 @@ class Fields:
             self._bad(key, "an object of integers")
         return dict(v)
 
+    def whole_numbers(self, key):
+        """A list of integers >= 0 (a variant's turns, in launches); [] where the key is absent."""
+        v = self.d.get(key) or []
+        if not isinstance(v, list) or not all(isinstance(x, int) and not isinstance(x, bool) and 0 <= x < MAX_COUNT
+                                              for x in v):
+            self._bad(key, "a list of integers >= 0")
+        return list(v)
+
     def dims(self, key):
         v = self.d.get(key)
         if v is None:

@@ -51,7 +51,7 @@ VARIANT_KEYS = frozenset((
     "peak_clock_mhz", "nvtx_range", "params_source", "achieved_tflops", *_clocks.empty_dict(), "clock_fell",
     "c_dtype", "scales", "warm_up", "energy", "joules_per_gemm", "tflop_per_joule", "checks", "plan", "build"))
 NESTED_KEYS = {"shape": frozenset("MNK"), "timing": frozenset(("samples_ms", "median_ms", "min_ms", "max_ms", "spread",
-                                                               "stable", "median_ci")),
+                                                               "stable", "median_ci", "turns_from", "turns")),
                "plan": frozenset(("entry", "rung", "rung_name", "rule", "when", "why", "params"))}
 
 
@@ -205,7 +205,7 @@ class VariantResult:
                     "theoretical_occupancy", minimum=0) is None:
                 raise InputError(f"{where}.occupancy.theoretical_occupancy: expected a number, got null")
         if f.mapping("timing"):
-            timing = Measurement(f.sub("timing").times("samples_ms"))
+            timing = Measurement.from_dict(d["timing"], f"{where}.timing")
         return cls(id=f.name("id"), name=f.name("name"), title=f.str("title", "") or "", dtype=f.name("dtype"),
                    kind=f.str("kind", "ladder") or "ladder", status=f.str("status", "ok") or "ok",
                    message=f.str("message") or "", params=f.ints("params"), nvtx_range=f.str("nvtx_range"),

@@ -8,16 +8,39 @@ import math
 import statistics
 from dataclasses import dataclass, field
 
+from gemmprof.errors import InputError
 from gemmprof.results.fields import Fields
 
 STABLE_SPREAD = 0.02  # a relative spread (IQR / median) above 2% is flagged as unstable, as nsight-python does
+TURN_DRIFT = 0.05  # late launches of a turn this much slower (or faster) than early ones: the figure is the turn's
+TURN_DRIFT_MIN_CALLS = 12  # turns shorter than this are not judged (a third of a turn is then too few launches)
+
+
+def turn_thirds(samples: list[float] | tuple[float, ...], sizes: list[int] | tuple[int, ...]
+                ) -> tuple[float, float] | None:
+    """The median launch of the first third and of the last third of a variant's turns, pooled over its turns of
+    at least TURN_DRIFT_MIN_CALLS launches: its samples split into turns by `sizes`, as gemmprof timed them in
+    turns. None where no turn is long enough."""
+    early: list[float] = []
+    late: list[float] = []
+    at = 0
+    for n in sizes:
+        turn = samples[at:at + n]
+        at += n
+        if n >= TURN_DRIFT_MIN_CALLS:
+            early += turn[: n // 3]
+            late += turn[n - n // 3:]
+    return (statistics.median(early), statistics.median(late)) if early else None
 
 
 @dataclass(frozen=True)
 class Measurement:
-    """Per-repetition kernel times in milliseconds, kept raw; statistics are derived."""
+    """Per-repetition kernel times in milliseconds, kept raw; statistics are derived. A variant timed in turns
+    (`run --interleave`) keeps where its turns are: samples from `turns_from` on, `turns` launches each in order."""
 
     samples_ms: tuple[float, ...]
+    turns_from: int = 0
+    turns: tuple[int, ...] = ()
 
     @property
     def median_ms(self) -> float:
@@ -59,9 +82,27 @@ class Measurement:
         med = statistics.median(s)
         return (s[hi] - s[lo]) / (2 * med) if med > 0 else 0.0
 
+    @property
+    def turn_drift(self) -> float | None:
+        """How much slower (> 0) or faster its launches ran late in its turns than early in them (turn_thirds), or
+        None where it was not timed in turns long enough to judge."""
+        thirds = turn_thirds(self.samples_ms[self.turns_from:], self.turns) if self.turns else None
+        return thirds[1] / thirds[0] - 1 if thirds else None
+
+    @classmethod
+    def from_dict(cls, d: dict, where: str) -> Measurement:
+        f = Fields(d, where)
+        samples, turns, start = f.times("samples_ms"), tuple(f.whole_numbers("turns")), f.int("turns_from", 0)
+        if start + sum(turns) > len(samples):
+            raise InputError(f"{where}.turns: {sum(turns)} launches from sample {start} on, past its "
+                             f"{len(samples)} samples")
+        return cls(samples, start if turns else 0, turns)
+
     def to_dict(self):
+        turns = {"turns_from": self.turns_from, "turns": list(self.turns)} if self.turns else {}
         return {"samples_ms": list(self.samples_ms), "median_ms": self.median_ms, "min_ms": self.min_ms,
-                "max_ms": self.max_ms, "spread": self.spread, "stable": self.stable, "median_ci": self.median_ci}
+                "max_ms": self.max_ms, "spread": self.spread, "stable": self.stable, "median_ci": self.median_ci,
+                **turns}
 
 
 def with_params(rung: str, params: dict) -> str:

@@ -31,6 +31,7 @@ from gemmprof.results.fields import Fields, check_keys
 from gemmprof.results.files import check_schema, load_json, save_json
 from gemmprof.results.run import RunResult, VariantResult
 from gemmprof.results.shape import GemmShape
+from gemmprof.results.stages import TURN_DRIFT
 
 SWEEP_KIND = "gemmprof.sweep"
 BEST = "best variant per shape"
@@ -107,10 +108,18 @@ class SweepCell:
     pct: float | None = None  # % of the baseline's TFLOP/s, both in the same run
     baseline: str = ""  # the row compared with (cublas_bf16, torch_matmul, a variant), "" where the run had none
     base_tflops: float | None = None  # that row's TFLOP/s; None: the baseline did not run (nothing to judge by)
+    drift: float | None = None  # timed in turns: its late launches in a turn against its early ones, -1 (Measurement)
+
+    @property
+    def drifted(self) -> bool:
+        """Its figure depends on how long a turn lasted (the run's note said so): late and early launches of its
+        turns more than TURN_DRIFT apart."""
+        return self.drift is not None and abs(self.drift) > TURN_DRIFT
 
     def to_dict(self) -> dict[str, Any]:
         return {"shape": self.shape.label, "variant": self.variant, "status": self.status, "tflops": self.tflops,
-                "pct": self.pct, "baseline": self.baseline, "base_tflops": self.base_tflops}
+                "pct": self.pct, "baseline": self.baseline, "base_tflops": self.base_tflops,
+                **({"drift": self.drift} if self.drift is not None else {})}
 
     @classmethod
     def from_dict(cls, d: dict, where: str) -> SweepCell:
@@ -121,15 +130,17 @@ class SweepCell:
         base = f.num("base_tflops", minimum=0)
         if base is None and pct and tflops:  # older files kept only the %: the baseline's figure follows from it
             base = 100 * tflops / pct
+        drift = f.num("drift", minimum=-1)
         return cls(parse_shapes(f.str("shape") or "", f"{where}.shape")[0], f.name("variant"), f.name("status"),
-                   tflops, pct, f.str("baseline") or "", base)
+                   tflops, pct, f.str("baseline") or "", base, drift)
 
 
 # every key of a sweep summary and of its cells (rungs: the older name of variants; pct_cublas: of pct, before
 # --baseline); anything else is refused, naming it
 SWEEP_KEYS = frozenset(("kind", "schema", "dtype", "device", "baseline", "model", "p", "highlight", "shapes", "layers",
                         "files", "cells", "confirmed", "collapsed", "variants", "rungs", "best", "best_per_shape"))
-CELL_KEYS = frozenset(("shape", "variant", "status", "tflops", "pct", "pct_cublas", "baseline", "base_tflops"))
+CELL_KEYS = frozenset(("shape", "variant", "status", "tflops", "pct", "pct_cublas", "baseline", "base_tflops",
+                       "drift"))
 
 
 @dataclass(frozen=True)
@@ -203,6 +214,16 @@ class SweepSummary:
 
     def layer(self, shape: GemmShape) -> str:
         return self.layers[self.shapes.index(shape)] if self.layers else ""
+
+    def drifted(self) -> dict[str, tuple[SweepCell, ...]]:
+        """Per variant, its cells (first runs, in shape order) whose figure depended on how long a turn lasted
+        (SweepCell.drifted); variants with none are left out."""
+        out: dict[str, tuple[SweepCell, ...]] = {}
+        for v in self.variants:
+            cells_ = tuple(c for s in self.shapes if (c := self.cell(v, s)) is not None and c.drifted)
+            if cells_:
+                out[v] = cells_
+        return out
 
     def confirmations(self, shape: GemmShape) -> tuple[SweepCell, ...]:
         return tuple(c for c in self.confirmed if c.shape == shape)
@@ -323,8 +344,9 @@ def _cells(run: RunResult, dtype: str, baseline: str = CUBLAS) -> list[SweepCell
         base = baseline_row(run, v, baseline)
         ach, base_ach = v.achieved_flops, base.achieved_flops if base else None
         pct = 100 * ach / base_ach if ach and base_ach else None
+        drift = v.timing.turn_drift if v.timing is not None and v.passed else None
         out.append(SweepCell(run.shape, v.name, v.status, ach / 1e12 if ach else None, pct,
-                             base.name if base else "", base_ach / 1e12 if base_ach else None))
+                             base.name if base else "", base_ach / 1e12 if base_ach else None, drift))
     return out
 
 
