@@ -100,7 +100,8 @@ def command(variants, spec_files, callables, c_dtype, arrays, dtypes, shapes, sh
     Each shape runs in a process of its own (a fault costs that shape only), beside cuBLAS of the same dtype in the
     same run; shapes are dealt out to every GPU given (--gpus, --ray). The summary has, per variant and for the best
     variant of each shape, the geometric mean and minimum of % of the baseline and fast_p, each also without the
-    shapes where the baseline collapsed (below half the best); a plot by layer and token count; JSON and CSV.
+    shapes where the baseline collapsed (below half the best); in turns (--interleave), the variants whose late
+    launches in a turn ran more than 5% off their early ones; a plot by layer and token count; JSON and CSV.
     A sweep resumes: finished runs in --out-dir are kept.
 
     \b
