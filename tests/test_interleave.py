@@ -13,7 +13,7 @@ import pytest
 
 from gemmprof.cli import main
 from gemmprof.measure import runner as runner_mod
-from gemmprof.measure.timing import TimingConfig, round_robin, time_interleaved, turn_drift, turn_sizes
+from gemmprof.measure.timing import TimingConfig, round_robin, time_interleaved, turn_drift_note, turn_sizes
 from gemmprof.results.run import RunResult, VariantResult
 from gemmprof.results.stages import TURN_DRIFT_MIN_CALLS, Measurement, turn_thirds
 
@@ -326,13 +326,13 @@ def _turns_of(label, budget):
 def test_h9_slowing_after_a_third_of_each_1_s_turn_is_named_and_no_other_row_is():
     """At 1 s per variant (turns of ~60 launches, 0.1 s) h9's launches ran 1.67 ms early in each turn and 1.83 ms
     late; cuBLAS, h12 and the plan's row (h12) within 2.2%. At 0.3 s (turns of ~17) h9 never reached its slow state."""
-    long = {name: turn_drift(*turns) for name, turns in _turns_of("8192x8192x8192", 1).items()}
+    long = {name: turn_drift_note(*turns) for name, turns in _turns_of("8192x8192x8192", 1).items()}
     assert long["pingpong"] is not None and "slower" in long["pingpong"]
     assert "ran 9.9% slower than early ones (median 1.830 against 1.666 ms)" in long["pingpong"]
     assert [name for name, note in long.items() if note] == ["pingpong"]
-    other = {name: turn_drift(*turns) for name, turns in _turns_of("16384x4096x14336", 1).items()}
+    other = {name: turn_drift_note(*turns) for name, turns in _turns_of("16384x4096x14336", 1).items()}
     assert [name for name, note in other.items() if note] == ["pingpong"] and "11.4% slower" in other["pingpong"]
-    short = {name: turn_drift(*turns) for name, turns in _turns_of("8192x8192x8192", 0.3).items()}
+    short = {name: turn_drift_note(*turns) for name, turns in _turns_of("8192x8192x8192", 0.3).items()}
     assert all(len(samples) >= 10 * TURN_DRIFT_MIN_CALLS for samples, _ in _turns_of("8192x8192x8192", 0.3).values())
     assert short == dict.fromkeys(short)  # every turn judged, none drifted
 
@@ -342,14 +342,14 @@ def test_h9_slowing_after_a_third_of_each_1_s_turn_is_named_and_no_other_row_is(
 def test_turn_drift_compares_the_first_and_last_third_of_each_turn(early, late, drifted):
     sizes = turn_sizes(90, 3)  # three turns of 30
     samples = [early if i % 30 < 15 else late for i in range(90)]
-    note = turn_drift(samples, sizes)
+    note = turn_drift_note(samples, sizes)
     assert (note is None) if drifted is None else (drifted in note)
 
 
 def test_turns_too_short_to_split_in_thirds_are_not_judged():
     sizes = turn_sizes(30, 3)  # turns of 10 < TURN_DRIFT_MIN_CALLS
     assert max(sizes) < TURN_DRIFT_MIN_CALLS
-    assert turn_drift([1.0 if i % 10 < 5 else 2.0 for i in range(30)], sizes) is None
+    assert turn_drift_note([1.0 if i % 10 < 5 else 2.0 for i in range(30)], sizes) is None
 
 
 def test_round_robin_times_the_turns_turn_sizes_gives():
@@ -369,7 +369,7 @@ def test_a_drifting_variant_in_turns_says_so_in_its_note(monkeypatch):
         judged.append(sizes)
         return "in turns, its launches late in each turn ran 9.8% slower" if len(judged) == 2 else None
 
-    monkeypatch.setattr(timing, "turn_drift", drift)
+    monkeypatch.setattr(timing, "turn_drift_note", drift)
     seen, calls = [], []
     r = _numpy_runner(monkeypatch, seen, min_reps=40, max_reps=40, flush_l2=False, interleave_rounds=2, checks=0)
     prepared = [runner_mod.Prepared(_gemm(n, calls), "fp32", "fp32", ("row", None), 1e-4) for n in ("a", "b")]
@@ -407,7 +407,7 @@ def test_every_h9_row_at_1_s_ran_slower_late_in_its_turns_and_six_past_the_note(
         early, late = turn_thirds(samples, sizes)
         changes[key] = late / early - 1
     assert all(0.01 < c < 0.1 for c in changes.values()), changes
-    named = {key for key, (samples, sizes) in rows.items() if turn_drift(samples, sizes)}
+    named = {key for key, (samples, sizes) in rows.items() if turn_drift_note(samples, sizes)}
     assert len(named) == 6 and named == {key for key, c in changes.items() if c > 0.05}
 
 

@@ -452,7 +452,7 @@ class Runner:
         if not row.checks.passed:
             row.status, row.message = "FAIL", row.checks.describe()
             return
-        for note in timed.notes:  # a figure that depends on how it was timed says so (timing.turn_drift)
+        for note in timed.notes:  # a figure that depends on how it was timed says so (timing.turn_drift_note)
             row.message = f"{row.message}; {note}" if row.message else note
         expected = self.opt.timing.expect_clock_mhz
         if expected and row.clocks is not None:

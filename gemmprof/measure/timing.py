@@ -321,7 +321,7 @@ class TimedVariant:
     check_work_ms: float | None = None  # device time per call of the bench's check work (Bench.check_work)
     counted_from: int = 0  # the first batch whose calls the checks' cost counts (after a sustained warm-up)
     uncounted_ns: int = 0  # the bench's host time for the checks during a sustained warm-up (not counted)
-    notes: list[str] = field(default_factory=list)  # what a reader of the figure should know, no failure (turn_drift)
+    notes: list[str] = field(default_factory=list)  # what a reader of the figure should know (turn_drift_note)
 
     def checks_s(self, bench_host_ns: int = 0) -> float:
         """What the checks cost this variant, in seconds: the timer's own (checks_ns), the bench's host time
@@ -557,7 +557,7 @@ def round_robin(timers: list[Callable[[int], list[float]]], reps: list[int], rou
     return samples
 
 
-def turn_drift(samples: list[float], sizes: list[int]) -> str | None:
+def turn_drift_note(samples: list[float], sizes: list[int]) -> str | None:
     """Whether a variant timed in turns ran differently late in its turns than early in them (turn_thirds): a
     difference past TURN_DRIFT means the figure depends on how long each turn lasts. On the H200 h9 ran the last
     third of each 0.1 s turn 9.9% slower than the first (benchmarks/2026-11-29_h200_rule7, section 2), so turns
@@ -697,7 +697,7 @@ def time_together(benches: list, config: TimingConfig, ops: DeviceOps, reader=No
     rounds = max(config.interleave_rounds, 1)
     rest = round_robin(timers, reps, rounds)
     sizes = [tuple(turn_sizes(n, rounds)) if rounds > 1 else () for n in reps]
-    drifts = [turn_drift(r, s) if s else None for r, s in zip(rest, sizes, strict=True)]
+    drifts = [turn_drift_note(r, s) if s else None for r, s in zip(rest, sizes, strict=True)]
     extra = [t.check_one_more() if config.checks and not t.checked else [] for t in timers]
     after = reader.read(full=False) if reader is not None else None
     out = []
