@@ -15,7 +15,7 @@ from gemmprof.cli import main
 from gemmprof.measure import runner as runner_mod
 from gemmprof.measure.timing import TimingConfig, round_robin, time_interleaved, turn_drift_note, turn_sizes
 from gemmprof.results.run import RunResult, VariantResult
-from gemmprof.results.stages import TURN_DRIFT_MIN_CALLS, Measurement, turn_thirds
+from gemmprof.results.stages import TURN_DRIFT_MIN_CALLS, Measurement
 
 
 def test_round_robin_takes_turns_and_times_every_repetition():
@@ -313,27 +313,33 @@ def test_ctrl_c_while_verifying_leaves_no_verified_row_that_reads_as_finished(st
 BUDGET_RUNS = Path(__file__).resolve().parent / "fixtures" / "records" / "2026-11-29_h200_rule7"
 
 
-def _turns_of(label, budget):
-    """Each row's samples of a recorded run in turns (H200, 8192^3 fp16, plan h9 h12 beside cuBLAS, 10 rounds)
-    and its turns' sizes as round_robin timed them: the three probes first, then the rounds."""
-    with gzip.open(BUDGET_RUNS / f"budget_fp16_{label}_{budget}.json.gz", "rt") as f:
+def _recorded(path):
+    """A recorded run in turns (H200, fp16, 10 rounds), each row's timing with its turns marked as round_robin timed
+    them: the three probes first, then the rounds (runs since write them themselves)."""
+    with gzip.open(path, "rt") as f:
         run = RunResult.from_dict(json.load(f))
     assert run.timing_method["interleave_rounds"] == 10
-    return {v.name: (list(v.timing.samples_ms[3:]), turn_sizes(len(v.timing.samples_ms) - 3, 10))
-            for v in run.variants}
+    for v in run.variants:
+        v.timing = Measurement(v.timing.samples_ms, 3, tuple(turn_sizes(len(v.timing.samples_ms) - 3, 10)))
+    return run
+
+
+def _turns_of(label, budget):
+    """Each row's timing of a budget run (plan h9 h12 beside cuBLAS), its turns marked."""
+    return {v.name: v.timing for v in _recorded(BUDGET_RUNS / f"budget_fp16_{label}_{budget}.json.gz").variants}
 
 
 def test_h9_slowing_after_a_third_of_each_1_s_turn_is_named_and_no_other_row_is():
     """At 1 s per variant (turns of ~60 launches, 0.1 s) h9's launches ran 1.67 ms early in each turn and 1.83 ms
     late; cuBLAS, h12 and the plan's row (h12) within 2.2%. At 0.3 s (turns of ~17) h9 never reached its slow state."""
-    long = {name: turn_drift_note(*turns) for name, turns in _turns_of("8192x8192x8192", 1).items()}
+    long = {name: turn_drift_note(m) for name, m in _turns_of("8192x8192x8192", 1).items()}
     assert long["pingpong"] is not None and "slower" in long["pingpong"]
     assert "ran 9.9% slower than early ones (median 1.830 against 1.666 ms)" in long["pingpong"]
     assert [name for name, note in long.items() if note] == ["pingpong"]
-    other = {name: turn_drift_note(*turns) for name, turns in _turns_of("16384x4096x14336", 1).items()}
+    other = {name: turn_drift_note(m) for name, m in _turns_of("16384x4096x14336", 1).items()}
     assert [name for name, note in other.items() if note] == ["pingpong"] and "11.4% slower" in other["pingpong"]
-    short = {name: turn_drift_note(*turns) for name, turns in _turns_of("8192x8192x8192", 0.3).items()}
-    assert all(len(samples) >= 10 * TURN_DRIFT_MIN_CALLS for samples, _ in _turns_of("8192x8192x8192", 0.3).values())
+    short = {name: turn_drift_note(m) for name, m in _turns_of("8192x8192x8192", 0.3).items()}
+    assert all(sum(m.turns) >= 10 * TURN_DRIFT_MIN_CALLS for m in _turns_of("8192x8192x8192", 0.3).values())
     assert short == dict.fromkeys(short)  # every turn judged, none drifted
 
 
@@ -342,14 +348,14 @@ def test_h9_slowing_after_a_third_of_each_1_s_turn_is_named_and_no_other_row_is(
 def test_turn_drift_compares_the_first_and_last_third_of_each_turn(early, late, drifted):
     sizes = turn_sizes(90, 3)  # three turns of 30
     samples = [early if i % 30 < 15 else late for i in range(90)]
-    note = turn_drift_note(samples, sizes)
+    note = turn_drift_note(Measurement(tuple(samples), 0, tuple(sizes)))
     assert (note is None) if drifted is None else (drifted in note)
 
 
 def test_turns_too_short_to_split_in_thirds_are_not_judged():
     sizes = turn_sizes(30, 3)  # turns of 10 < TURN_DRIFT_MIN_CALLS
     assert max(sizes) < TURN_DRIFT_MIN_CALLS
-    assert turn_drift_note([1.0 if i % 10 < 5 else 2.0 for i in range(30)], sizes) is None
+    assert turn_drift_note(Measurement(tuple(1.0 if i % 10 < 5 else 2.0 for i in range(30)), 0, tuple(sizes))) is None
 
 
 def test_round_robin_times_the_turns_turn_sizes_gives():
@@ -359,14 +365,14 @@ def test_round_robin_times_the_turns_turn_sizes_gives():
 
 
 def test_a_drifting_variant_in_turns_says_so_in_its_note(monkeypatch):
-    """The runner's interleaved timing judges each variant's turns (timing.turn_drift) and a drift reaches the
+    """The runner's interleaved timing judges each variant's turns (timing.turn_drift_note) and a drift reaches the
     row's note, the row still ok: its figure is right, and depends on the turn's length."""
     from gemmprof.measure import timing
 
     judged = []
 
-    def drift(samples, sizes):
-        judged.append(sizes)
+    def drift(m):
+        judged.append(m.turns)
         return "in turns, its launches late in each turn ran 9.8% slower" if len(judged) == 2 else None
 
     monkeypatch.setattr(timing, "turn_drift_note", drift)
@@ -384,16 +390,14 @@ def test_a_drifting_variant_in_turns_says_so_in_its_note(monkeypatch):
 
 def _h9_rows_at_1_s():
     """h9's rows in the record's other runs at 1 s per variant (10 rounds): its own, and the plan's where the plan
-    ran h9 (rule 7 as it was then), each with its samples after the probes and its turns' sizes."""
+    ran h9 (rule 7 as it was then), each row's timing with its turns marked."""
     out = {}
     for path in sorted(BUDGET_RUNS.glob("call[125]_rule7_*.json.gz")):
-        with gzip.open(path, "rt") as f:
-            run = RunResult.from_dict(json.load(f))
-        assert run.timing_method["interleave_rounds"] == 10 and "--budget 1 " in run.command
+        run = _recorded(path)
+        assert "--budget 1 " in run.command
         for v in run.variants:
             if v.name == "pingpong" or (v.plan is not None and v.plan.rung == "h9"):
-                samples = list(v.timing.samples_ms[3:])
-                out[(path.stem, v.name)] = (samples, turn_sizes(len(samples), 10))
+                out[(path.stem, v.name)] = v.timing
     return out
 
 
@@ -403,25 +407,16 @@ def test_every_h9_row_at_1_s_ran_slower_late_in_its_turns_and_six_past_the_note(
     rows = _h9_rows_at_1_s()
     assert len(rows) == 20
     changes = {}
-    for key, (samples, sizes) in rows.items():
-        early, late = turn_thirds(samples, sizes)
+    for key, m in rows.items():
+        early, late = m.turn_thirds
         changes[key] = late / early - 1
     assert all(0.01 < c < 0.1 for c in changes.values()), changes
-    named = {key for key, (samples, sizes) in rows.items() if turn_drift_note(samples, sizes)}
+    named = {key for key, m in rows.items() if turn_drift_note(m)}
     assert len(named) == 6 and named == {key for key, c in changes.items() if c > 0.05}
 
 
-def _with_turns(run, rounds=10):
-    """The recorded run with each row's turns marked as round_robin timed them (runs since write them themselves)."""
-    for v in run.variants:
-        n = len(v.timing.samples_ms) - 3
-        v.timing = Measurement(v.timing.samples_ms, 3, tuple(turn_sizes(n, rounds)))
-    return run
-
-
 def test_a_run_file_keeps_its_turns_and_reads_them_back_as_the_same_drift(tmp_path):
-    with gzip.open(BUDGET_RUNS / "budget_fp16_8192x8192x8192_1.json.gz", "rt") as f:
-        run = _with_turns(RunResult.from_dict(json.load(f)))
+    run = _recorded(BUDGET_RUNS / "budget_fp16_8192x8192x8192_1.json.gz")
     h9 = next(v for v in run.variants if v.name == "pingpong")
     assert round(h9.timing.turn_drift, 3) == 0.099  # 1.830 against 1.666 ms, as the run's note said
     again = RunResult.from_dict(json.loads(json.dumps(run.to_dict())))
@@ -454,8 +449,7 @@ def test_a_sweep_names_the_variant_whose_figure_depends_on_the_turns():
     from gemmprof.results.sweep import SweepSummary, summarize
 
     def run_of(label, budget):
-        with gzip.open(BUDGET_RUNS / f"budget_fp16_{label}_{budget}.json.gz", "rt") as f:
-            return f"{label}_{budget}", _with_turns(RunResult.from_dict(json.load(f)))
+        return f"{label}_{budget}", _recorded(BUDGET_RUNS / f"budget_fp16_{label}_{budget}.json.gz")
 
     long = summarize([run_of("8192x8192x8192", 1), run_of("16384x4096x14336", 1)], "fp16")
     assert list(long.drifted()) == ["pingpong"]

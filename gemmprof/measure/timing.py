@@ -25,7 +25,7 @@ from gemmprof.measure import nvtx
 from gemmprof.measure.settle import SettleRule, judge
 from gemmprof.results.clocks import ClockRecord, EnergyRecord, WarmUpRecord
 from gemmprof.results.run import Measurement
-from gemmprof.results.stages import TURN_DRIFT, turn_thirds
+from gemmprof.results.stages import beyond_turn_drift
 
 _perf_ns = time.perf_counter_ns  # taken when gemmprof's timing is imported, before any user code
 _sleep = time.sleep
@@ -557,19 +557,16 @@ def round_robin(timers: list[Callable[[int], list[float]]], reps: list[int], rou
     return samples
 
 
-def turn_drift_note(samples: list[float], sizes: list[int]) -> str | None:
-    """Whether a variant timed in turns ran differently late in its turns than early in them (turn_thirds): a
-    difference past TURN_DRIFT means the figure depends on how long each turn lasts. On the H200 h9 ran the last
-    third of each 0.1 s turn 9.9% slower than the first (benchmarks/2026-11-29_h200_rule7, section 2), so turns
-    of 0.03 s and of 0.1 s ordered it differently against h12. None where no drift shows or no turn is long enough
-    to judge. Pure: tests feed it recorded samples."""
-    thirds = turn_thirds(samples, sizes)
-    if thirds is None:
+def turn_drift_note(m: Measurement) -> str | None:
+    """Whether a variant timed in turns ran differently late in its turns than early in them
+    (Measurement.turn_thirds): a difference past TURN_DRIFT means the figure depends on how long each turn lasts.
+    On the H200 h9 ran the last third of each 0.1 s turn 9.9% slower than the first
+    (benchmarks/2026-11-29_h200_rule7, section 2), so turns of 0.03 s and of 0.1 s ordered it differently against
+    h12. None where no drift shows or no turn is long enough to judge. Pure: tests feed it recorded samples."""
+    change = m.turn_drift
+    if not beyond_turn_drift(change):
         return None
-    first, last = thirds
-    change = last / first - 1
-    if abs(change) <= TURN_DRIFT:
-        return None
+    first, last = m.turn_thirds
     return (f"in turns, its launches late in each turn ran {abs(change):.1%} {'slower' if change > 0 else 'faster'} "
             f"than early ones (median {last:.3f} against {first:.3f} ms): its figure depends on how long a turn "
             f"lasts (a tenth of --budget); a longer --budget weighs the later state more")
@@ -697,15 +694,14 @@ def time_together(benches: list, config: TimingConfig, ops: DeviceOps, reader=No
     rounds = max(config.interleave_rounds, 1)
     rest = round_robin(timers, reps, rounds)
     sizes = [tuple(turn_sizes(n, rounds)) if rounds > 1 else () for n in reps]
-    drifts = [turn_drift_note(r, s) if s else None for r, s in zip(rest, sizes, strict=True)]
     extra = [t.check_one_more() if config.checks and not t.checked else [] for t in timers]
     after = reader.read(full=False) if reader is not None else None
     out = []
     t0 = _perf_ns()
     replaced = replaced_timers(timers_before) if timers_before is not None else []
     shared_ns += _perf_ns() - t0
-    for t, p, r, e, w, first, (counted, warm_ns, warm_host_ns), drift, turns in zip(
-            timers, probes, rest, extra, warm_ups, firsts, uncounted, drifts, sizes, strict=True):
+    for t, p, r, e, w, first, (counted, warm_ns, warm_host_ns), turns in zip(
+            timers, probes, rest, extra, warm_ups, firsts, uncounted, sizes, strict=True):
         m = Measurement(tuple(p + r + e), len(p) if turns else 0, turns)  # where its turns are: Measurement.turn_drift
         t.look_again(m.median_ms, first)
         own = [b for b in t.batches[first:]]
@@ -723,6 +719,7 @@ def time_together(benches: list, config: TimingConfig, ops: DeviceOps, reader=No
                      for name in replaced]
         work = check_work_ms(t.bench, ops)
         spent = t.check_ns - warm_ns + _perf_ns() - t0 + (shared_ns if not out else 0)
+        drift = turn_drift_note(m)
         out.append(TimedVariant(m, clocks, w, energy, t.batches, findings, spent, work, counted, warm_host_ns,
                                 notes=[drift] if drift else []))
     return out

@@ -33,6 +33,11 @@ def turn_thirds(samples: list[float] | tuple[float, ...], sizes: list[int] | tup
     return (statistics.median(early), statistics.median(late)) if early else None
 
 
+def beyond_turn_drift(change: float | None) -> bool:
+    """Late launches of the turns this much off early ones (late / early - 1) make the figure the turn length's."""
+    return change is not None and abs(change) > TURN_DRIFT
+
+
 @dataclass(frozen=True)
 class Measurement:
     """Per-repetition kernel times in milliseconds, kept raw; statistics are derived. A variant timed in turns
@@ -83,10 +88,15 @@ class Measurement:
         return (s[hi] - s[lo]) / (2 * med) if med > 0 else 0.0
 
     @property
+    def turn_thirds(self) -> tuple[float, float] | None:
+        """The median launch early and late in its turns (turn_thirds), or None where it was not timed in turns
+        long enough to judge."""
+        return turn_thirds(self.samples_ms[self.turns_from:], self.turns) if self.turns else None
+
+    @property
     def turn_drift(self) -> float | None:
-        """How much slower (> 0) or faster its launches ran late in its turns than early in them (turn_thirds), or
-        None where it was not timed in turns long enough to judge."""
-        thirds = turn_thirds(self.samples_ms[self.turns_from:], self.turns) if self.turns else None
+        """How much slower (> 0) or faster its launches ran late in its turns than early in them."""
+        thirds = self.turn_thirds
         return thirds[1] / thirds[0] - 1 if thirds else None
 
     @classmethod

@@ -31,7 +31,7 @@ from gemmprof.results.fields import Fields, check_keys
 from gemmprof.results.files import check_schema, load_json, save_json
 from gemmprof.results.run import RunResult, VariantResult
 from gemmprof.results.shape import GemmShape
-from gemmprof.results.stages import TURN_DRIFT
+from gemmprof.results.stages import beyond_turn_drift
 
 SWEEP_KIND = "gemmprof.sweep"
 BEST = "best variant per shape"
@@ -108,13 +108,12 @@ class SweepCell:
     pct: float | None = None  # % of the baseline's TFLOP/s, both in the same run
     baseline: str = ""  # the row compared with (cublas_bf16, torch_matmul, a variant), "" where the run had none
     base_tflops: float | None = None  # that row's TFLOP/s; None: the baseline did not run (nothing to judge by)
-    drift: float | None = None  # timed in turns: its late launches in a turn against its early ones, -1 (Measurement)
+    drift: float | None = None  # timed in turns: late launches of its turns over early ones, - 1 (Measurement)
 
     @property
     def drifted(self) -> bool:
-        """Its figure depends on how long a turn lasted (the run's note said so): late and early launches of its
-        turns more than TURN_DRIFT apart."""
-        return self.drift is not None and abs(self.drift) > TURN_DRIFT
+        """Its figure depends on how long a turn lasted, as the run's note said (beyond_turn_drift)."""
+        return beyond_turn_drift(self.drift)
 
     def to_dict(self) -> dict[str, Any]:
         return {"shape": self.shape.label, "variant": self.variant, "status": self.status, "tflops": self.tflops,
