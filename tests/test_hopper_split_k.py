@@ -436,10 +436,12 @@ def test_h8_with_b_in_pieces_verifies_on_the_gpu(runner, tmp_path, dtype, tile):
 
 @needs_gpu
 @pytest.mark.parametrize("dtype", ["fp16", "bf16"])
-@pytest.mark.parametrize("start", [["EARLY_LOCAL=2"], ["EARLY_LOCAL=7", "EXIT_READ=1"]])
-def test_h8_with_its_first_k_tiles_loaded_alone_verifies_on_the_gpu(runner, tmp_path, dtype, start):
+@pytest.mark.parametrize("start", [["EARLY_LOCAL=2"], ["EARLY_LOCAL=7", "EXIT_READ=1"], ["EPI_DIRECT=1"]],
+                         ids=["early2", "early7_exit_read", "epi_direct"])
+def test_h8_with_its_start_and_end_moved_verifies_on_the_gpu(runner, tmp_path, dtype, start):
     """The first k-tiles of a clustered CTA's first unit loaded by the CTA alone before the cluster barrier
-    (EARLY_LOCAL: 2, or the whole ring), and the exit waiting only for the stores' reads (EXIT_READ), in rule 3's
+    (EARLY_LOCAL: 2, or the whole ring), the exit waiting only for the stores' reads (EXIT_READ), and every
+    epilogue from the registers (EPI_DIRECT, the split's slices too), in rule 3's
     2 x 2 clusters of 128 x 80, pairs along N alone (A's halves only) and 4 x 2 of 128 x 72 (B in three pieces):
     1000^3, a unit shorter than the ring (K = 136: three k-tiles), a persistent walk whose later units multicast
     (4095 x 4097), cluster rows past M (600), beta (C read), and K split in two (a first unit in slice 1)."""

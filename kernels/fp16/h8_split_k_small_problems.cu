@@ -111,6 +111,11 @@
 #ifndef EARLY_LOCAL
 #define EARLY_LOCAL 0
 #endif
+// EPI_DIRECT = 1: every epilogue writes C from the registers (store_acc), no staging buffers after the stages, so
+// that a ring of eight stages fits at 128 x 80
+#ifndef EPI_DIRECT
+#define EPI_DIRECT 0
+#endif
 static_assert(EARLY_LOCAL >= 0 && EARLY_LOCAL <= STAGES, "EARLY_LOCAL: k-tiles loaded before the barrier, at most a ring");
 
 static_assert(BK == 64, "one 128-byte swizzled row of K per tile row: BK = 64 (fp16/bf16)");
@@ -178,7 +183,8 @@ hgemm_split_k_small_problems(int M, int N, int K, float alpha, const elem_t* __r
     const int wg = warpgroup_index();
     const int wg_tid = threadIdx.x % 128;
     // unsplit launches write C by TMA stores where its rows are on 16 bytes and C is not read (h12's epilogue)
-    const bool by_tma = S == 1 && beta == 0.0f && (N & 3) == 0 && (reinterpret_cast<uintptr_t>(C) & 15) == 0;
+    const bool by_tma = !EPI_DIRECT && S == 1 && beta == 0.0f && (N & 3) == 0 &&
+                        (reinterpret_cast<uintptr_t>(C) & 15) == 0;
 
     // unit u's tile: (tm, tn) and its slice; in a cluster, this CTA's tile of cluster tile u
     auto unit_tile = [&](int u, int& slice, int& tile, int& tm, int& tn) {
@@ -317,17 +323,28 @@ hgemm_split_k_small_problems(int M, int N, int K, float alpha, const elem_t* __r
                 store_acc_tma<BN, 2>(d, alpha, &tmap_c, tm * BM + 64 * c, tn * BN, wg_tid, bufs, 2 + c, stores);
                 continue;
             }
+#if EPI_DIRECT
+            if (S == 1 || !H8_SPLIT) {
+                store_acc<BN>(d, M, N, alpha, beta, C, tm * BM + 64 * c, tn * BN, wg_tid);
+                continue;
+            }
+#else
             if (S == 1 || !H8_SPLIT) {
                 store_acc_rows<BN>(d, M, N, alpha, beta, C, tm * BM + 64 * c, tn * BN, wg_tid, scratch);
                 continue;
             }
+#endif
             // The serial reduction (hopper.cuh): wait for the slices before this one, add this slice's part (slice 0
             // scales the old C, unread when beta == 0), hand the tile on.
             unsigned* flag = &h8::tile_flags[tile * CL + (int)rank];  // this CTA's tile of the cluster tile
             const bool leader = threadIdx.x == 128;  // thread 0 of the first consumer warpgroup
             split_k_wait_turn<CONSUMER_THREADS>(flag, slice, leader);
+#if EPI_DIRECT
+            store_acc<BN>(d, M, N, alpha, slice == 0 ? beta : 1.0f, C, tm * BM + 64 * c, tn * BN, wg_tid);
+#else
             store_acc_rows<BN>(d, M, N, alpha, slice == 0 ? beta : 1.0f, C, tm * BM + 64 * c, tn * BN, wg_tid,
                                scratch);
+#endif
             split_k_pass_turn<CONSUMER_THREADS>(flag, slice, S, leader);
         }
         if (by_tma && wg_tid == 0)
