@@ -101,22 +101,14 @@
 #endif
 #define BM (64 * CONSUMERS)
 #define CONSUMER_THREADS (128 * CONSUMERS)
-// experiments at 1000^3 (not yet measured): EXIT_READ = 1 waits at exit only until the last TMA stores have read
-// their staging buffers (cp.async.bulk.wait_group.read, as CUTLASS's epilogue tail), not until C is written;
-// EARLY_LOCAL = n loads the first n k-tiles of a clustered CTA's first unit by itself (whole boxes, no multicast)
-// before the cluster barrier at start, so that the first copies are under way while the barrier completes
-#ifndef EXIT_READ
-#define EXIT_READ 0
-#endif
-#ifndef EARLY_LOCAL
-#define EARLY_LOCAL 0
-#endif
-// EPI_DIRECT = 1: every epilogue writes C from the registers (store_acc), no staging buffers after the stages, so
-// that a ring of eight stages fits at 128 x 80
+// EPI_DIRECT = 1: every epilogue writes C straight from the registers (hopper.cuh, store_acc; rows on 32-byte
+// sectors where N % 8 == 0), with no staging buffers after the stages (the spec's EPILOGUE_SMEM is 0 then). At
+// 1000^3 a CTA's one tile ends the kernel: the stores need no round trip through shared memory, no warpgroup
+// barriers and no wait for the TMA stores to land, and rule 3's 128 x 80 in 2 x 2 ran 1.4-1.5 points closer to
+// cuBLAS (fp16 and bf16) and 1000 x 1000 x 2000 1.4 (benchmarks/2026-11-29_h200_direct44).
 #ifndef EPI_DIRECT
 #define EPI_DIRECT 0
 #endif
-static_assert(EARLY_LOCAL >= 0 && EARLY_LOCAL <= STAGES, "EARLY_LOCAL: k-tiles loaded before the barrier, at most a ring");
 
 static_assert(BK == 64, "one 128-byte swizzled row of K per tile row: BK = 64 (fp16/bf16)");
 static_assert(CONSUMERS == 1 || CONSUMERS == 2, "one or two consumer warpgroups: BM = 64 or 128");
@@ -186,17 +178,6 @@ hgemm_split_k_small_problems(int M, int N, int K, float alpha, const elem_t* __r
     const bool by_tma = !EPI_DIRECT && S == 1 && beta == 0.0f && (N & 3) == 0 &&
                         (reinterpret_cast<uintptr_t>(C) & 15) == 0;
 
-    // unit u's tile: (tm, tn) and its slice; in a cluster, this CTA's tile of cluster tile u
-    auto unit_tile = [&](int u, int& slice, int& tile, int& tm, int& tn) {
-        slice = u / (ctiles_m * ctiles_n);
-        tile = u % (ctiles_m * ctiles_n);
-        tile_coords(tile, ctiles_m, ctiles_n, (GROUP_M + CM - 1) / CM, tm, tn);
-        tm = tm * CM + rm;
-        tn = tn * CN + rn;
-    };
-#if EARLY_LOCAL > 0
-    int early = 0;  // k-tiles of the first unit loaded before the barrier (thread 0, the producer)
-#endif
     if (threadIdx.x == 0) {
         tma_prefetch_map(&tmap_a);  // the descriptors on their way while the barriers are set up
         tma_prefetch_map(&tmap_b);
@@ -207,27 +188,16 @@ hgemm_split_k_small_problems(int M, int N, int K, float alpha, const elem_t* __r
             mbar_init(smem_u32(&empty[s]), CONSUMERS * (CM + CN - 1));  // the consumers of its row and column
         }
         asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
-#if EARLY_LOCAL > 0
-        if (CL > 1 && cta < units) {  // the first unit's first k-tiles, every part of both boxes by this CTA alone
-            int slice, tile, tm, tn;
-            unit_tile(cta, slice, tile, tm, tn);
-            const int k0 = (int)((long long)slice * KT / S);
-            early = min(EARLY_LOCAL, (int)((long long)(slice + 1) * KT / S) - k0);
-            for (int i = 0; i < early; ++i) {
-                const uint32_t bar = smem_u32(&full[i]);
-                mbar_arrive_expect_tx(bar, A_BYTES + B_LOADED);
-                for (int h = 0; h < CN; ++h)  // the row's halves of A's box
-                    tma_load_2d(smem_a + i * A_BYTES + h * (A_BYTES / CN), &tmap_a, bar, (k0 + i) * BK,
-                                tm * BM + h * (BM / CN));
-                for (int p = 0; p < B_PIECES; ++p) {  // the column's pieces of B's box
-                    const int row = BN % B_PIECE == 0 ? p * B_PIECE : min(p * B_PIECE, BN - B_PIECE);
-                    tma_load_2d(smem_b + i * B_BYTES + row * 128, &tmap_b, bar, (k0 + i) * BK, tn * BN + row);
-                }
-            }
-        }
-#endif
     }
     barriers_set_up<(CL > 1)>();
+    // unit u's tile: (tm, tn) and its slice; in a cluster, this CTA's tile of cluster tile u
+    auto unit_tile = [&](int u, int& slice, int& tile, int& tm, int& tn) {
+        slice = u / (ctiles_m * ctiles_n);
+        tile = u % (ctiles_m * ctiles_n);
+        tile_coords(tile, ctiles_m, ctiles_n, (GROUP_M + CM - 1) / CM, tm, tn);
+        tm = tm * CM + rm;
+        tn = tn * CN + rn;
+    };
     // the CTAs that write into this CTA's stages and read from them: its cluster row (A), its column (B)
     const uint16_t row_mask = (uint16_t)(((1u << CN) - 1) << (rm * CN));
     // (bits rn, CN + rn, 2 CN + rn, ...: one per cluster row; written out per CM, which keeps the measured builds'
@@ -248,10 +218,6 @@ hgemm_split_k_small_problems(int M, int N, int K, float alpha, const elem_t* __r
                 unit_tile(u, slice, tile, tm, tn);
                 const int k_end = (int)((long long)(slice + 1) * KT / S);
                 for (int kt = (int)((long long)slice * KT / S); kt < k_end; ++kt, ++it) {
-#if EARLY_LOCAL > 0
-                    if (it < early)  // loaded before the barrier
-                        continue;
-#endif
                     const int s = it % STAGES;
                     const uint32_t bar = smem_u32(&full[s]);
                     mbar_wait(smem_u32(&empty[s]), ((it / STAGES) & 1) ^ 1);
@@ -323,17 +289,14 @@ hgemm_split_k_small_problems(int M, int N, int K, float alpha, const elem_t* __r
                 store_acc_tma<BN, 2>(d, alpha, &tmap_c, tm * BM + 64 * c, tn * BN, wg_tid, bufs, 2 + c, stores);
                 continue;
             }
+            if (S == 1 || !H8_SPLIT) {
 #if EPI_DIRECT
-            if (S == 1 || !H8_SPLIT) {
                 store_acc<BN>(d, M, N, alpha, beta, C, tm * BM + 64 * c, tn * BN, wg_tid);
-                continue;
-            }
 #else
-            if (S == 1 || !H8_SPLIT) {
                 store_acc_rows<BN>(d, M, N, alpha, beta, C, tm * BM + 64 * c, tn * BN, wg_tid, scratch);
+#endif
                 continue;
             }
-#endif
             // The serial reduction (hopper.cuh): wait for the slices before this one, add this slice's part (slice 0
             // scales the old C, unread when beta == 0), hand the tile on.
             unsigned* flag = &h8::tile_flags[tile * CL + (int)rank];  // this CTA's tile of the cluster tile
@@ -348,10 +311,6 @@ hgemm_split_k_small_problems(int M, int N, int K, float alpha, const elem_t* __r
             split_k_pass_turn<CONSUMER_THREADS>(flag, slice, S, leader);
         }
         if (by_tma && wg_tid == 0)
-#if EXIT_READ
-            bulk_wait_read<0>();  // the last stores have read their buffers before the CTA exits
-#else
             bulk_wait<0>();  // the last stores have written C (and read their buffers) before the CTA exits
-#endif
     }
 }
