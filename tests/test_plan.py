@@ -205,14 +205,19 @@ def test_rule_9_runs_h12_unpaired_where_it_beat_h6_in_turns_on_the_h200():
 
 
 # The built-in sweep on the H200, every variant in turns with cuBLAS in balanced rounds, sustained, at 1 s per variant
-# (run's default; 2026-11-29_h200_sweep_1s, at 72a46e9): fp16 at every shape, bf16 at the 20 shapes above 128 rows
-# (the device time ended there). bf16's ten skinny shapes and its two where cuBLAS collapses come from the sweep at
-# 0.3 s per variant (2026-11-29_h200_rule7, at 13263a9), where the plan ran the rules as they are there.
+# (run's default; 2026-11-29_h200_sweep_1s): every shape in both dtypes, fp16's and bf16's 20 above 128 rows at
+# 72a46e9, bf16's other twelve at d94af21. Its 1000^3 rows ran plan rule 3 before its epilogue moved to the
+# registers; the checks read 1000^3 from the sweep's row run again after that (2026-11-29_h200_direct44, at 934eb45).
+# The sweep at 0.3 s per variant (2026-11-29_h200_rule7, at 13263a9) is the one the dropped h9 rule rested on.
 H200_SWEEP = {dt: RECORDS / "2026-11-29_h200_sweep_1s" / f"{dt}_summary.json" for dt in ("fp16", "bf16")}
 H200_SWEEP_SHORT = {dt: RECORDS / "2026-11-29_h200_rule7" / f"{dt}_summary.json" for dt in ("fp16", "bf16")}
-# each sweep's plan rows: dtype, shape, note
-H200_PLAN_NOTES = {"1 s": FIXTURES / "plan" / "h200_sweep_1s" / "sweep_plan_notes.csv",
-                   "0.3 s": FIXTURES / "plan" / "h200_rule7" / "sweep_plan_notes.csv"}
+RERUN = "1000x1000x1000"
+H200_SWEEP_RERUN = {dt: RECORDS / "2026-11-29_h200_direct44" / f"{dt}_summary.json" for dt in ("fp16", "bf16")}
+# the plan rows' notes (dtype, shape, note) of the sweep at 1 s, and whether its rules were numbered as at 72a46e9
+# (before the h9 rule left)
+H200_PLAN_NOTES = {FIXTURES / "plan" / "h200_sweep_1s" / "sweep_plan_notes.csv": True,
+                   FIXTURES / "plan" / "h200_sweep_1s" / "sweep_plan_notes_d94af21.csv": False}
+H200_PLAN_NOTES_RERUN = FIXTURES / "plan" / "h200_direct44" / "sweep_plan_notes.csv"
 RULE_7_RECORD = RECORDS / "2026-11-29_h200_rule7"  # its runs' files (gzipped): the sweep's summaries, calls 1-2, 5-6
 
 
@@ -221,13 +226,9 @@ def _summary(path):
     return SweepSummary.from_dict(json.loads(path.read_text()), path.parent.name)
 
 
-def _in_long_sweep(dtype, label):
-    return label in {s.label for s in _summary(H200_SWEEP[dtype]).shapes}
-
-
 def _h200_summary(dtype, label):
-    """The sweep that holds the shape in that dtype: the one at 1 s per variant where it ran, else the 0.3 s one."""
-    return _summary(H200_SWEEP[dtype] if _in_long_sweep(dtype, label) else H200_SWEEP_SHORT[dtype])
+    """The sweep row the checks read: the sweep at 1 s per variant, 1000^3 from its row run again."""
+    return _summary(H200_SWEEP_RERUN[dtype] if label == RERUN else H200_SWEEP[dtype])
 
 
 def _column(summary, prefix, shape):
@@ -249,7 +250,8 @@ def test_the_h200_sweeps_hold_every_built_in_shape_in_both_dtypes():
     assert {label for _, label in H200_SWEPT} == labels and len(H200_SWEPT) == 2 * len(labels)
     collapsed = {"4095x4097x1024", "2000x4100x1024"}
     assert {s.label for s in _summary(H200_SWEEP["fp16"]).shapes} == labels
-    assert {s.label for s in _summary(H200_SWEEP["bf16"]).shapes} == {s.label for s in built_in if s.M > 128} - collapsed
+    assert {s.label for s in _summary(H200_SWEEP["bf16"]).shapes} == labels
+    assert all({s.label for s in _summary(H200_SWEEP_RERUN[dt]).shapes} == {RERUN} for dt in H200_SWEEP_RERUN)
     assert {label for _, label in H200_COLLAPSED} == collapsed and len(H200_COLLAPSED) == 4
 
 
@@ -272,13 +274,15 @@ def test_the_plans_rung_is_the_best_or_within_3_percent_at_every_h200_sweep_shap
     assert ok, message
 
 
-def test_the_checks_read_the_1_s_sweep_wherever_it_ran():
-    """Of the 60 (dtype, shape) pairs the check above holds, 50 come from the sweep at 1 s per variant: fp16's 30 and
-    bf16's 20 above 128 rows; bf16's ten skinny shapes from the one at 0.3 s."""
+def test_the_checks_read_the_1_s_sweeps_and_1000_cubed_after_rule_3_changed():
+    """The 60 (dtype, shape) pairs the check above holds all come from sweeps at 1 s per variant: 58 from the built-in
+    sweep, the two at 1000^3 from its row run again once plan rule 3 wrote C from the registers."""
     checked = [x for x in H200_SWEPT if x not in H200_COLLAPSED]
-    long = [x for x in checked if _in_long_sweep(*x)]
-    assert len(checked) == 60 and len(long) == 50
-    assert all(_shape(label).M <= 128 and dtype == "bf16" for dtype, label in set(checked) - set(long))
+    sources = {x: _h200_summary(*x) for x in checked}
+    assert len(checked) == 60
+    assert {x for x, summary in sources.items() if summary is _summary(H200_SWEEP_RERUN[x[0]])} == \
+        {("fp16", RERUN), ("bf16", RERUN)}
+    assert all(summary is _summary(H200_SWEEP[x[0]]) for x, summary in sources.items() if x[1] != RERUN)
 
 
 # The five built-in shapes a rule for h9 took until 2026-11-29_h200_sweep_1s (4096 rows or more, an even count of
@@ -286,39 +290,36 @@ def test_the_checks_read_the_1_s_sweep_wherever_it_ran():
 DROPPED_RULE_SHAPES = {"16384x4096x4096", "4096x11008x4096", "16384x11008x4096", "4096x14336x4096", "16384x14336x4096"}
 DROPPED_RULE = 7  # its place in the plan at 72a46e9, where the sweep at 1 s ran it
 RULE_3_PARAMS = {"BN": 80, "STAGES": 7, "CLUSTER_M": 2, "EPI_DIRECT": 1}
-# rule 3's reason before its epilogue moved to the registers (EPI_DIRECT, 2026-11-29_h200_direct44): the sweeps ran it
-RULE_3_WHY_BEFORE = ("rows off 128-byte lines, one wave of 128 x 80 tiles in 2 x 2 clusters sharing A and B (all of "
-                     "them at once)")
 
 
 def _notes():
-    """(dtype, shape) -> the plan row's note, from the sweep _h200_summary reads for that pair."""
+    """(dtype, shape) -> (the plan row's note, whether its rules were numbered as at 72a46e9), from the sweep row
+    _h200_summary reads for that pair."""
     out = {}
-    for budget, path in H200_PLAN_NOTES.items():
+    for path, renumbered in [*H200_PLAN_NOTES.items(), (H200_PLAN_NOTES_RERUN, False)]:
         with open(path, newline="") as f:
             for r in csv.DictReader(f):
-                if (budget == "1 s") == _in_long_sweep(r["dtype"], r["shape"]):
-                    out[(r["dtype"], r["shape"])] = r["note"]
+                if (r["shape"] == RERUN) == (path == H200_PLAN_NOTES_RERUN):
+                    assert (r["dtype"], r["shape"]) not in out, (path, r["shape"])
+                    out[(r["dtype"], r["shape"])] = (r["note"], renumbered)
     return out
 
 
 def test_the_h200_sweeps_ran_the_plan_as_it_is_but_for_the_dropped_rule():
-    """Each plan row the checks read ran the rung and rule the plan chooses now (its reason; the rule's number as it
-    was then: the rules after the dropped one have moved up since), except at the dropped rule's five shapes, where
-    it ran h9 by that rule, and the check reads h12's own column."""
+    """Each plan row the checks read ran the rung and rule the plan chooses now (its reason; at 72a46e9 the rule's
+    number as it was then: the rules after the dropped one have moved up since), except at the dropped rule's five
+    shapes, where it ran h9 by that rule, and the check reads h12's own column."""
     notes = _notes()
     assert set(notes) == set(H200_SWEPT)
-    for (dtype, label), note in notes.items():
+    assert sum(not renumbered for _, renumbered in notes.values()) == 14  # bf16's twelve at d94af21, 1000^3 twice
+    for (dtype, label), (note, renumbered) in notes.items():
         chosen = _choose(_shape(label), dtype=dtype)
         if label in DROPPED_RULE_SHAPES:
             assert chosen.spec.id == "h12" and note.startswith("plan: h9 ") and f" by rule {DROPPED_RULE}: " in note
+            assert renumbered
             continue
-        then = chosen.plan.rule + (chosen.plan.rule >= DROPPED_RULE)
-        why = chosen.plan.why
-        if chosen.plan.rule == 3:  # the sweeps ran it with the TMA-store epilogue
-            assert why.startswith(RULE_3_WHY_BEFORE + ", ") and label == "1000x1000x1000", (why, label)
-            why = RULE_3_WHY_BEFORE
-        assert note.startswith(f"plan: {chosen.spec.id} ") and f" by rule {then}: {why}" in note, note
+        then = chosen.plan.rule + (renumbered and chosen.plan.rule >= DROPPED_RULE)
+        assert note.startswith(f"plan: {chosen.spec.id} ") and f" by rule {then}: {chosen.plan.why}" in note, note
 
 
 def test_h9_led_the_dropped_rules_shapes_at_0_3_s_per_variant_and_h12_kept_up_at_1_s():
@@ -477,6 +478,50 @@ def test_rule_3_led_at_five_of_its_six_runs():
     pcts = {key: (_csv_pct(path), new, old) for key, (path, new, old) in RULE_3_RUNS.items()}
     ahead = [key for key, (pct, new, old) in pcts.items() if pct[new] > pct[old]]
     assert len(ahead) == 5 and ("fp16", "1000x900x520") not in ahead
+
+
+# Rule 3's epilogue on the H200 (2026-11-29_h200_direct44, in turns with cuBLAS; runs as `gemmprof show --format csv`,
+# one row per variant, named by run): call 3 timed h8 at rule 3's tiles with EPI_DIRECT=1 ("d7"; "d8" with eight
+# stages) beside the plan with the TMA-store epilogue (rule 3 then), 0.5 s per variant; call 4 the plan with
+# EPI_DIRECT=1 (rule 3 now) beside h8 at the same tiles with the TMA-store epilogue ("tma"), 1 s per variant.
+RULE_3_EPILOGUE = FIXTURES / "plan" / "h200_direct44"
+REGISTERS = ", C written from the registers"
+
+
+def _runs_csv(path):
+    """run -> row name -> (% of cuBLAS, note)."""
+    out = {}
+    with open(path, newline="") as f:
+        for row in csv.DictReader(f):
+            out.setdefault(row["run"], {})[row["name"]] = (float(row["% cuBLAS"]), row["note"])
+    return out
+
+
+def test_rule_3_writes_c_from_the_registers_where_that_ran_ahead_of_tma_stores_on_the_h200():
+    """Call 3: at rule 3's tiles the epilogue from the registers ran 1.4-1.5 points ahead of the TMA stores at 1000^3
+    (fp16, bf16) and 1000 x 1000 x 2000, and an eighth stage ran no faster than seven. Call 4, at rule 3's three other
+    recorded shapes: ahead at 1000 x 960 x 1496, within 3% at the two where cuBLAS is slow."""
+    assert _plan().spec.plan[2].params == RULE_3_PARAMS and _plan().spec.plan[2].why.endswith(REGISTERS)
+    made = _runs_csv(RULE_3_EPILOGUE / "call3_direct44.csv")
+    for dtype, label in (("fp16", "1000x1000x1000"), ("bf16", "1000x1000x1000"), ("fp16", "1000x1000x2000")):
+        sfx = "_bf16" if dtype == "bf16" else ""
+        rows, eight = made[f"d7_{dtype}_{label}"], made[f"d8_{dtype}_{label}"]
+        (registers, _), (tma, note) = rows[f"hopper_split_k{sfx}"], rows[f"plan{sfx}"]
+        assert " by rule 3: " in note and REGISTERS not in note
+        assert registers > tma + 1.0, (dtype, label, registers, tma)
+        if label == "1000x1000x1000":
+            assert eight[f"hopper_split_k{sfx}"][0] < registers
+    later = _runs_csv(RULE_3_EPILOGUE / "call4_rule3d44.csv")
+    ahead = []
+    for dtype, label in (("fp16", "1000x960x1496"), ("bf16", "900x1100x1000"), ("fp16", "1000x900x520")):
+        sfx = "_bf16" if dtype == "bf16" else ""
+        assert _choose(_shape(label), dtype=dtype).plan.rule == 3
+        rows = later[f"tma_{dtype}_{label}"]
+        (registers, note), (tma, _) = rows[f"plan{sfx}"], rows[f"hopper_split_k{sfx}"]
+        assert note.endswith(REGISTERS)
+        assert registers >= WITHIN * tma, (dtype, label, registers, tma)
+        ahead += [label] if registers > tma else []
+    assert ahead == ["1000x960x1496"]
 
 
 def test_every_rule_is_taken_by_some_recorded_shape():

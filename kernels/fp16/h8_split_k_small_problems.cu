@@ -31,7 +31,8 @@
 //  * Unsplit launches write C as h12 does (hopper.cuh, store_acc_tma): through two 8 KiB staging buffers per
 //    consumer warpgroup and TMA stores, where C's rows are on 16 bytes (N % 4 == 0) and beta == 0 (C unread); the
 //    others, and every slice of a split launch, take h6's epilogue: rows of C off the 32-byte grid (N % 8 != 0)
-//    staged through the same shared memory (hopper.cuh, store_acc_rows).
+//    staged through the same shared memory (hopper.cuh, store_acc_rows). EPI_DIRECT = 1 (below; plan rule 3's)
+//    writes every launch's C from the registers instead, with no staging buffers.
 //  * Clusters of two along N (the spec's rule pairs unsplit CTAs where the rows of A and B are off 128-byte lines;
 //    CLUSTER_N = 2 pairs every launch, split ones too): the pair computes tiles (tm, 2q) and (tm, 2q + 1) (of the
 //    same slice), which read the same box of A per k-tile; each CTA loads half of it (BM / 2 rows) by TMA
