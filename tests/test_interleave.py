@@ -117,6 +117,16 @@ def test_time_interleaved_warms_up_then_reads_clocks_around_the_timed_loop():
     assert events == ["warm", "start", ("a", 3), ("a", 1), "end"]
 
 
+def test_both_ways_of_timing_in_turns_keep_where_the_turns_are():
+    """time_interleaved marks its variants' turns as the runner's time_together does (variant_turns): after the
+    probes, a turn per round; one round is no turns."""
+    config = TimingConfig(min_reps=40, max_reps=40, interleave_rounds=2)
+    (m,) = time_interleaved([lambda n: [1.0] * n], [lambda: None], config)
+    assert (m.turns_from, m.turns) == (3, (18, 19)) and m.turn_drift == 0.0
+    (alone,) = time_interleaved([lambda n: [1.0] * n], [lambda: None], TimingConfig(min_reps=40, max_reps=40))
+    assert (alone.turns_from, alone.turns, alone.turn_drift) == (0, (), None)
+
+
 def test_timing_method_says_interleaved_only_when_it_was():
     assert "interleave_rounds" not in TimingConfig().to_dict()
     d = TimingConfig(interleave_rounds=10).to_dict()
@@ -406,10 +416,7 @@ def test_every_h9_row_at_1_s_ran_slower_late_in_its_turns_and_six_past_the_note(
     (1.2-9.5%), six of them past TURN_DRIFT, which the note names."""
     rows = _h9_rows_at_1_s()
     assert len(rows) == 20
-    changes = {}
-    for key, m in rows.items():
-        early, late = m.turn_thirds
-        changes[key] = late / early - 1
+    changes = {key: m.turn_drift for key, m in rows.items()}
     assert all(0.01 < c < 0.1 for c in changes.values()), changes
     named = {key for key, m in rows.items() if turn_drift_note(m)}
     assert len(named) == 6 and named == {key for key, c in changes.items() if c > 0.05}

@@ -335,6 +335,14 @@ def test_h9_led_the_dropped_rules_shapes_at_0_3_s_per_variant_and_h12_kept_up_at
     assert _column(long, "pingpong", shape) < WITHIN * long.best_at(shape)[1]
 
 
+# Runs at 1 s per variant in turns beside cuBLAS at twelve LLM shapes the rules were not made on
+# (2026-11-29_h200_rule7, calls 1, 2 and 5: plan and h12, with h9 in calls 2 and 5; two of them sweep shapes)
+LATER_RUNS = sorted(RULE_7_RECORD.glob("call[125]_rule7_*.json.gz"))
+
+
+def _later_shape(path):
+    return path.name.removesuffix(".json.gz").rsplit("_", 1)[1]
+
 
 def test_h9_ran_slower_than_h12_in_every_energy_window_at_the_power_cap():
     """Why h12 keeps up at 1 s: each run's energy window times a variant alone for about 1.5 s at the power cap
@@ -352,15 +360,6 @@ def test_h9_ran_slower_than_h12_in_every_energy_window_at_the_power_cap():
         if h9.timing.median_ms < h12.timing.median_ms:
             ahead_in_turns.append(_later_shape(path))
     assert ahead_in_turns == ["8192x18944x3584"]
-
-
-# Runs at 1 s per variant in turns beside cuBLAS at twelve LLM shapes the rules were not made on
-# (2026-11-29_h200_rule7, calls 1, 2 and 5: plan and h12, with h9 in calls 2 and 5; two of them sweep shapes)
-LATER_RUNS = sorted(RULE_7_RECORD.glob("call[125]_rule7_*.json.gz"))
-
-
-def _later_shape(path):
-    return path.name.removesuffix(".json.gz").rsplit("_", 1)[1]
 
 
 def test_the_later_runs_are_there():

@@ -544,6 +544,12 @@ def turn_sizes(reps: int, rounds: int) -> list[int]:
     return [reps * (r + 1) // rounds - reps * r // rounds for r in range(rounds)]
 
 
+def variant_turns(reps: list[int], rounds: int) -> list[tuple[int, ...]]:
+    """Each variant's turns as round_robin times its reps launches, for its Measurement (Measurement.turns): () where
+    one round makes no turns."""
+    return [tuple(turn_sizes(n, rounds)) if rounds > 1 else () for n in reps]
+
+
 def round_robin(timers: list[Callable[[int], list[float]]], reps: list[int], rounds: int) -> list[list[float]]:
     """Variant i's reps[i] launches as `rounds` batches of near-equal size (turn_sizes), the variants taking turns:
     round r times batch r of each variant, in round_order(len(timers), r). timers[i](n) times n launches of
@@ -584,10 +590,12 @@ def time_interleaved(timers: list[Callable[[int], list[float]]], warm_ups: list[
         on_start()
     probes = [timed(3) for timed in timers]
     rest = [max(repetitions(p, config) - len(p), 0) for p in probes]
-    samples = round_robin(timers, rest, max(config.interleave_rounds, 1))
+    rounds = max(config.interleave_rounds, 1)
+    samples = round_robin(timers, rest, rounds)
     if on_end:
         on_end()
-    return [Measurement(tuple(p + s)) for p, s in zip(probes, samples, strict=True)]
+    return [Measurement(tuple(p + s), len(p) if turns else 0, turns)
+            for p, s, turns in zip(probes, samples, variant_turns(rest, rounds), strict=True)]
 
 
 def time_variant(bench, config: TimingConfig, ops: DeviceOps, reader=None, sampler=None, persist=None,
@@ -693,7 +701,7 @@ def time_together(benches: list, config: TimingConfig, ops: DeviceOps, reader=No
     reps = [max(n - len(p), 0) for n, p in zip(targets, probes, strict=True)]
     rounds = max(config.interleave_rounds, 1)
     rest = round_robin(timers, reps, rounds)
-    sizes = [tuple(turn_sizes(n, rounds)) if rounds > 1 else () for n in reps]
+    sizes = variant_turns(reps, rounds)
     extra = [t.check_one_more() if config.checks and not t.checked else [] for t in timers]
     after = reader.read(full=False) if reader is not None else None
     out = []
